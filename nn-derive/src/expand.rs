@@ -1,0 +1,236 @@
+//! Code generation for a validated struct: the `Module`, `StaticKeys` and `Display` impls.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::DeriveInput;
+use syn::spanned::Spanned;
+
+use crate::internals::ast::{Container, Field, FieldKind};
+use crate::internals::{Ctxt, check};
+
+/// The generated impls for `input`, or every error found in it.
+pub fn derive(input: &DeriveInput) -> Result<TokenStream, Vec<syn::Error>> {
+    let cx = Ctxt::new();
+    let Some(cont) = Container::from_ast(&cx, input) else {
+        cx.check()?;
+        return Ok(TokenStream::new());
+    };
+    check::check(&cx, &cont);
+    cx.check()?;
+    Ok(expand(&cont))
+}
+
+fn expand(cont: &Container<'_>) -> TokenStream {
+    let ident = cont.ident;
+    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
+    let name = &cont.name;
+
+    let params: Vec<&Field<'_>> = cont.fields.iter().filter(|f| f.kind == FieldKind::Param).collect();
+    let buffers: Vec<&Field<'_>> = cont
+        .fields
+        .iter()
+        .filter(|f| matches!(f.kind, FieldKind::Buffer { .. }))
+        .collect();
+    let children: Vec<&Field<'_>> = cont.fields.iter().filter(|f| f.kind == FieldKind::Child).collect();
+
+    let visit_params = params.iter().map(|f| {
+        let (member, key) = (&f.member, &f.key);
+        let ty_span = f.ty.span();
+        quote_spanned! {ty_span=>
+            if let ::core::option::Option::Some(__p) = ::nn::__private::ParamField::as_param(&self.#member) {
+                __visitor.param(#key, __p);
+            }
+        }
+    });
+    let visit_params_mut = params.iter().map(|f| {
+        let (member, key) = (&f.member, &f.key);
+        let ty_span = f.ty.span();
+        quote_spanned! {ty_span=>
+            if let ::core::option::Option::Some(__p) = ::nn::__private::ParamField::as_param_mut(&mut self.#member) {
+                __visitor.param(#key, __p);
+            }
+        }
+    });
+    let persistent = |f: &Field<'_>| matches!(f.kind, FieldKind::Buffer { persistent: true });
+    let visit_buffers = buffers.iter().map(|f| {
+        let (member, key, p) = (&f.member, &f.key, persistent(f));
+        let ty_span = f.ty.span();
+        quote_spanned! {ty_span=>
+            if let ::core::option::Option::Some(__b) = ::nn::__private::BufferField::as_buffer(&self.#member) {
+                __visitor.buffer(#key, __b, #p);
+            }
+        }
+    });
+    let visit_buffers_mut = buffers.iter().map(|f| {
+        let (member, key, p) = (&f.member, &f.key, persistent(f));
+        let ty_span = f.ty.span();
+        quote_spanned! {ty_span=>
+            if let ::core::option::Option::Some(__b) = ::nn::__private::BufferField::as_buffer_mut(&mut self.#member) {
+                __visitor.buffer(#key, __b, #p);
+            }
+        }
+    });
+    let visit_children = children.iter().map(|f| {
+        let (member, key) = (&f.member, &f.key);
+        let ty_span = f.ty.span();
+        quote_spanned! {ty_span=>
+            if let ::core::option::Option::Some(__c) = ::nn::__private::ModuleField::as_child(&self.#member) {
+                __visitor.child(#key, __c);
+            }
+        }
+    });
+    let visit_children_mut = children.iter().map(|f| {
+        let (member, key) = (&f.member, &f.key);
+        let ty_span = f.ty.span();
+        quote_spanned! {ty_span=>
+            if let ::core::option::Option::Some(__c) = ::nn::__private::ModuleField::as_child_mut(&mut self.#member) {
+                __visitor.child(#key, __c);
+            }
+        }
+    });
+    let child_arms = children.iter().map(|f| {
+        let (member, key) = (&f.member, &f.key);
+        quote_spanned! {f.ty.span()=> #key => ::nn::__private::ModuleField::as_child(&self.#member), }
+    });
+    let child_mut_arms = children.iter().map(|f| {
+        let (member, key) = (&f.member, &f.key);
+        quote_spanned! {f.ty.span()=> #key => ::nn::__private::ModuleField::as_child_mut(&mut self.#member), }
+    });
+    let set_arms = children.iter().map(|f| {
+        let (member, key) = (&f.member, &f.key);
+        quote_spanned! {f.ty.span()=> #key => ::nn::__private::ModuleField::replace(&mut self.#member, __value), }
+    });
+
+    let training = cont.fields.iter().find(|f| f.kind == FieldKind::Training).map(|f| {
+        let member = &f.member;
+        quote! {
+            fn is_training(&self) -> bool {
+                self.#member
+            }
+            fn set_training(&mut self, __mode: bool) {
+                self.#member = __mode;
+            }
+        }
+    });
+    let extra_repr = cont.extra_repr.then(|| {
+        quote! {
+            fn extra_repr(&self) -> ::nn::__private::std::string::String {
+                <Self as ::nn::module::ExtraRepr>::extra_repr(self)
+            }
+        }
+    });
+    let extra_state = cont.extra_state.then(|| {
+        quote! {
+            fn has_extra_state(&self) -> bool {
+                true
+            }
+            fn get_extra_state(&self) -> ::core::option::Option<::nn::Tensor> {
+                ::core::option::Option::Some(<Self as ::nn::module::ExtraState>::get_extra_state(self))
+            }
+            fn set_extra_state(&mut self, __state: ::nn::Tensor) -> ::nn::Result<()> {
+                <Self as ::nn::module::ExtraState>::set_extra_state(self, __state)
+            }
+        }
+    });
+
+    let keys: Vec<&str> = params
+        .iter()
+        .chain(&buffers)
+        .chain(&children)
+        .map(|f| f.key.as_str())
+        .collect();
+    let members = params.iter().chain(&buffers).chain(&children).map(|f| {
+        let key = &f.key;
+        let kind = match f.kind {
+            FieldKind::Param => quote!(::nn::__private::MemberKind::Param),
+            FieldKind::Buffer { persistent } => {
+                quote!(::nn::__private::MemberKind::Buffer { persistent: #persistent })
+            }
+            _ => quote!(::nn::__private::MemberKind::Child),
+        };
+        quote!((#key, #kind))
+    });
+
+    let assert_children = children.iter().map(|f| {
+        let ty = f.ty;
+        quote_spanned! {ty.span()=> __assert_module_field::<#ty>(); }
+    });
+    let unused_visitor = keys.is_empty().then(|| quote!(let _ = __visitor;));
+
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics ::nn::__private::Module for #ident #ty_generics #where_clause {
+            fn type_name(&self) -> &'static str {
+                #name
+            }
+
+            fn visit<'__a>(&'__a self, __visitor: &mut dyn ::nn::__private::Visitor<'__a>) {
+                #unused_visitor
+                #(#visit_params)*
+                #(#visit_buffers)*
+                #(#visit_children)*
+            }
+
+            fn visit_mut<'__a>(&'__a mut self, __visitor: &mut dyn ::nn::__private::VisitorMut<'__a>) {
+                #unused_visitor
+                #(#visit_params_mut)*
+                #(#visit_buffers_mut)*
+                #(#visit_children_mut)*
+            }
+
+            fn child(&self, __name: &str) -> ::core::option::Option<::nn::__private::Child<'_>> {
+                match __name {
+                    #(#child_arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            fn child_mut(&mut self, __name: &str) -> ::core::option::Option<::nn::__private::ChildMut<'_>> {
+                match __name {
+                    #(#child_mut_arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            fn set_child(
+                &mut self,
+                __name: &str,
+                __value: ::nn::__private::Replacement,
+            ) -> ::core::result::Result<(), (::nn::__private::Replacement, ::nn::__private::std::string::String)> {
+                match __name {
+                    #(#set_arms)*
+                    _ => ::core::result::Result::Err((
+                        __value,
+                        ::nn::__private::std::format!("{} has no child slot `{}`", #name, __name),
+                    )),
+                }
+            }
+
+            #training
+            #extra_repr
+            #extra_state
+        }
+
+        #[automatically_derived]
+        impl #impl_generics ::nn::__private::StaticKeys for #ident #ty_generics #where_clause {
+            const KEYS: &'static [&'static str] = &[#(#keys),*];
+            const MEMBERS: &'static [(&'static str, ::nn::__private::MemberKind)] = &[#(#members),*];
+        }
+
+        #[automatically_derived]
+        impl #impl_generics ::core::fmt::Display for #ident #ty_generics #where_clause {
+            fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                __f.write_str(&::nn::__private::Module::repr(self))
+            }
+        }
+
+        const _: () = {
+            #[allow(dead_code)]
+            fn __assert_module_field<T: ?Sized + ::nn::__private::ModuleField>() {}
+            #[allow(dead_code)]
+            fn __assert_fields #impl_generics () #where_clause {
+                #(#assert_children)*
+            }
+        };
+    }
+}

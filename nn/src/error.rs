@@ -1,0 +1,173 @@
+//! The crate's error type: every public operation that can fail on bad input returns one.
+
+use std::path::PathBuf;
+
+use crate::module::{LoadError, PathError};
+use crate::{DType, Device, Shape};
+
+/// An error from a tensor operation, a module operation or a file.
+///
+/// Each variant names what was given and what was expected, so the message alone tells what to fix.
+///
+/// ```
+/// use nn::{Tensor, DType};
+/// let a = Tensor::zeros([2, 3], DType::F32);
+/// let b = Tensor::zeros([4], DType::F32);
+/// let err = a.add(&b).unwrap_err();
+/// assert!(err.to_string().contains("[2, 3]"));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Two shapes that an operation needs to agree do not.
+    #[error("{op}: shapes {lhs} and {rhs} do not match ({expected})")]
+    ShapeMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The first shape.
+        lhs: Shape,
+        /// The second shape.
+        rhs: Shape,
+        /// What the operation expects of them.
+        expected: &'static str,
+    },
+    /// A tensor of one dtype where another was needed.
+    #[error("{op}: expected dtype {expected}, got {got}")]
+    DTypeMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The dtype needed.
+        expected: DType,
+        /// The dtype given.
+        got: DType,
+    },
+    /// An operation that is not defined for a dtype (e.g. `exp` on `int64`).
+    #[error("{op} is not defined for dtype {dtype}{hint}")]
+    UnsupportedDType {
+        /// The operation.
+        op: &'static str,
+        /// The dtype given.
+        dtype: DType,
+        /// How to fix it, starting with "; " when present.
+        hint: &'static str,
+    },
+    /// An operation the device refuses for this dtype, with the device's reason.
+    #[error("{op} in {dtype} is not supported on {device}: {reason}")]
+    UnsupportedOnDevice {
+        /// The operation.
+        op: &'static str,
+        /// The dtype.
+        dtype: DType,
+        /// The device.
+        device: Device,
+        /// Why.
+        reason: String,
+    },
+    /// Tensors on two devices given to one operation.
+    #[error("{op}: tensors are on {lhs} and {rhs}; move them to one device first")]
+    DeviceMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The first device.
+        lhs: Device,
+        /// The second device.
+        rhs: Device,
+    },
+    /// A device that does not exist on this machine, or whose support is not compiled in.
+    #[error("device {device} is not available: {reason}")]
+    DeviceUnavailable {
+        /// The device asked for.
+        device: Device,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// A data buffer whose length does not match the shape it is given.
+    #[error("a tensor of shape {shape} holds {expected} elements, but {got} were given")]
+    ElementCount {
+        /// The shape asked for.
+        shape: Shape,
+        /// Elements the shape holds.
+        expected: usize,
+        /// Elements given.
+        got: usize,
+    },
+    /// An argument outside what the operation accepts.
+    #[error("{op}: {message}")]
+    InvalidArgument {
+        /// The operation.
+        op: &'static str,
+        /// What is wrong and what is expected.
+        message: String,
+    },
+    /// `load_state_dict` refused the state; nothing was changed.
+    #[error(transparent)]
+    Load(Box<LoadError>),
+    /// A dotted path (`get_submodule`, `get_parameter`, …) that does not lead where asked.
+    #[error(transparent)]
+    Path(Box<PathError>),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// A safetensors file that cannot be parsed or holds what cannot be loaded.
+    #[error("safetensors {path}: {message}")]
+    SafeTensors {
+        /// The file (or `<memory>`).
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A module's extra state was refused by its `set_extra_state`.
+    #[error("extra state of {module}: {message}")]
+    ExtraState {
+        /// The module's dotted path.
+        module: String,
+        /// Why it was refused.
+        message: String,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn invalid(op: &'static str, message: impl Into<String>) -> Error {
+        Error::InvalidArgument {
+            op,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn shapes(op: &'static str, lhs: &Shape, rhs: &Shape, expected: &'static str) -> Error {
+        Error::ShapeMismatch {
+            op,
+            lhs: lhs.clone(),
+            rhs: rhs.clone(),
+            expected,
+        }
+    }
+
+    pub(crate) fn float_only(op: &'static str, dtype: DType) -> Error {
+        Error::UnsupportedDType {
+            op,
+            dtype,
+            hint: "; it takes a floating-point tensor (convert with to_dtype(DType::F32))",
+        }
+    }
+}
+
+impl From<LoadError> for Error {
+    fn from(e: LoadError) -> Error {
+        Error::Load(Box::new(e))
+    }
+}
+
+impl From<PathError> for Error {
+    fn from(e: PathError) -> Error {
+        Error::Path(Box::new(e))
+    }
+}

@@ -1,0 +1,73 @@
+//! [`Dropout`]: zeroes random elements in training.
+
+use crate::module::{ExtraRepr, py_bool, py_float};
+use crate::{Error, Forward, Module, Result, Tensor, random};
+
+/// PyTorch's `nn.Dropout(p=0.5, inplace=False)`: in training, each element is zeroed with probability `p`
+/// and the others scaled by `1 / (1 - p)`; in evaluation, the input passes unchanged. Draws from the global
+/// generator ([`crate::manual_seed`]).
+///
+/// ```
+/// use nn::prelude::*;
+/// let mut drop = Dropout::new(0.5, false).unwrap();
+/// assert_eq!(drop.to_string(), "Dropout(p=0.5, inplace=False)");
+/// drop.eval();
+/// let x = Tensor::ones([4], DType::F32);
+/// assert_eq!(drop.forward(x).unwrap().to_vec::<f32>().unwrap(), vec![1.0; 4]);
+/// ```
+#[derive(Module, Clone, Debug)]
+#[module(extra_repr)]
+pub struct Dropout {
+    /// Probability of zeroing an element.
+    pub p: f64,
+    /// Whether to change the input in place.
+    pub inplace: bool,
+    training: bool,
+}
+
+impl Dropout {
+    /// A dropout layer; `p` must lie in `[0, 1]`.
+    pub fn new(p: f64, inplace: bool) -> Result<Dropout> {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(Error::invalid(
+                "Dropout",
+                format!("dropout probability has to be between 0 and 1, but got {p}"),
+            ));
+        }
+        Ok(Dropout {
+            p,
+            inplace,
+            training: true,
+        })
+    }
+}
+
+impl ExtraRepr for Dropout {
+    fn extra_repr(&self) -> String {
+        format!("p={}, inplace={}", py_float(self.p), py_bool(self.inplace))
+    }
+}
+
+impl Forward for Dropout {
+    type Input = Tensor;
+    type Output = Tensor;
+    fn forward(&self, x: Tensor) -> Result<Tensor> {
+        if !self.training || self.p == 0.0 {
+            return Ok(x);
+        }
+        let keep = 1.0 - self.p;
+        let scale = if keep > 0.0 { 1.0 / keep } else { 0.0 };
+        let mask: Vec<f64> = random::with_global(|g| {
+            (0..x.numel())
+                .map(|_| if g.unit() < keep { scale } else { 0.0 })
+                .collect()
+        });
+        let mask = Tensor::from_vec(mask, x.shape().clone())?.to_dtype(x.dtype())?;
+        if self.inplace {
+            x.mul_(&mask)?;
+            Ok(x)
+        } else {
+            x.mul(&mask)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! [`Identity`]: returns its input.
+
+use crate::{Forward, Module, Result, Tensor};
+
+/// PyTorch's `nn.Identity()`: a placeholder that returns its input.
+///
+/// ```
+/// use nn::prelude::*;
+/// let x = Tensor::ones([2], DType::F32);
+/// assert!(Identity::new().forward(x.clone()).unwrap().shares_storage(&x));
+/// ```
+#[derive(Module, Clone, Debug)]
+pub struct Identity {
+    training: bool,
+}
+
+impl Identity {
+    /// A new identity.
+    pub fn new() -> Identity {
+        Identity { training: true }
+    }
+}
+
+impl Default for Identity {
+    fn default() -> Self {
+        Identity::new()
+    }
+}
+
+impl Forward for Identity {
+    type Input = Tensor;
+    type Output = Tensor;
+    fn forward(&self, x: Tensor) -> Result<Tensor> {
+        Ok(x)
+    }
+}

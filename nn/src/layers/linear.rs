@@ -1,0 +1,98 @@
+//! [`Linear`]: `y = x Wᵀ + b`.
+
+use crate::module::ExtraRepr;
+use crate::{DType, Error, Forward, Module, Param, Result, Tensor, init};
+
+/// PyTorch's `nn.Linear(in_features, out_features, bias=True)`: weight `(out, in)` initialised
+/// `kaiming_uniform_(a=sqrt(5))`, bias uniform in `±1/sqrt(in)`.
+///
+/// ```
+/// use nn::prelude::*;
+/// let fc = Linear::new(4, 2, true);
+/// assert_eq!(fc.to_string(), "Linear(in_features=4, out_features=2, bias=True)");
+/// assert_eq!(fc.forward(Tensor::zeros([3, 4], DType::F32)).unwrap().shape(), &[3, 2]);
+/// ```
+#[derive(Module)]
+#[module(extra_repr)]
+pub struct Linear {
+    /// `(out_features, in_features)`.
+    pub weight: Param,
+    /// `(out_features)`, when the layer has a bias.
+    pub bias: Option<Param>,
+    /// Size of each input sample.
+    pub in_features: usize,
+    /// Size of each output sample.
+    pub out_features: usize,
+    training: bool,
+}
+
+impl Linear {
+    /// A layer in `f32`, initialised as PyTorch does (from the global generator).
+    pub fn new(in_features: usize, out_features: usize, bias: bool) -> Linear {
+        let weight = Tensor::zeros([out_features, in_features], DType::F32);
+        // The shapes are 2-dimensional, so the initialisers cannot fail.
+        let _ = init::kaiming_uniform_(&weight, 5f64.sqrt());
+        let bias = bias.then(|| {
+            let b = Tensor::zeros([out_features], DType::F32);
+            let _ = init::bias_uniform_(&b, in_features);
+            Param::new(b)
+        });
+        Linear {
+            weight: Param::new(weight),
+            bias,
+            in_features,
+            out_features,
+            training: true,
+        }
+    }
+
+    /// A layer holding `weight` `(out, in)` and an optional `bias` `(out)`.
+    pub fn from_tensors(weight: Tensor, bias: Option<Tensor>) -> Result<Linear> {
+        if weight.rank() != 2 {
+            return Err(Error::invalid(
+                "Linear",
+                format!(
+                    "the weight must be (out_features, in_features); got shape {}",
+                    weight.shape()
+                ),
+            ));
+        }
+        let (out_features, in_features) = (weight.shape()[0], weight.shape()[1]);
+        if let Some(b) = &bias
+            && b.shape() != &[out_features]
+        {
+            return Err(Error::shapes(
+                "Linear",
+                weight.shape(),
+                b.shape(),
+                "bias (out_features) for weight (out_features, in_features)",
+            ));
+        }
+        Ok(Linear {
+            weight: Param::new(weight),
+            bias: bias.map(Param::new),
+            in_features,
+            out_features,
+            training: true,
+        })
+    }
+}
+
+impl ExtraRepr for Linear {
+    fn extra_repr(&self) -> String {
+        let bias = if self.bias.is_some() { "True" } else { "False" };
+        format!(
+            "in_features={}, out_features={}, bias={bias}",
+            self.in_features, self.out_features
+        )
+    }
+}
+
+impl Forward for Linear {
+    type Input = Tensor;
+    type Output = Tensor;
+    fn forward(&self, x: Tensor) -> Result<Tensor> {
+        let bias = self.bias.as_ref().map(Param::data);
+        x.linear(&self.weight.data(), bias.as_ref())
+    }
+}

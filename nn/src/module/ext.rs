@@ -1,0 +1,414 @@
+//! [`ModuleExt`]: PyTorch's `nn.Module` API on every module, built on `visit` and `visit_mut`.
+
+use std::path::Path;
+
+use super::access;
+use super::load::{IncompatibleKeys, load_state_dict};
+use super::reference::{self, ModuleMut, ModuleRef};
+use super::state::{self, StateDict};
+use super::transform;
+use super::walk::{self, WalkOptions, Walker, WalkerMut};
+use super::{Module, ModuleField, Replacement};
+use crate::containers::Layer;
+use crate::{DType, Device, Error, Param, Result, Tensor};
+
+/// Gives any module, sized or not, as `&dyn Module`.
+pub trait AsDynModule {
+    /// The module as a trait object.
+    fn as_dyn(&self) -> &dyn Module;
+    /// The module as a mutable trait object.
+    fn as_dyn_mut(&mut self) -> &mut dyn Module;
+}
+
+impl<M: Module> AsDynModule for M {
+    fn as_dyn(&self) -> &dyn Module {
+        self
+    }
+    fn as_dyn_mut(&mut self) -> &mut dyn Module {
+        self
+    }
+}
+
+impl AsDynModule for dyn Module {
+    fn as_dyn(&self) -> &dyn Module {
+        self
+    }
+    fn as_dyn_mut(&mut self) -> &mut dyn Module {
+        self
+    }
+}
+
+/// PyTorch's `nn.Module` API, for every [`Module`] (and `dyn Module`).
+///
+/// Orders, keys and de-duplication follow PyTorch: a module's own parameters, then its own buffers, then its
+/// children in declaration order; a shared module or tied parameter is listed once by the `named_*` methods
+/// unless `remove_duplicate` is false, and appears under every path in `state_dict`.
+///
+/// ```
+/// use nn::prelude::*;
+///
+/// #[derive(Module)]
+/// struct Block {
+///     fc: Linear,
+///     #[buffer]
+///     scale: Tensor,
+/// }
+///
+/// #[derive(Module)]
+/// struct Net {
+///     blocks: Vec<Block>,
+/// }
+///
+/// let block = || Block { fc: Linear::new(4, 4, true), scale: Tensor::ones([4], DType::F32) };
+/// let mut net = Net { blocks: vec![block(), block()] };
+/// let names: Vec<String> = net.named_parameters().into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(names, ["blocks.0.fc.weight", "blocks.0.fc.bias", "blocks.1.fc.weight", "blocks.1.fc.bias"]);
+/// assert_eq!(net.state_dict().keys().next().unwrap(), "blocks.0.scale");
+/// net.half().unwrap();
+/// assert_eq!(net.get_parameter("blocks.1.fc.weight").unwrap().dtype(), DType::F16);
+/// ```
+pub trait ModuleExt: AsDynModule {
+    /// Walks the tree, reporting every module, parameter and buffer with its dotted path, allocating nothing
+    /// unless a member can repeat.
+    fn walk(&self, walker: &mut dyn Walker, options: WalkOptions<'_>) {
+        walk::walk(self.as_dyn(), walker, options)
+    }
+
+    /// Walks the tree for change; with `remove_duplicate`, shared modules and tied parameters are met once.
+    fn walk_mut(&mut self, walker: &mut dyn WalkerMut, remove_duplicate: bool) {
+        walk::walk_mut(self.as_dyn_mut(), walker, "", remove_duplicate)
+    }
+
+    /// Calls `f` with the path of every parameter (each once), without allocating.
+    fn visit_parameters(&self, f: &mut dyn FnMut(&str, &Param)) {
+        struct F<'f>(&'f mut dyn FnMut(&str, &Param));
+        impl Walker for F<'_> {
+            fn param(&mut self, path: &str, param: &Param) {
+                (self.0)(path, param)
+            }
+        }
+        self.walk(&mut F(f), WalkOptions::default())
+    }
+
+    /// Calls `f` with the path of every parameter (each once), for change.
+    fn visit_parameters_mut(&mut self, f: &mut dyn FnMut(&str, &mut Param)) {
+        struct F<'f>(&'f mut dyn FnMut(&str, &mut Param));
+        impl WalkerMut for F<'_> {
+            fn param(&mut self, path: &str, param: &mut Param) {
+                (self.0)(path, param)
+            }
+        }
+        self.walk_mut(&mut F(f), true)
+    }
+
+    /// Calls `f` with the path of every buffer (each once) and whether it is persistent.
+    fn visit_buffers(&self, f: &mut dyn FnMut(&str, &Tensor, bool)) {
+        struct F<'f>(&'f mut dyn FnMut(&str, &Tensor, bool));
+        impl Walker for F<'_> {
+            fn buffer(&mut self, path: &str, buffer: &Tensor, persistent: bool) {
+                (self.0)(path, buffer, persistent)
+            }
+        }
+        self.walk(&mut F(f), WalkOptions::default())
+    }
+
+    /// Calls `f` with the path of every buffer (each once), for change.
+    fn visit_buffers_mut(&mut self, f: &mut dyn FnMut(&str, &mut Tensor, bool)) {
+        struct F<'f>(&'f mut dyn FnMut(&str, &mut Tensor, bool));
+        impl WalkerMut for F<'_> {
+            fn buffer(&mut self, path: &str, buffer: &mut Tensor, persistent: bool) {
+                (self.0)(path, buffer, persistent)
+            }
+        }
+        self.walk_mut(&mut F(f), true)
+    }
+
+    /// `named_parameters()`: every parameter with its path, each once.
+    fn named_parameters(&self) -> Vec<(String, Param)> {
+        self.named_parameters_with("", true, true)
+    }
+
+    /// `named_parameters(prefix, recurse, remove_duplicate)`.
+    fn named_parameters_with(&self, prefix: &str, recurse: bool, remove_duplicate: bool) -> Vec<(String, Param)> {
+        struct Collect(Vec<(String, Param)>);
+        impl Walker for Collect {
+            fn param(&mut self, path: &str, param: &Param) {
+                self.0.push((path.to_owned(), param.clone()));
+            }
+        }
+        let mut collect = Collect(Vec::new());
+        self.walk(
+            &mut collect,
+            WalkOptions {
+                prefix,
+                recurse,
+                remove_duplicate,
+            },
+        );
+        collect.0
+    }
+
+    /// `parameters()`: every parameter, each once.
+    fn parameters(&self) -> Vec<Param> {
+        let mut out = Vec::new();
+        self.visit_parameters(&mut |_, p| out.push(p.clone()));
+        out
+    }
+
+    /// Number of parameter elements (each parameter once).
+    fn num_parameters(&self) -> usize {
+        let mut n = 0;
+        self.visit_parameters(&mut |_, p| n += p.numel());
+        n
+    }
+
+    /// `named_buffers()`: every buffer (persistent or not) with its path, each once.
+    fn named_buffers(&self) -> Vec<(String, Tensor)> {
+        self.named_buffers_with("", true, true)
+    }
+
+    /// `named_buffers(prefix, recurse, remove_duplicate)`.
+    fn named_buffers_with(&self, prefix: &str, recurse: bool, remove_duplicate: bool) -> Vec<(String, Tensor)> {
+        struct Collect(Vec<(String, Tensor)>);
+        impl Walker for Collect {
+            fn buffer(&mut self, path: &str, buffer: &Tensor, _: bool) {
+                self.0.push((path.to_owned(), buffer.clone()));
+            }
+        }
+        let mut collect = Collect(Vec::new());
+        self.walk(
+            &mut collect,
+            WalkOptions {
+                prefix,
+                recurse,
+                remove_duplicate,
+            },
+        );
+        collect.0
+    }
+
+    /// `buffers()`: every buffer, each once.
+    fn buffers(&self) -> Vec<Tensor> {
+        self.named_buffers().into_iter().map(|(_, b)| b).collect()
+    }
+
+    /// `named_children()`: the direct children, each module once.
+    fn named_children(&self) -> Vec<(String, ModuleRef<'_>)> {
+        reference::named_children(self.as_dyn())
+    }
+
+    /// `children()`: the direct children, each module once.
+    fn children(&self) -> Vec<ModuleRef<'_>> {
+        self.named_children().into_iter().map(|(_, m)| m).collect()
+    }
+
+    /// `named_modules()`: the whole tree in pre-order, the root first (path `""`), each module once.
+    fn named_modules(&self) -> Vec<(String, ModuleRef<'_>)> {
+        reference::named_modules(self.as_dyn(), "", true)
+    }
+
+    /// `named_modules(prefix=..., remove_duplicate=...)`.
+    fn named_modules_with(&self, prefix: &str, remove_duplicate: bool) -> Vec<(String, ModuleRef<'_>)> {
+        reference::named_modules(self.as_dyn(), prefix, remove_duplicate)
+    }
+
+    /// `modules()`: the whole tree in pre-order, each module once.
+    fn modules(&self) -> Vec<ModuleRef<'_>> {
+        self.named_modules().into_iter().map(|(_, m)| m).collect()
+    }
+
+    /// `state_dict()`: parameters and persistent buffers (and extra states) under every path, sharing storage
+    /// with the module.
+    fn state_dict(&self) -> StateDict {
+        state::state_dict(self.as_dyn(), "")
+    }
+
+    /// `state_dict(prefix=...)`: keys are `prefix + path` (PyTorch's prefix ends with its own `.`).
+    fn state_dict_with_prefix(&self, prefix: &str) -> StateDict {
+        state::state_dict(self.as_dyn(), prefix)
+    }
+
+    /// `load_state_dict(state_dict, strict, assign)`.
+    ///
+    /// Without `assign`, each tensor is copied into the module's storage, cast to the module's dtype and
+    /// moved to its device; with `assign`, the module takes the state dict's tensors as they are (their dtype
+    /// and device), keeping its parameters' `requires_grad`. A shape mismatch is always an error; missing and
+    /// unexpected keys are errors when `strict`. Every problem is reported at once, and a refused load changes
+    /// nothing (PyTorch would leave the module half loaded).
+    fn load_state_dict(&mut self, state_dict: &StateDict, strict: bool, assign: bool) -> Result<IncompatibleKeys> {
+        load_state_dict(self.as_dyn_mut(), state_dict.clone(), strict, assign, None)
+    }
+
+    /// Writes `state_dict()` to a safetensors file.
+    fn save_safetensors(&self, path: impl AsRef<Path>) -> Result<()>
+    where
+        Self: Sized,
+    {
+        crate::serialization::save_safetensors(&self.state_dict(), path.as_ref())
+    }
+
+    /// Loads a safetensors file with `load_state_dict(_, strict, assign = false)`.
+    fn load_safetensors(&mut self, path: impl AsRef<Path>, strict: bool) -> Result<IncompatibleKeys>
+    where
+        Self: Sized,
+    {
+        let sd = crate::serialization::load_safetensors(path.as_ref())?;
+        load_state_dict(self.as_dyn_mut(), sd, strict, false, None)
+    }
+
+    /// `get_submodule("a.b")`: the module at a dotted path (`""` is this module).
+    fn get_submodule(&self, path: &str) -> Result<ModuleRef<'_>> {
+        access::get_submodule("get_submodule", self.as_dyn(), path, path)
+    }
+
+    /// The module at a dotted path, for change (to register hooks on it, or replace its members).
+    fn get_submodule_mut(&mut self, path: &str) -> Result<ModuleMut<'_>> {
+        access::get_submodule_mut("get_submodule_mut", self.as_dyn_mut(), path, path)
+    }
+
+    /// `get_parameter("a.b.weight")`.
+    fn get_parameter(&self, path: &str) -> Result<Param> {
+        access::get_parameter(self.as_dyn(), path)
+    }
+
+    /// `get_buffer("a.b.running_mean")`.
+    fn get_buffer(&self, path: &str) -> Result<Tensor> {
+        access::get_buffer(self.as_dyn(), path)
+    }
+
+    /// `set_submodule("a.b", module)`: replaces the child at a dotted path. A typed slot takes a value of its
+    /// type (a `Shared<M>` slot also an `M`); a `Sequential` item needs [`set_layer`](Self::set_layer).
+    fn set_submodule<M: ModuleField>(&mut self, path: &str, module: M) -> Result<()> {
+        access::set_submodule(self.as_dyn_mut(), path, Replacement::module(module))
+    }
+
+    /// [`set_submodule`](Self::set_submodule) with a layer, which also fits a `Sequential` item.
+    fn set_layer<M: Layer + ModuleField>(&mut self, path: &str, layer: M) -> Result<()> {
+        access::set_submodule(self.as_dyn_mut(), path, Replacement::layer(layer))
+    }
+
+    /// `train(mode)`: sets the mode of every module.
+    fn train(&mut self, mode: bool) -> &mut Self {
+        transform::set_training(self.as_dyn_mut(), mode);
+        self
+    }
+
+    /// `eval()`: `train(false)`.
+    fn eval(&mut self) -> &mut Self {
+        self.train(false)
+    }
+
+    /// `apply(fn)`: `fn` on every child recursively (children first), then on this module.
+    fn apply(&mut self, f: &mut dyn FnMut(&mut dyn Module)) -> &mut Self {
+        transform::apply_fn(self.as_dyn_mut(), f);
+        self
+    }
+
+    /// `to(dtype)`: casts every floating-point parameter, gradient and buffer; integer and bool tensors (such
+    /// as `num_batches_tracked`) keep their dtype. `dtype` must be a floating-point type.
+    fn to_dtype(&mut self, dtype: DType) -> Result<&mut Self> {
+        if !dtype.is_floating_point() {
+            return Err(Error::UnsupportedDType {
+                op: "Module::to_dtype",
+                dtype,
+                hint: "; a module casts to floating-point dtypes only (its integer buffers keep theirs)",
+            });
+        }
+        transform::apply_to_tensors(self.as_dyn_mut(), &|t| {
+            if t.is_floating_point() {
+                t.to_dtype(dtype).map(Some)
+            } else {
+                Ok(None)
+            }
+        })?;
+        Ok(self)
+    }
+
+    /// `half()`: `to_dtype(F16)`.
+    fn half(&mut self) -> Result<&mut Self> {
+        self.to_dtype(DType::F16)
+    }
+
+    /// `bfloat16()`: `to_dtype(BF16)`.
+    fn bfloat16(&mut self) -> Result<&mut Self> {
+        self.to_dtype(DType::BF16)
+    }
+
+    /// `float()`: `to_dtype(F32)`.
+    fn float(&mut self) -> Result<&mut Self> {
+        self.to_dtype(DType::F32)
+    }
+
+    /// `double()`: `to_dtype(F64)`.
+    fn double(&mut self) -> Result<&mut Self> {
+        self.to_dtype(DType::F64)
+    }
+
+    /// `to(device)`: moves every parameter, gradient and buffer; all or nothing.
+    fn to_device(&mut self, device: Device) -> Result<&mut Self> {
+        transform::apply_to_tensors(self.as_dyn_mut(), &|t| t.to_device(device).map(Some))?;
+        Ok(self)
+    }
+
+    /// `cpu()`.
+    fn cpu(&mut self) -> Result<&mut Self> {
+        self.to_device(Device::Cpu)
+    }
+
+    /// `cuda(index)`.
+    fn cuda(&mut self, index: usize) -> Result<&mut Self> {
+        self.to_device(Device::Cuda(index))
+    }
+
+    /// `wgpu(index)`: the module on cubecl's wgpu runtime.
+    fn wgpu(&mut self, index: usize) -> Result<&mut Self> {
+        self.to_device(Device::Wgpu(index))
+    }
+
+    /// `to_empty(device)`: new tensors of the same shapes and dtypes on `device`, without copying the data
+    /// (they are zero-filled rather than left uninitialised).
+    fn to_empty(&mut self, device: Device) -> Result<&mut Self> {
+        transform::apply_to_tensors(self.as_dyn_mut(), &|t| {
+            Tensor::zeros(t.shape().clone(), t.dtype()).to_device(device).map(Some)
+        })?;
+        Ok(self)
+    }
+
+    /// `requires_grad_(on)`: sets whether every parameter requires gradients.
+    fn requires_grad_(&mut self, on: bool) -> Result<&mut Self> {
+        let mut refused = None;
+        if on {
+            self.visit_parameters(&mut |path, p| {
+                if refused.is_none() && !p.dtype().is_floating_point() {
+                    refused = Some(Error::invalid(
+                        "requires_grad_",
+                        format!(
+                            "parameter {path} is {}; only floating-point parameters can require gradients",
+                            p.dtype()
+                        ),
+                    ));
+                }
+            });
+        }
+        if let Some(e) = refused {
+            return Err(e);
+        }
+        self.visit_parameters(&mut |_, p| {
+            let _ = p.set_requires_grad(on);
+        });
+        Ok(self)
+    }
+
+    /// `zero_grad(set_to_none)`: drops every gradient, or fills it with zeros.
+    fn zero_grad(&mut self, set_to_none: bool) {
+        self.visit_parameters(&mut |_, p| {
+            if set_to_none {
+                let _ = p.set_grad(None);
+            } else if let Some(g) = p.grad() {
+                let _ = g.zero_();
+            }
+        });
+    }
+}
+
+impl<T: AsDynModule + ?Sized> ModuleExt for T {}

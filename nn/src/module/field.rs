@@ -1,0 +1,246 @@
+//! What a derived struct's fields can be: [`ParamField`], [`BufferField`], [`ModuleField`].
+//!
+//! `#[derive(Module)]` sorts fields by their type's spelling (`Param`, `Option<Param>` → parameter;
+//! `Tensor`, `Option<Tensor>` → buffer; anything else → child) and calls these traits, so the compiler checks
+//! that a child field really is a module.
+
+use std::any::Any;
+
+use super::{Child, ChildMut, Module};
+use crate::containers::Layer;
+use crate::{Param, Shared, Tensor};
+
+/// A parameter slot: `Param` or `Option<Param>` (absent parameters are skipped, as PyTorch's `None`).
+pub trait ParamField: Send + Sync + 'static {
+    /// The parameter, when present.
+    fn as_param(&self) -> Option<&Param>;
+    /// The parameter for change, when present.
+    fn as_param_mut(&mut self) -> Option<&mut Param>;
+}
+
+impl ParamField for Param {
+    fn as_param(&self) -> Option<&Param> {
+        Some(self)
+    }
+    fn as_param_mut(&mut self) -> Option<&mut Param> {
+        Some(self)
+    }
+}
+
+impl ParamField for Option<Param> {
+    fn as_param(&self) -> Option<&Param> {
+        self.as_ref()
+    }
+    fn as_param_mut(&mut self) -> Option<&mut Param> {
+        self.as_mut()
+    }
+}
+
+/// A buffer slot: `Tensor` or `Option<Tensor>` (absent buffers are skipped).
+pub trait BufferField: Send + Sync + 'static {
+    /// The buffer, when present.
+    fn as_buffer(&self) -> Option<&Tensor>;
+    /// The buffer for change, when present.
+    fn as_buffer_mut(&mut self) -> Option<&mut Tensor>;
+}
+
+impl BufferField for Tensor {
+    fn as_buffer(&self) -> Option<&Tensor> {
+        Some(self)
+    }
+    fn as_buffer_mut(&mut self) -> Option<&mut Tensor> {
+        Some(self)
+    }
+}
+
+impl BufferField for Option<Tensor> {
+    fn as_buffer(&self) -> Option<&Tensor> {
+        self.as_ref()
+    }
+    fn as_buffer_mut(&mut self) -> Option<&mut Tensor> {
+        self.as_mut()
+    }
+}
+
+/// A child slot: any [`Module`], a [`Shared`] module, or an `Option` of either (absent children are skipped).
+///
+/// `Vec<T>`, `[T; N]` and `Box<M>` are modules themselves (the first two behave as PyTorch's `ModuleList`),
+/// so they are child slots too.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a module, so it cannot be a child field of a `#[derive(Module)]` struct",
+    label = "not a `Module`, `Param` or `Tensor`",
+    note = "child fields must implement `nn::Module` (derive it), or be `Shared<M>`, `Option<_>`, `Vec<_>`, `[_; N]` or `Box<_>` of modules",
+    note = "a field that holds configuration rather than a module needs `#[module(skip)]`"
+)]
+pub trait ModuleField: Any + Send + Sync {
+    /// The child, when present.
+    fn as_child(&self) -> Option<Child<'_>>;
+    /// The child for change, when present.
+    fn as_child_mut(&mut self) -> Option<ChildMut<'_>>;
+    /// Puts `value` in this slot, or gives it back with the reason when its type does not fit.
+    fn replace(&mut self, value: Replacement) -> Result<(), (Replacement, String)>;
+}
+
+impl<M: Module> ModuleField for M {
+    fn as_child(&self) -> Option<Child<'_>> {
+        Some(Child::Owned(self))
+    }
+    fn as_child_mut(&mut self) -> Option<ChildMut<'_>> {
+        Some(ChildMut::Owned(self))
+    }
+    fn replace(&mut self, value: Replacement) -> Result<(), (Replacement, String)> {
+        *self = value.take::<M>()?;
+        Ok(())
+    }
+}
+
+impl<M: Module> ModuleField for Shared<M> {
+    fn as_child(&self) -> Option<Child<'_>> {
+        Some(Child::Shared(self))
+    }
+    fn as_child_mut(&mut self) -> Option<ChildMut<'_>> {
+        Some(ChildMut::Shared(self))
+    }
+    fn replace(&mut self, value: Replacement) -> Result<(), (Replacement, String)> {
+        *self = value.take_shared::<M>()?;
+        Ok(())
+    }
+}
+
+impl<T: ModuleField + FromReplacement> ModuleField for Option<T> {
+    fn as_child(&self) -> Option<Child<'_>> {
+        self.as_ref().and_then(|t| t.as_child())
+    }
+    fn as_child_mut(&mut self) -> Option<ChildMut<'_>> {
+        self.as_mut().and_then(|t| t.as_child_mut())
+    }
+    fn replace(&mut self, value: Replacement) -> Result<(), (Replacement, String)> {
+        *self = Some(T::from_replacement(value)?);
+        Ok(())
+    }
+}
+
+/// A child slot type that can be built from a [`Replacement`] (to fill an empty `Option` slot).
+pub trait FromReplacement: Sized {
+    /// The slot's value made from `value`, or `value` back with the reason.
+    fn from_replacement(value: Replacement) -> Result<Self, (Replacement, String)>;
+}
+
+impl<M: Module> FromReplacement for M {
+    fn from_replacement(value: Replacement) -> Result<Self, (Replacement, String)> {
+        value.take::<M>()
+    }
+}
+
+impl<M: Module> FromReplacement for Shared<M> {
+    fn from_replacement(value: Replacement) -> Result<Self, (Replacement, String)> {
+        value.take_shared::<M>()
+    }
+}
+
+/// A module (or shared module) on its way into a child slot, for `set_submodule`.
+///
+/// A typed slot takes a value of its own type (a `Shared<M>` slot also takes an `M`, which then lives in that
+/// slot alone, as a Python `setattr` would); a `Sequential` takes only values made by
+/// [`Replacement::layer`], which carry their tensor forward.
+pub struct Replacement {
+    value: Box<dyn Any + Send + Sync>,
+    type_name: &'static str,
+    into_field: fn(AnyBox) -> Box<dyn ModuleField>,
+    into_layer: Option<fn(AnyBox) -> Box<dyn Layer>>,
+}
+
+/// A value of any type, on its way to a slot.
+type AnyBox = Box<dyn Any + Send + Sync>;
+
+impl Replacement {
+    /// A module, shared module or `Option` of them.
+    pub fn module<M: ModuleField>(value: M) -> Replacement {
+        Replacement {
+            value: Box::new(value),
+            type_name: std::any::type_name::<M>(),
+            into_field: |b| match b.downcast::<M>() {
+                Ok(m) => m as Box<dyn ModuleField>,
+                Err(_) => unreachable!("the box holds the type it was made with"),
+            },
+            into_layer: None,
+        }
+    }
+
+    /// A layer that maps a tensor to a tensor, fit for a `Sequential` as well as for a typed slot.
+    pub fn layer<M: Layer + ModuleField>(value: M) -> Replacement {
+        Replacement {
+            into_layer: Some(|b| match b.downcast::<M>() {
+                Ok(m) => m as Box<dyn Layer>,
+                Err(_) => unreachable!("the box holds the type it was made with"),
+            }),
+            ..Replacement::module(value)
+        }
+    }
+
+    /// The Rust type of the value, without module paths.
+    pub fn type_name(&self) -> String {
+        short_type_name(self.type_name)
+    }
+
+    /// The value as `T`, or itself back with a message naming both types.
+    pub fn take<T: 'static>(self) -> Result<T, (Replacement, String)> {
+        if self.value.is::<T>() {
+            match self.value.downcast::<T>() {
+                Ok(v) => Ok(*v),
+                Err(_) => unreachable!("checked with is::<T>()"),
+            }
+        } else {
+            let message = format!(
+                "the slot holds `{}`, the replacement is `{}`",
+                short_type_name(std::any::type_name::<T>()),
+                self.type_name()
+            );
+            Err((self, message))
+        }
+    }
+
+    /// The value as `Shared<M>`, wrapping a plain `M` in a new handle.
+    fn take_shared<M: Module>(self) -> Result<Shared<M>, (Replacement, String)> {
+        if self.value.is::<M>() {
+            return self.take::<M>().map(Shared::new);
+        }
+        self.take::<Shared<M>>()
+    }
+
+    /// The value boxed as a child slot of any type.
+    pub fn into_field(self) -> Box<dyn ModuleField> {
+        (self.into_field)(self.value)
+    }
+
+    /// The value boxed as a layer, or itself back when it was not made with [`Replacement::layer`].
+    pub fn into_layer(self) -> Result<Box<dyn Layer>, (Replacement, String)> {
+        match self.into_layer {
+            Some(f) => Ok(f(self.value)),
+            None => {
+                let message = format!(
+                    "a Sequential item must map a Tensor to a Tensor; pass `{}` with Replacement::layer (or set_layer)",
+                    self.type_name()
+                );
+                Err((self, message))
+            }
+        }
+    }
+}
+
+/// `nn::layers::linear::Linear` → `Linear`, also inside generics (`Vec<a::B>` → `Vec<B>`).
+pub(crate) fn short_type_name(full: &str) -> String {
+    let mut out = String::with_capacity(full.len());
+    let mut word = String::new();
+    for c in full.chars() {
+        if c.is_alphanumeric() || c == '_' || c == ':' {
+            word.push(c);
+        } else {
+            out.push_str(word.rsplit("::").next().unwrap_or(&word));
+            word.clear();
+            out.push(c);
+        }
+    }
+    out.push_str(word.rsplit("::").next().unwrap_or(&word));
+    out
+}

@@ -1,0 +1,111 @@
+//! `Vec<T>` and `[T; N]` of child slots are modules that behave as PyTorch's `nn.ModuleList` (keys `0`, `1`,
+//! …, folded `repr`), and `Box<M>` is its module.
+
+use super::repr::{child_reprs, list_repr};
+use super::{Child, ChildMut, Module, ModuleField, Replacement, Visitor, VisitorMut};
+use crate::Tensor;
+
+/// The index `name` stands for, if it is written as PyTorch writes indices (`0`, `17`; not `01` or `+1`).
+pub fn parse_index(name: &str) -> Option<usize> {
+    if name.is_empty() || (name.len() > 1 && name.starts_with('0')) || !name.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    name.parse().ok()
+}
+
+fn set_item<T: ModuleField>(items: &mut [T], name: &str, value: Replacement) -> Result<(), (Replacement, String)> {
+    let len = items.len();
+    match parse_index(name).and_then(|i| items.get_mut(i)) {
+        Some(item) => item.replace(value),
+        None => Err((value, format!("`{name}` is not an index below {len}"))),
+    }
+}
+
+macro_rules! module_list {
+    ($($impl_head:tt)*) => {
+        $($impl_head)* {
+            fn type_name(&self) -> &'static str {
+                "ModuleList"
+            }
+
+            fn visit<'a>(&'a self, visitor: &mut dyn Visitor<'a>) {
+                let mut index = itoa::Buffer::new();
+                for (i, item) in self.iter().enumerate() {
+                    if let Some(child) = item.as_child() {
+                        visitor.child(index.format(i), child);
+                    }
+                }
+            }
+
+            fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>) {
+                let mut index = itoa::Buffer::new();
+                for (i, item) in self.iter_mut().enumerate() {
+                    if let Some(child) = item.as_child_mut() {
+                        visitor.child(index.format(i), child);
+                    }
+                }
+            }
+
+            fn child(&self, name: &str) -> Option<Child<'_>> {
+                self.get(parse_index(name)?)?.as_child()
+            }
+
+            fn child_mut(&mut self, name: &str) -> Option<ChildMut<'_>> {
+                self.get_mut(parse_index(name)?)?.as_child_mut()
+            }
+
+            fn set_child(&mut self, name: &str, value: Replacement) -> Result<(), (Replacement, String)> {
+                set_item(self, name, value)
+            }
+
+            fn repr(&self) -> String {
+                list_repr("ModuleList", &child_reprs(self))
+            }
+        }
+    };
+}
+
+module_list!(impl<T: ModuleField> Module for Vec<T>);
+module_list!(impl<T: ModuleField, const N: usize> Module for [T; N]);
+
+impl<M: Module + ?Sized> Module for Box<M> {
+    fn type_name(&self) -> &'static str {
+        (**self).type_name()
+    }
+    fn visit<'a>(&'a self, visitor: &mut dyn Visitor<'a>) {
+        (**self).visit(visitor)
+    }
+    fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>) {
+        (**self).visit_mut(visitor)
+    }
+    fn child(&self, name: &str) -> Option<Child<'_>> {
+        (**self).child(name)
+    }
+    fn child_mut(&mut self, name: &str) -> Option<ChildMut<'_>> {
+        (**self).child_mut(name)
+    }
+    fn set_child(&mut self, name: &str, value: Replacement) -> Result<(), (Replacement, String)> {
+        (**self).set_child(name, value)
+    }
+    fn extra_repr(&self) -> String {
+        (**self).extra_repr()
+    }
+    fn repr(&self) -> String {
+        (**self).repr()
+    }
+    fn is_training(&self) -> bool {
+        (**self).is_training()
+    }
+    fn set_training(&mut self, mode: bool) {
+        (**self).set_training(mode)
+    }
+    fn has_extra_state(&self) -> bool {
+        (**self).has_extra_state()
+    }
+    fn get_extra_state(&self) -> Option<Tensor> {
+        (**self).get_extra_state()
+    }
+    fn set_extra_state(&mut self, state: Tensor) -> crate::Result<()> {
+        (**self).set_extra_state(state)
+    }
+}

@@ -1,0 +1,347 @@
+//! `load_state_dict`: check everything first, then change the module, so a load that fails changes nothing.
+//!
+//! Phase one walks every place of the tree (a shared module under each of its paths) in PyTorch's order and
+//! prepares one action per parameter, persistent buffer and extra state: the incoming tensor cast to the
+//! target's dtype and device (or taken as it is, with `assign`). Shape mismatches, missing and unexpected keys
+//! are gathered there, all of them. Phase two walks the tree again in the same order and applies the actions;
+//! what it replaces is kept, so that the load can be rolled back if a later step refuses it.
+
+use std::fmt;
+
+use super::Module;
+use super::state::{StateDict, extra_state_key};
+use super::walk::{WalkOptions, Walker, WalkerMut, walk, walk_mut};
+use crate::tensor::storage::Buffer;
+use crate::{Error, Param, Result, Shape, Tensor};
+
+/// The keys a non-strict load could not match (PyTorch's `_IncompatibleKeys`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IncompatibleKeys {
+    /// Keys the module expects that the state dict lacks.
+    pub missing_keys: Vec<String>,
+    /// Keys of the state dict that the module does not expect.
+    pub unexpected_keys: Vec<String>,
+}
+
+impl IncompatibleKeys {
+    /// Whether every key matched.
+    pub fn is_empty(&self) -> bool {
+        self.missing_keys.is_empty() && self.unexpected_keys.is_empty()
+    }
+}
+
+/// A tensor whose shape differs between the state dict and the module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeMismatch {
+    /// The key.
+    pub key: String,
+    /// The shape in the state dict.
+    pub checkpoint: Shape,
+    /// The shape in the module.
+    pub model: Shape,
+}
+
+/// A refused `load_state_dict`, listing every problem at once. The module was left as it was.
+///
+/// Its message follows PyTorch's:
+/// `Error(s) in loading state_dict for Zoo:`, then one line per problem, each after a tab:
+/// `Missing key(s) in state_dict: "embed.weight". ` or `size mismatch for fc.weight: copying a param with
+/// shape [3, 4] from checkpoint, the shape in current model is [4, 4].`
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct LoadError {
+    /// The type name of the module loaded into.
+    pub module: String,
+    /// Missing keys (an error only in strict mode).
+    pub missing_keys: Vec<String>,
+    /// Unexpected keys (an error only in strict mode).
+    pub unexpected_keys: Vec<String>,
+    /// Shape mismatches (always an error).
+    pub mismatched: Vec<ShapeMismatch>,
+    /// Extra states a module refused, with its reason.
+    pub extra_state: Vec<(String, String)>,
+    /// Whether the load was strict.
+    pub strict: bool,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let quoted = |keys: &[String]| keys.iter().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(", ");
+        let mut lines = Vec::new();
+        if self.strict && !self.missing_keys.is_empty() {
+            lines.push(format!(
+                "Missing key(s) in state_dict: {}. ",
+                quoted(&self.missing_keys)
+            ));
+        }
+        if self.strict && !self.unexpected_keys.is_empty() {
+            lines.push(format!(
+                "Unexpected key(s) in state_dict: {}. ",
+                quoted(&self.unexpected_keys)
+            ));
+        }
+        for m in &self.mismatched {
+            lines.push(format!(
+                "size mismatch for {}: copying a param with shape {} from checkpoint, the shape in current model is {}.",
+                m.key, m.checkpoint, m.model
+            ));
+        }
+        for (key, why) in &self.extra_state {
+            lines.push(format!("extra state {key}: {why}"));
+        }
+        write!(
+            f,
+            "Error(s) in loading state_dict for {}:\n\t{}",
+            self.module,
+            lines.join("\n\t")
+        )
+    }
+}
+
+/// What phase two does at one tensor place.
+enum Action {
+    /// Nothing (the key is missing).
+    Skip,
+    /// Copy this tensor (already of the target's dtype, device and shape) into the target's storage.
+    Copy(Tensor),
+    /// Make this tensor the target (`assign=true`).
+    Assign(Tensor),
+}
+
+/// The actions of a load, in walk order.
+struct Plan {
+    tensors: Vec<Action>,
+    extra: Vec<Option<Tensor>>,
+}
+
+/// Phase one: what to do everywhere, and what is wrong.
+fn prepare(root: &dyn Module, sd: &StateDict, assign: bool) -> Result<(Plan, IncompatibleKeys, Vec<ShapeMismatch>)> {
+    struct Prepare<'s> {
+        sd: &'s StateDict,
+        assign: bool,
+        used: Vec<bool>,
+        plan: Plan,
+        missing: Vec<String>,
+        mismatched: Vec<ShapeMismatch>,
+        error: Option<Error>,
+    }
+    impl Prepare<'_> {
+        fn tensor(&mut self, key: &str, target: &Tensor) {
+            let Some((index, _, input)) = self.sd.get_full(key) else {
+                self.missing.push(key.to_owned());
+                self.plan.tensors.push(Action::Skip);
+                return;
+            };
+            self.used[index] = true;
+            if input.shape() != target.shape() {
+                self.mismatched.push(ShapeMismatch {
+                    key: key.to_owned(),
+                    checkpoint: input.shape().clone(),
+                    model: target.shape().clone(),
+                });
+                self.plan.tensors.push(Action::Skip);
+                return;
+            }
+            let action = if self.assign {
+                Ok(Action::Assign(input.detach()))
+            } else {
+                input
+                    .to_dtype(target.dtype())
+                    .and_then(|t| t.to_device(target.device()))
+                    .map(Action::Copy)
+            };
+            match action {
+                Ok(a) => self.plan.tensors.push(a),
+                Err(e) => {
+                    self.error.get_or_insert(e);
+                    self.plan.tensors.push(Action::Skip);
+                }
+            }
+        }
+    }
+    impl Walker for Prepare<'_> {
+        fn param(&mut self, path: &str, param: &Param) {
+            self.tensor(path, &param.data());
+        }
+        fn buffer(&mut self, path: &str, buffer: &Tensor, persistent: bool) {
+            if persistent {
+                self.tensor(path, buffer);
+            }
+        }
+        fn after_own(&mut self, path: &str, module: &dyn Module) {
+            if !module.has_extra_state() {
+                return;
+            }
+            let key = extra_state_key(path);
+            match self.sd.get_full(&key) {
+                Some((index, _, state)) => {
+                    self.used[index] = true;
+                    self.plan.extra.push(Some(state.clone()));
+                }
+                None => {
+                    self.missing.push(key);
+                    self.plan.extra.push(None);
+                }
+            }
+        }
+    }
+    let mut prepare = Prepare {
+        sd,
+        assign,
+        used: vec![false; sd.len()],
+        plan: Plan {
+            tensors: Vec::new(),
+            extra: Vec::new(),
+        },
+        missing: Vec::new(),
+        mismatched: Vec::new(),
+        error: None,
+    };
+    walk(root, &mut prepare, WalkOptions::all());
+    if let Some(e) = prepare.error {
+        return Err(e);
+    }
+    let unexpected = sd
+        .keys()
+        .zip(&prepare.used)
+        .filter(|(_, used)| !**used)
+        .map(|(k, _)| k.clone())
+        .collect();
+    let keys = IncompatibleKeys {
+        missing_keys: prepare.missing,
+        unexpected_keys: unexpected,
+    };
+    Ok((prepare.plan, keys, prepare.mismatched))
+}
+
+/// Phase two: applies `plan` and returns the plan that undoes it. Extra states are set on each module before
+/// its tensors; a refused extra state stops the load, with its key and reason.
+fn apply(root: &mut dyn Module, plan: Plan) -> (Plan, Option<(String, String)>) {
+    struct Apply {
+        tensors: std::vec::IntoIter<Action>,
+        extra: std::vec::IntoIter<Option<Tensor>>,
+        undo: Plan,
+        refused: Option<(String, String)>,
+    }
+    impl Apply {
+        fn next(&mut self) -> Action {
+            self.tensors.next().unwrap_or(Action::Skip)
+        }
+    }
+    impl WalkerMut for Apply {
+        fn module(&mut self, path: &str, module: &mut dyn Module) {
+            if !module.has_extra_state() {
+                return;
+            }
+            let state = self.extra.next().flatten();
+            let Some(state) = state else {
+                self.undo.extra.push(None);
+                return;
+            };
+            if self.refused.is_some() {
+                self.undo.extra.push(None);
+                return;
+            }
+            let old = module.get_extra_state();
+            match module.set_extra_state(state) {
+                Ok(()) => self.undo.extra.push(old),
+                Err(e) => {
+                    self.refused = Some((extra_state_key(path), e.to_string()));
+                    self.undo.extra.push(None);
+                }
+            }
+        }
+        fn param(&mut self, _: &str, param: &mut Param) {
+            let undo = match self.next() {
+                Action::Skip => Action::Skip,
+                Action::Copy(src) => Action::Copy(replace_contents(&param.data(), src)),
+                Action::Assign(src) => {
+                    let old = param.data().detach();
+                    param.set_data(src);
+                    Action::Assign(old)
+                }
+            };
+            self.undo.tensors.push(undo);
+        }
+        fn buffer(&mut self, _: &str, buffer: &mut Tensor, persistent: bool) {
+            if !persistent {
+                return;
+            }
+            let undo = match self.next() {
+                Action::Skip => Action::Skip,
+                Action::Copy(src) => Action::Copy(replace_contents(buffer, src)),
+                Action::Assign(src) => Action::Assign(std::mem::replace(buffer, src)),
+            };
+            self.undo.tensors.push(undo);
+        }
+    }
+    let mut applier = Apply {
+        tensors: plan.tensors.into_iter(),
+        extra: plan.extra.into_iter(),
+        undo: Plan {
+            tensors: Vec::new(),
+            extra: Vec::new(),
+        },
+        refused: None,
+    };
+    walk_mut(root, &mut applier, "", false);
+    (applier.undo, applier.refused)
+}
+
+/// Puts `src`'s contents (same dtype, device and length) into `target`'s storage — moved when nothing else
+/// holds `src`, else copied — and returns the old contents as a tensor of their own.
+fn replace_contents(target: &Tensor, src: Tensor) -> Tensor {
+    if target.shares_storage(&src) {
+        return src;
+    }
+    let new: Buffer = match std::sync::Arc::try_unwrap(src.storage) {
+        Ok(storage) => storage.data.into_inner(),
+        Err(shared) => shared.data.read().clone_buffer(),
+    };
+    let old = std::mem::replace(&mut *target.storage.data.write(), new);
+    Tensor::from_buffer(old, target)
+}
+
+/// What the load post-hooks do: see the module, edit the key lists.
+pub(crate) type PostCheck<'f> = &'f mut dyn FnMut(&mut dyn Module, &mut IncompatibleKeys);
+
+/// `load_state_dict(state_dict, strict, assign)` on `root`. `post_check` (the load post-hooks) sees the keys
+/// after the tensors are in place and may edit them; `strict` judges the edited lists, and a refused load is
+/// rolled back.
+pub(crate) fn load_state_dict(
+    root: &mut dyn Module,
+    sd: StateDict,
+    strict: bool,
+    assign: bool,
+    post_check: Option<PostCheck<'_>>,
+) -> Result<IncompatibleKeys> {
+    let module = root.type_name().to_owned();
+    let error = |keys: &IncompatibleKeys, mismatched: Vec<ShapeMismatch>, extra_state: Vec<(String, String)>| {
+        Error::from(LoadError {
+            module: module.clone(),
+            missing_keys: keys.missing_keys.clone(),
+            unexpected_keys: keys.unexpected_keys.clone(),
+            mismatched,
+            extra_state,
+            strict,
+        })
+    };
+    let (plan, mut keys, mismatched) = prepare(root, &sd, assign)?;
+    // The plan holds what it needs; tensors only it holds now can be moved into the module rather than copied.
+    drop(sd);
+    if !mismatched.is_empty() || (strict && !keys.is_empty() && post_check.is_none()) {
+        return Err(error(&keys, mismatched, Vec::new()));
+    }
+    let (undo, refused) = apply(root, plan);
+    if let Some(refused) = refused {
+        apply(root, undo);
+        return Err(error(&keys, Vec::new(), vec![refused]));
+    }
+    if let Some(check) = post_check {
+        check(root, &mut keys);
+    }
+    if strict && !keys.is_empty() {
+        apply(root, undo);
+        return Err(error(&keys, Vec::new(), Vec::new()));
+    }
+    Ok(keys)
+}

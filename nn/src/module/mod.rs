@@ -1,0 +1,332 @@
+//! The [`Module`] trait, its visitors, and everything PyTorch's `nn.Module` does on top of them.
+//!
+//! A module exposes its own members through [`Module::visit`] and [`Module::visit_mut`]: its parameters, then
+//! its buffers, then its children, each in declaration order (PyTorch's order). Every other operation —
+//! `named_parameters`, `state_dict`, `load_state_dict`, `half`, `train`, `Display` — is written once on top of
+//! these two methods, in [`ModuleExt`].
+
+mod access;
+mod ext;
+mod field;
+mod list;
+mod load;
+mod path;
+mod reference;
+mod repr;
+mod state;
+mod transform;
+mod walk;
+
+use std::any::Any;
+use std::fmt;
+
+pub use access::PathError;
+pub use ext::AsDynModule;
+pub use ext::ModuleExt;
+pub use field::FromReplacement;
+pub use field::{BufferField, ModuleField, ParamField, Replacement};
+pub use list::parse_index;
+pub use load::{IncompatibleKeys, LoadError, ShapeMismatch};
+pub use path::ModulePath;
+pub use reference::{ModuleMut, ModuleRef};
+pub use repr::{add_indent, default_repr, list_repr, py_bool, py_float, repr_of};
+pub use walk::{WalkOptions, Walker, WalkerMut};
+
+/// Each direct child's name and `repr`, in order (a shared module at every place it sits).
+pub fn child_reprs_of(module: &dyn Module) -> Vec<(String, String)> {
+    repr::child_reprs(module)
+}
+pub use state::StateDict;
+
+use crate::shared::SharedModule;
+use crate::{Error, Param, Result, Tensor};
+
+/// One child slot of a module, as a visitor sees it.
+#[derive(Clone, Copy)]
+pub enum Child<'a> {
+    /// A child the module owns.
+    Owned(&'a dyn Module),
+    /// A [`Shared`](crate::Shared) module, which may sit in several places.
+    Shared(&'a dyn SharedModule),
+}
+
+/// One child slot of a module, seen through a mutable visitor.
+pub enum ChildMut<'a> {
+    /// A child the module owns.
+    Owned(&'a mut dyn Module),
+    /// A [`Shared`](crate::Shared) module, which may sit in several places.
+    Shared(&'a dyn SharedModule),
+}
+
+/// Receives a module's own members, in PyTorch's order: parameters, buffers, children.
+///
+/// Every method has an empty default, so a visitor implements only what it needs.
+pub trait Visitor<'a> {
+    /// A parameter named `name`.
+    fn param(&mut self, name: &str, param: &'a Param) {
+        let _ = (name, param);
+    }
+    /// A buffer named `name`; `persistent` buffers belong in the state dict.
+    fn buffer(&mut self, name: &str, buffer: &'a Tensor, persistent: bool) {
+        let _ = (name, buffer, persistent);
+    }
+    /// A child module named `name`.
+    fn child(&mut self, name: &str, child: Child<'a>) {
+        let _ = (name, child);
+    }
+}
+
+/// Receives a module's own members for change, in PyTorch's order: parameters, buffers, children.
+pub trait VisitorMut<'a> {
+    /// A parameter named `name`.
+    fn param(&mut self, name: &str, param: &'a mut Param) {
+        let _ = (name, param);
+    }
+    /// A buffer named `name`; `persistent` buffers belong in the state dict.
+    fn buffer(&mut self, name: &str, buffer: &'a mut Tensor, persistent: bool) {
+        let _ = (name, buffer, persistent);
+    }
+    /// A child module named `name`.
+    fn child(&mut self, name: &str, child: ChildMut<'a>) {
+        let _ = (name, child);
+    }
+}
+
+/// A neural-network module: a tree of parameters, buffers and child modules with PyTorch's `nn.Module` API.
+///
+/// Derive it with `#[derive(Module)]`; write it by hand only for containers with dynamic members. The few
+/// required methods expose the module's own members; [`ModuleExt`] builds PyTorch's whole API on them.
+///
+/// ```
+/// use nn::prelude::*;
+///
+/// #[derive(Module)]
+/// struct Net {
+///     fc: Linear,
+///     act: ReLU,
+/// }
+///
+/// let net = Net { fc: Linear::new(2, 3, true), act: ReLU::new(false) };
+/// let keys: Vec<String> = net.state_dict().keys().cloned().collect();
+/// assert_eq!(keys, ["fc.weight", "fc.bias"]);
+/// assert_eq!(
+///     net.to_string(),
+///     "Net(\n  (fc): Linear(in_features=2, out_features=3, bias=True)\n  (act): ReLU()\n)"
+/// );
+/// ```
+pub trait Module: Any + Send + Sync {
+    /// The name `Display` prints: PyTorch's class name (`Linear`, `ModuleList`).
+    fn type_name(&self) -> &'static str;
+
+    /// Calls `visitor` for each own parameter, buffer and child, in that order.
+    fn visit<'a>(&'a self, visitor: &mut dyn Visitor<'a>);
+
+    /// Calls `visitor` for each own parameter, buffer and child, for change.
+    fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>);
+
+    /// The direct child named `name`.
+    fn child(&self, name: &str) -> Option<Child<'_>> {
+        struct Find<'a, 'n> {
+            name: &'n str,
+            found: Option<Child<'a>>,
+        }
+        impl<'a> Visitor<'a> for Find<'a, '_> {
+            fn child(&mut self, name: &str, child: Child<'a>) {
+                if self.found.is_none() && name == self.name {
+                    self.found = Some(child);
+                }
+            }
+        }
+        let mut find = Find { name, found: None };
+        self.visit(&mut find);
+        find.found
+    }
+
+    /// The direct child named `name`, for change.
+    fn child_mut(&mut self, name: &str) -> Option<ChildMut<'_>> {
+        struct Find<'a, 'n> {
+            name: &'n str,
+            found: Option<ChildMut<'a>>,
+        }
+        impl<'a> VisitorMut<'a> for Find<'a, '_> {
+            fn child(&mut self, name: &str, child: ChildMut<'a>) {
+                if self.found.is_none() && name == self.name {
+                    self.found = Some(child);
+                }
+            }
+        }
+        let mut find = Find { name, found: None };
+        self.visit_mut(&mut find);
+        find.found
+    }
+
+    /// Replaces the direct child `name` (PyTorch's `setattr(module, name, child)`); gives the value back with
+    /// the reason when the slot does not exist or holds another type.
+    fn set_child(&mut self, name: &str, value: Replacement) -> std::result::Result<(), (Replacement, String)> {
+        let _ = name;
+        Err((value, format!("{} has no replaceable child slots", self.type_name())))
+    }
+
+    /// Extra information printed inside the parentheses (PyTorch's `extra_repr`).
+    fn extra_repr(&self) -> String {
+        String::new()
+    }
+
+    /// PyTorch's `repr` of this module; `Display` prints it.
+    fn repr(&self) -> String {
+        repr::default_repr(self.type_name(), &self.extra_repr(), &repr::child_reprs(self))
+    }
+
+    /// Whether this module is in training mode.
+    ///
+    /// A module with its own flag (a derived struct with a `training: bool` field, every built-in layer)
+    /// reports it; one without reports whether all its children are training (true when it has none).
+    fn is_training(&self) -> bool {
+        struct All(bool);
+        impl Visitor<'_> for All {
+            fn child(&mut self, _: &str, child: Child<'_>) {
+                if self.0 {
+                    self.0 = match child {
+                        Child::Owned(m) => m.is_training(),
+                        Child::Shared(s) => {
+                            let mut t = true;
+                            s.with_ref(&mut |m| t = m.is_training());
+                            t
+                        }
+                    };
+                }
+            }
+        }
+        let mut all = All(true);
+        self.visit(&mut all);
+        all.0
+    }
+
+    /// Sets this module's own training flag, if it has one (`train` recurses through the tree).
+    fn set_training(&mut self, mode: bool) {
+        let _ = mode;
+    }
+
+    /// Whether this module carries non-tensor state saved under `_extra_state` (PyTorch: overrides
+    /// `set_extra_state`).
+    fn has_extra_state(&self) -> bool {
+        false
+    }
+
+    /// The module's extra state (PyTorch's `get_extra_state`), carried as a tensor so that it round-trips
+    /// through safetensors; encode other data as a `u8` tensor.
+    fn get_extra_state(&self) -> Option<Tensor> {
+        None
+    }
+
+    /// Restores extra state produced by [`get_extra_state`](Self::get_extra_state).
+    fn set_extra_state(&mut self, state: Tensor) -> Result<()> {
+        let _ = state;
+        Err(Error::invalid(
+            "set_extra_state",
+            format!("{} has no extra state", self.type_name()),
+        ))
+    }
+}
+
+impl dyn Module {
+    /// The module as `T`, if it is one.
+    pub fn downcast_ref<T: Module>(&self) -> Option<&T> {
+        (self as &dyn Any).downcast_ref::<T>()
+    }
+
+    /// The module as `T` for change, if it is one.
+    pub fn downcast_mut<T: Module>(&mut self) -> Option<&mut T> {
+        (self as &mut dyn Any).downcast_mut::<T>()
+    }
+
+    /// Whether the module is a `T`.
+    pub fn is<T: Module>(&self) -> bool {
+        (self as &dyn Any).is::<T>()
+    }
+}
+
+impl fmt::Display for dyn Module {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.repr())
+    }
+}
+
+impl fmt::Debug for dyn Module {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.repr())
+    }
+}
+
+/// A module's own member names, known at compile time: generated by `#[derive(Module)]`.
+///
+/// ```
+/// use nn::prelude::*;
+/// #[derive(Module)]
+/// struct Block {
+///     scale: Tensor,
+///     fc: Linear,
+///     #[module(skip)]
+///     width: usize,
+/// }
+/// const KEYS: &[&str] = Block::KEYS;
+/// assert_eq!(KEYS, ["scale", "fc"]);
+/// ```
+pub trait StaticKeys {
+    /// Every member's key in PyTorch's order: parameters, buffers, children.
+    const KEYS: &'static [&'static str];
+    /// Every member's key with its kind.
+    const MEMBERS: &'static [(&'static str, MemberKind)];
+}
+
+/// What kind of member a key names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemberKind {
+    /// A parameter (`Param` or `Option<Param>`).
+    Param,
+    /// A buffer; persistent buffers are saved in the state dict.
+    Buffer {
+        /// Whether the buffer is saved in the state dict.
+        persistent: bool,
+    },
+    /// A child module.
+    Child,
+}
+
+/// The text a module prints inside its parentheses; implement it and mark the struct
+/// `#[module(extra_repr)]` for the derive to use it.
+///
+/// ```
+/// use nn::prelude::*;
+/// use nn::module::ExtraRepr;
+///
+/// #[derive(Module)]
+/// #[module(extra_repr)]
+/// struct Scale {
+///     weight: Param,
+///     #[module(skip)]
+///     features: usize,
+/// }
+///
+/// impl ExtraRepr for Scale {
+///     fn extra_repr(&self) -> String {
+///         format!("features={}", self.features)
+///     }
+/// }
+///
+/// let s = Scale { weight: Param::new(Tensor::ones([3], DType::F32)), features: 3 };
+/// assert_eq!(s.to_string(), "Scale(features=3)");
+/// ```
+pub trait ExtraRepr {
+    /// PyTorch's `extra_repr()`.
+    fn extra_repr(&self) -> String;
+}
+
+/// Non-tensor state saved in the state dict under `_extra_state`; implement it and mark the struct
+/// `#[module(extra_state)]`.
+pub trait ExtraState {
+    /// PyTorch's `get_extra_state()`, as a tensor (a `u8` tensor for arbitrary bytes).
+    fn get_extra_state(&self) -> Tensor;
+    /// PyTorch's `set_extra_state(state)`; an error refuses the load, which is then rolled back.
+    fn set_extra_state(&mut self, state: Tensor) -> Result<()>;
+}

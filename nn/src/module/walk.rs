@@ -1,0 +1,273 @@
+//! Recursive traversals with dotted paths: the engine under every `named_*`, `state_dict`, cast and load.
+//!
+//! A walk goes down the tree in PyTorch's order (a module, its parameters, its buffers, then each child in
+//! turn) and hands every member to a [`Walker`] with its full path. It allocates nothing unless it meets a
+//! member that may be reached twice (a `Shared` module, a tied `Param`) while removing duplicates.
+
+use std::collections::HashSet;
+
+use super::path::ModulePath;
+use super::{Child, ChildMut, Module, Visitor, VisitorMut};
+use crate::{Param, Shape, Tensor};
+
+/// Receives the members of a module tree with their dotted paths. Every method has an empty default.
+///
+/// ```
+/// use nn::prelude::*;
+/// use nn::module::{Walker, WalkOptions};
+///
+/// struct Count(usize);
+/// impl Walker for Count {
+///     fn param(&mut self, _path: &str, param: &Param) {
+///         self.0 += param.numel();
+///     }
+/// }
+/// let model = Sequential::new().append(Linear::new(3, 4, true)).append(ReLU::new(false));
+/// let mut count = Count(0);
+/// model.walk(&mut count, WalkOptions::default());
+/// assert_eq!(count.0, 16);
+/// ```
+pub trait Walker {
+    /// A module at `path` (the root's path is the prefix, usually empty); called before its members.
+    fn module(&mut self, path: &str, module: &dyn Module) {
+        let _ = (path, module);
+    }
+    /// A parameter at `path`.
+    fn param(&mut self, path: &str, param: &Param) {
+        let _ = (path, param);
+    }
+    /// A buffer at `path`.
+    fn buffer(&mut self, path: &str, buffer: &Tensor, persistent: bool) {
+        let _ = (path, buffer, persistent);
+    }
+    /// The module at `path` again, after its own parameters and buffers and before its children (where
+    /// PyTorch puts a module's extra state).
+    fn after_own(&mut self, path: &str, module: &dyn Module) {
+        let _ = (path, module);
+    }
+}
+
+/// Receives the members of a module tree with their dotted paths, for change.
+pub trait WalkerMut {
+    /// A module at `path`; called before its members.
+    fn module(&mut self, path: &str, module: &mut dyn Module) {
+        let _ = (path, module);
+    }
+    /// A parameter at `path`.
+    fn param(&mut self, path: &str, param: &mut Param) {
+        let _ = (path, param);
+    }
+    /// A buffer at `path`.
+    fn buffer(&mut self, path: &str, buffer: &mut Tensor, persistent: bool) {
+        let _ = (path, buffer, persistent);
+    }
+}
+
+/// How a walk goes: PyTorch's `prefix`, `recurse` and `remove_duplicate` arguments.
+#[derive(Clone, Copy, Debug)]
+pub struct WalkOptions<'p> {
+    /// Prepended to every path (joined with a `.`).
+    pub prefix: &'p str,
+    /// Whether to go into children (false: the root's own members only).
+    pub recurse: bool,
+    /// Whether a module, parameter or buffer reached twice is reported once.
+    pub remove_duplicate: bool,
+}
+
+impl Default for WalkOptions<'_> {
+    /// The whole tree, duplicates removed, no prefix: PyTorch's defaults.
+    fn default() -> Self {
+        WalkOptions {
+            prefix: "",
+            recurse: true,
+            remove_duplicate: true,
+        }
+    }
+}
+
+impl WalkOptions<'_> {
+    /// Every occurrence of every member, as `state_dict` and `load_state_dict` see them.
+    pub fn all() -> WalkOptions<'static> {
+        WalkOptions {
+            prefix: "",
+            recurse: true,
+            remove_duplicate: false,
+        }
+    }
+}
+
+/// Identities already reported, allocated on the first member that may repeat.
+#[derive(Default)]
+struct Seen {
+    objects: Option<HashSet<usize>>,
+    buffers: Option<HashSet<(usize, Shape)>>,
+}
+
+impl Seen {
+    /// Whether the module or parameter `id` is new (and records it).
+    #[inline]
+    fn first(&mut self, id: usize) -> bool {
+        self.objects.get_or_insert_with(HashSet::new).insert(id)
+    }
+
+    /// Whether the buffer is new: a buffer is the same as another when it shares its storage and its shape
+    /// (a reshaped view is another tensor).
+    #[inline]
+    fn first_buffer(&mut self, t: &Tensor) -> bool {
+        self.buffers
+            .get_or_insert_with(HashSet::new)
+            .insert((t.storage_id(), t.shape().clone()))
+    }
+}
+
+struct State<'w> {
+    path: ModulePath,
+    recurse: bool,
+    remove_duplicate: bool,
+    seen: Seen,
+    walker: &'w mut dyn Walker,
+}
+
+impl State<'_> {
+    fn module(&mut self, module: &dyn Module) {
+        self.walker.module(self.path.as_str(), module);
+        let mut members = Members {
+            state: self,
+            module,
+            own_done: false,
+        };
+        module.visit(&mut members);
+        if !members.own_done {
+            self.walker.after_own(self.path.as_str(), module);
+        }
+    }
+}
+
+struct Members<'s, 'w, 'm> {
+    state: &'s mut State<'w>,
+    module: &'m dyn Module,
+    own_done: bool,
+}
+
+impl<'a> Visitor<'a> for Members<'_, '_, '_> {
+    #[inline]
+    fn param(&mut self, name: &str, param: &'a Param) {
+        let s = &mut *self.state;
+        if s.remove_duplicate && param.is_aliased() && !s.seen.first(param.id()) {
+            return;
+        }
+        let mark = s.path.push(name);
+        s.walker.param(s.path.as_str(), param);
+        s.path.truncate(mark);
+    }
+
+    #[inline]
+    fn buffer(&mut self, name: &str, buffer: &'a Tensor, persistent: bool) {
+        let s = &mut *self.state;
+        if s.remove_duplicate && std::sync::Arc::strong_count(&buffer.storage) > 1 && !s.seen.first_buffer(buffer) {
+            return;
+        }
+        let mark = s.path.push(name);
+        s.walker.buffer(s.path.as_str(), buffer, persistent);
+        s.path.truncate(mark);
+    }
+
+    fn child(&mut self, name: &str, child: Child<'a>) {
+        let s = &mut *self.state;
+        if !self.own_done {
+            self.own_done = true;
+            s.walker.after_own(s.path.as_str(), self.module);
+        }
+        if !s.recurse {
+            return;
+        }
+        let mark = s.path.push(name);
+        match child {
+            Child::Owned(m) => s.module(m),
+            Child::Shared(shared) => {
+                if !(s.remove_duplicate && shared.is_aliased() && !s.seen.first(shared.id())) {
+                    shared.with_ref(&mut |m| s.module(m));
+                }
+            }
+        }
+        s.path.truncate(mark);
+    }
+}
+
+/// Walks `root` with `options`, reporting to `walker`.
+pub fn walk(root: &dyn Module, walker: &mut dyn Walker, options: WalkOptions<'_>) {
+    let mut state = State {
+        path: ModulePath::new(options.prefix),
+        recurse: options.recurse,
+        remove_duplicate: options.remove_duplicate,
+        seen: Seen::default(),
+        walker,
+    };
+    state.module(root);
+}
+
+struct StateMut<'w> {
+    path: ModulePath,
+    remove_duplicate: bool,
+    seen: Seen,
+    walker: &'w mut dyn WalkerMut,
+}
+
+impl StateMut<'_> {
+    fn module(&mut self, module: &mut dyn Module) {
+        self.walker.module(self.path.as_str(), module);
+        module.visit_mut(&mut MembersMut { state: self });
+    }
+}
+
+struct MembersMut<'s, 'w> {
+    state: &'s mut StateMut<'w>,
+}
+
+impl<'a> VisitorMut<'a> for MembersMut<'_, '_> {
+    fn param(&mut self, name: &str, param: &'a mut Param) {
+        let s = &mut *self.state;
+        if s.remove_duplicate && param.is_aliased() && !s.seen.first(param.id()) {
+            return;
+        }
+        let mark = s.path.push(name);
+        s.walker.param(s.path.as_str(), param);
+        s.path.truncate(mark);
+    }
+
+    fn buffer(&mut self, name: &str, buffer: &'a mut Tensor, persistent: bool) {
+        let s = &mut *self.state;
+        if s.remove_duplicate && std::sync::Arc::strong_count(&buffer.storage) > 1 && !s.seen.first_buffer(buffer) {
+            return;
+        }
+        let mark = s.path.push(name);
+        s.walker.buffer(s.path.as_str(), buffer, persistent);
+        s.path.truncate(mark);
+    }
+
+    fn child(&mut self, name: &str, child: ChildMut<'a>) {
+        let s = &mut *self.state;
+        let mark = s.path.push(name);
+        match child {
+            ChildMut::Owned(m) => s.module(m),
+            ChildMut::Shared(shared) => {
+                if !(s.remove_duplicate && shared.is_aliased() && !s.seen.first(shared.id())) {
+                    shared.with_mut(&mut |m| s.module(m));
+                }
+            }
+        }
+        s.path.truncate(mark);
+    }
+}
+
+/// Walks `root` for change: every module, parameter and buffer, with its path. With `remove_duplicate`, a
+/// shared module or tied parameter is reached once.
+pub fn walk_mut(root: &mut dyn Module, walker: &mut dyn WalkerMut, prefix: &str, remove_duplicate: bool) {
+    let mut state = StateMut {
+        path: ModulePath::new(prefix),
+        remove_duplicate,
+        seen: Seen::default(),
+        walker,
+    };
+    state.module(root);
+}

@@ -1,0 +1,150 @@
+//! [`Param`]: a trainable tensor, PyTorch's `nn.Parameter`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use crate::tensor::GradMeta;
+use crate::{DType, Device, Error, Result, Shape, Tensor};
+
+/// A trainable tensor: its data, whether it requires gradients, and its gradient slot.
+///
+/// A `Param` is a handle, like a Python reference to an `nn.Parameter`: clones are the same parameter, so one
+/// `Param` placed in two modules ties their weights, and a cast or a load through either is seen by both.
+///
+/// ```
+/// use nn::{Param, Tensor, DType};
+/// let p = Param::new(Tensor::zeros([2, 3], DType::F32));
+/// let tied = p.clone();
+/// p.set_data(Tensor::ones([2, 3], DType::F16));
+/// assert_eq!(tied.dtype(), DType::F16);
+/// assert!(p.requires_grad());
+/// assert!(p.ptr_eq(&tied));
+/// ```
+#[derive(Clone)]
+pub struct Param {
+    inner: Arc<ParamInner>,
+}
+
+struct ParamInner {
+    data: RwLock<Tensor>,
+    meta: Arc<GradMeta>,
+}
+
+impl Param {
+    /// A new parameter holding `data`; floating-point parameters require gradients, as in PyTorch.
+    pub fn new(data: Tensor) -> Param {
+        let requires_grad = data.is_floating_point();
+        Param::with_requires_grad(data, requires_grad)
+    }
+
+    /// A new parameter holding `data`, with `requires_grad` as given.
+    pub fn with_requires_grad(data: Tensor, requires_grad: bool) -> Param {
+        let meta = Arc::new(GradMeta::new(requires_grad));
+        let data = data.detach().with_grad_meta(Some(meta.clone()));
+        Param {
+            inner: Arc::new(ParamInner {
+                data: RwLock::new(data),
+                meta,
+            }),
+        }
+    }
+
+    /// The data: a handle sharing the parameter's storage and its autograd state.
+    pub fn data(&self) -> Tensor {
+        self.inner.data.read().clone()
+    }
+
+    /// Replaces the data (PyTorch's `param.data = t`); the parameter, its ties and its gradient slot stay.
+    pub fn set_data(&self, data: Tensor) {
+        let data = data.detach().with_grad_meta(Some(self.inner.meta.clone()));
+        *self.inner.data.write() = data;
+    }
+
+    /// The shape of the data.
+    pub fn shape(&self) -> Shape {
+        self.inner.data.read().shape().clone()
+    }
+
+    /// The dtype of the data.
+    pub fn dtype(&self) -> DType {
+        self.inner.data.read().dtype()
+    }
+
+    /// The device of the data.
+    pub fn device(&self) -> Device {
+        self.inner.data.read().device()
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.inner.data.read().numel()
+    }
+
+    /// Whether gradients flow into this parameter.
+    pub fn requires_grad(&self) -> bool {
+        self.inner.meta.requires_grad()
+    }
+
+    /// Sets whether gradients flow into this parameter; only floating-point parameters can require them.
+    pub fn set_requires_grad(&self, on: bool) -> Result<()> {
+        if on && !self.dtype().is_floating_point() {
+            return Err(Error::UnsupportedDType {
+                op: "requires_grad_",
+                dtype: self.dtype(),
+                hint: "; only floating-point parameters can require gradients",
+            });
+        }
+        self.inner.meta.set_requires_grad(on);
+        Ok(())
+    }
+
+    /// The accumulated gradient, if any.
+    pub fn grad(&self) -> Option<Tensor> {
+        self.inner.meta.grad()
+    }
+
+    /// Replaces the gradient; it must have the parameter's shape.
+    pub fn set_grad(&self, grad: Option<Tensor>) -> Result<()> {
+        if let Some(g) = &grad
+            && g.shape() != &self.shape()
+        {
+            return Err(Error::shapes(
+                "set_grad",
+                &self.shape(),
+                g.shape(),
+                "a gradient of the parameter's shape",
+            ));
+        }
+        self.inner.meta.set_grad(grad);
+        Ok(())
+    }
+
+    /// Whether `self` and `other` are the same parameter.
+    pub fn ptr_eq(&self, other: &Param) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// An address identifying this parameter (equal for clones).
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
+    /// Whether another handle to this parameter exists (so it may be reached twice in a traversal).
+    pub(crate) fn is_aliased(&self) -> bool {
+        Arc::strong_count(&self.inner) > 1
+    }
+}
+
+impl From<Tensor> for Param {
+    fn from(t: Tensor) -> Param {
+        Param::new(t)
+    }
+}
+
+impl fmt::Debug for Param {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Parameter containing: {:?}", self.data())
+    }
+}

@@ -1,0 +1,143 @@
+//! safetensors files: the state dict written with its exact dtypes and read back.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::Path;
+
+use parking_lot::RwLockReadGuard;
+use safetensors::tensor::{Dtype, SafeTensors, View};
+
+use crate::module::StateDict;
+use crate::tensor::storage::Buffer;
+use crate::{DType, Error, Result, Tensor};
+
+/// The safetensors dtype of a dtype (one for each: the mapping is exact).
+pub fn to_safetensors_dtype(dtype: DType) -> Dtype {
+    match dtype {
+        DType::F16 => Dtype::F16,
+        DType::BF16 => Dtype::BF16,
+        DType::F32 => Dtype::F32,
+        DType::F64 => Dtype::F64,
+        DType::I64 => Dtype::I64,
+        DType::I32 => Dtype::I32,
+        DType::U8 => Dtype::U8,
+        DType::Bool => Dtype::BOOL,
+    }
+}
+
+/// The dtype of a safetensors dtype, if this crate has it.
+pub fn from_safetensors_dtype(dtype: Dtype) -> Option<DType> {
+    Some(match dtype {
+        Dtype::F16 => DType::F16,
+        Dtype::BF16 => DType::BF16,
+        Dtype::F32 => DType::F32,
+        Dtype::F64 => DType::F64,
+        Dtype::I64 => DType::I64,
+        Dtype::I32 => DType::I32,
+        Dtype::U8 => DType::U8,
+        Dtype::BOOL => DType::Bool,
+        _ => return None,
+    })
+}
+
+/// A tensor's bytes, borrowed under its storage's read lock: written without a copy.
+struct Borrowed<'a> {
+    dtype: DType,
+    shape: &'a [usize],
+    guard: RwLockReadGuard<'a, Buffer>,
+}
+
+impl View for Borrowed<'_> {
+    fn dtype(&self) -> Dtype {
+        to_safetensors_dtype(self.dtype)
+    }
+    fn shape(&self) -> &[usize] {
+        self.shape
+    }
+    fn data(&self) -> Cow<'_, [u8]> {
+        match &*self.guard {
+            Buffer::Cpu(d) => Cow::Borrowed(d.as_bytes()),
+        }
+    }
+    fn data_len(&self) -> usize {
+        self.shape.iter().product::<usize>() * self.dtype.size_in_bytes()
+    }
+}
+
+/// Writes `state` to `path` as safetensors (with PyTorch's `{"format": "pt"}` metadata), reading each tensor's
+/// bytes in place. Tensors on a device are copied to the host first.
+///
+/// ```
+/// use nn::{Tensor, DType, module::StateDict, serialization};
+/// let mut sd = StateDict::new();
+/// sd.insert("w".into(), Tensor::ones([2, 2], DType::BF16));
+/// let path = std::env::temp_dir().join(format!("nn-doc-{}.safetensors", std::process::id()));
+/// serialization::save_safetensors(&sd, &path).unwrap();
+/// let back = serialization::load_safetensors(&path).unwrap();
+/// assert_eq!(back["w"].dtype(), DType::BF16);
+/// # std::fs::remove_file(path).ok();
+/// ```
+pub fn save_safetensors(state: &StateDict, path: &Path) -> Result<()> {
+    let hosts: Vec<(&String, Tensor)> = state.iter().map(|(k, t)| Ok((k, t.cpu()?))).collect::<Result<_>>()?;
+    let views: Vec<(&str, Borrowed<'_>)> = hosts
+        .iter()
+        .map(|(k, t)| {
+            (
+                k.as_str(),
+                Borrowed {
+                    dtype: t.dtype(),
+                    shape: t.shape(),
+                    guard: t.storage.data.read(),
+                },
+            )
+        })
+        .collect();
+    let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
+    safetensors::serialize_to_file(views, Some(metadata), path).map_err(|e| match e {
+        safetensors::SafeTensorError::IoError(source) => Error::Io {
+            path: path.to_owned(),
+            source,
+        },
+        other => Error::SafeTensors {
+            path: path.display().to_string(),
+            message: other.to_string(),
+        },
+    })
+}
+
+/// Reads a safetensors file into a state dict, in the file's order, each tensor copied once into its own
+/// aligned storage.
+pub fn load_safetensors(path: &Path) -> Result<StateDict> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    state_dict_from_bytes(&bytes, &path.display().to_string())
+}
+
+/// Parses safetensors bytes (`name` labels errors).
+pub fn state_dict_from_bytes(bytes: &[u8], name: &str) -> Result<StateDict> {
+    let err = |message: String| Error::SafeTensors {
+        path: name.to_owned(),
+        message,
+    };
+    let file = SafeTensors::deserialize(bytes).map_err(|e| err(e.to_string()))?;
+    let (_, metadata) = SafeTensors::read_metadata(bytes).map_err(|e| err(e.to_string()))?;
+    let infos = metadata.tensors();
+    let mut names: Vec<&str> = file.names();
+    names.sort_by_key(|n| infos.get(*n).map(|i| i.data_offsets.0).unwrap_or(usize::MAX));
+    let mut out = StateDict::new();
+    for key in names {
+        let view = file.tensor(key).map_err(|e| err(e.to_string()))?;
+        let dtype = from_safetensors_dtype(view.dtype()).ok_or_else(|| {
+            err(format!(
+                "tensor {key} has dtype {:?}, which nn does not support",
+                view.dtype()
+            ))
+        })?;
+        let tensor =
+            Tensor::from_bytes(view.data(), view.shape(), dtype).map_err(|e| err(format!("tensor {key}: {e}")))?;
+        out.insert(key.to_owned(), tensor);
+    }
+    Ok(out)
+}

@@ -1,0 +1,146 @@
+//! Tensor constructors.
+
+use super::Tensor;
+use super::storage::CpuData;
+use crate::random::{self, Generator};
+use crate::{DType, Element, Error, Result, Shape};
+
+impl Tensor {
+    /// A tensor owning `data`, laid out row-major in `shape`.
+    ///
+    /// ```
+    /// let t = nn::Tensor::from_vec(vec![1i64, 2, 3, 4, 5, 6], [2, 3]).unwrap();
+    /// assert_eq!(t.shape(), &[2, 3]);
+    /// assert!(nn::Tensor::from_vec(vec![1.0f32; 5], [2, 3]).is_err());
+    /// ```
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: impl Into<Shape>) -> Result<Tensor> {
+        let shape = shape.into();
+        if data.len() != shape.numel() {
+            return Err(Error::ElementCount {
+                expected: shape.numel(),
+                got: data.len(),
+                shape,
+            });
+        }
+        Ok(Tensor::from_cpu(CpuData::from_vec(data), shape))
+    }
+
+    /// A tensor copied from `data`, laid out row-major in `shape`.
+    pub fn from_slice<T: Element>(data: &[T], shape: impl Into<Shape>) -> Result<Tensor> {
+        Tensor::from_vec(data.to_vec(), shape)
+    }
+
+    /// A 1-dimensional tensor owning `data`.
+    pub fn from_vec1<T: Element>(data: Vec<T>) -> Tensor {
+        let n = data.len();
+        Tensor::from_cpu(CpuData::from_vec(data), Shape::from([n]))
+    }
+
+    /// A 0-dimensional tensor holding one value, such as BatchNorm's `num_batches_tracked`.
+    ///
+    /// ```
+    /// let t = nn::Tensor::scalar(7i64);
+    /// assert_eq!(t.rank(), 0);
+    /// assert_eq!(t.item().unwrap(), 7.0);
+    /// ```
+    pub fn scalar<T: Element>(value: T) -> Tensor {
+        Tensor::from_cpu(CpuData::from_vec(vec![value]), Shape::scalar())
+    }
+
+    /// A tensor of `dtype` read from raw little-endian bytes (any alignment).
+    ///
+    /// ```
+    /// let t = nn::Tensor::from_bytes(&[1, 0, 1], [3], nn::DType::Bool).unwrap();
+    /// assert_eq!(t.to_vec::<bool>().unwrap(), vec![true, false, true]);
+    /// ```
+    pub fn from_bytes(bytes: &[u8], shape: impl Into<Shape>, dtype: DType) -> Result<Tensor> {
+        let shape = shape.into();
+        let expected = shape.numel() * dtype.size_in_bytes();
+        if bytes.len() != expected {
+            return Err(Error::ElementCount {
+                expected: shape.numel(),
+                got: bytes.len() / dtype.size_in_bytes(),
+                shape,
+            });
+        }
+        Ok(Tensor::from_cpu(CpuData::from_bytes(dtype, bytes)?, shape))
+    }
+
+    /// A tensor of zeros.
+    pub fn zeros(shape: impl Into<Shape>, dtype: DType) -> Tensor {
+        let shape = shape.into();
+        Tensor::from_cpu(CpuData::zeros(dtype, shape.numel()), shape)
+    }
+
+    /// A tensor of ones.
+    pub fn ones(shape: impl Into<Shape>, dtype: DType) -> Tensor {
+        Tensor::full(shape, 1.0, dtype)
+    }
+
+    /// A tensor filled with `value`, cast to `dtype`.
+    pub fn full(shape: impl Into<Shape>, value: f64, dtype: DType) -> Tensor {
+        let shape = shape.into();
+        Tensor::from_cpu(CpuData::full(dtype, shape.numel(), value), shape)
+    }
+
+    /// Zeros with this tensor's shape, dtype and device.
+    pub fn zeros_like(&self) -> Result<Tensor> {
+        Tensor::zeros(self.shape.clone(), self.dtype()).to_device(self.device())
+    }
+
+    /// Values from `start` (inclusive) to `end` (exclusive) by `step`, as PyTorch's `arange`.
+    pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
+        if step == 0.0 || !step.is_finite() || !start.is_finite() || !end.is_finite() {
+            return Err(Error::invalid(
+                "arange",
+                format!("start {start}, end {end}, step {step} must be finite, step non-zero"),
+            ));
+        }
+        if (end - start) * step < 0.0 {
+            return Err(Error::invalid(
+                "arange",
+                format!("step {step} moves away from end {end} (start {start})"),
+            ));
+        }
+        let n = ((end - start) / step).ceil().max(0.0) as usize;
+        let values: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();
+        Tensor::from_vec(values, [n])?.to_dtype(dtype)
+    }
+
+    /// Samples of the standard normal distribution from the global generator ([`crate::manual_seed`]).
+    pub fn randn(shape: impl Into<Shape>, dtype: DType) -> Tensor {
+        random::with_global(|g| Tensor::randn_with(shape, dtype, g))
+    }
+
+    /// Samples of the standard normal distribution from `generator`.
+    ///
+    /// ```
+    /// use nn::{Tensor, DType, random::Generator};
+    /// let a = Tensor::randn_with([4], DType::F64, &mut Generator::new(3));
+    /// let b = Tensor::randn_with([4], DType::F64, &mut Generator::new(3));
+    /// assert_eq!(a.to_vec::<f64>().unwrap(), b.to_vec::<f64>().unwrap());
+    /// ```
+    pub fn randn_with(shape: impl Into<Shape>, dtype: DType, generator: &mut Generator) -> Tensor {
+        let shape = shape.into();
+        let values: Vec<f64> = (0..shape.numel()).map(|_| generator.normal()).collect();
+        Tensor::from_cpu(super::cast::cast_data(&CpuData::F64(values), dtype), shape)
+    }
+
+    /// Samples uniform in `[low, high)` from the global generator.
+    pub fn uniform(shape: impl Into<Shape>, low: f64, high: f64, dtype: DType) -> Tensor {
+        random::with_global(|g| Tensor::uniform_with(shape, low, high, dtype, g))
+    }
+
+    /// Samples uniform in `[low, high)` from `generator`.
+    pub fn uniform_with(
+        shape: impl Into<Shape>,
+        low: f64,
+        high: f64,
+        dtype: DType,
+        generator: &mut Generator,
+    ) -> Tensor {
+        let shape = shape.into();
+        let values: Vec<f64> = (0..shape.numel()).map(|_| generator.uniform(low, high)).collect();
+        Tensor::from_cpu(super::cast::cast_data(&CpuData::F64(values), dtype), shape)
+    }
+}

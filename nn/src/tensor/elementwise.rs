@@ -1,0 +1,523 @@
+//! Element-wise operations: unary maps and broadcasting binary operations, on the CPU.
+//!
+//! Formulas are written once, generic over [`Real`]; `f16`/`bf16` tensors run the `f32` formula and round the
+//! result. Large tensors are split across threads.
+
+use half::{bf16, f16};
+use rayon::prelude::*;
+use smallvec::SmallVec;
+
+use super::Tensor;
+use super::real::Real;
+use super::storage::CpuData;
+use crate::{DType, Error, Result, Shape};
+
+/// Elements below which a map runs on the calling thread (splitting smaller work costs more than it saves).
+pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 15;
+/// Elements per parallel chunk.
+const CHUNK: usize = 1 << 14;
+
+/// A formula of one float argument, written once for `f32` and `f64`.
+pub trait UnaryFn: Sync {
+    /// The value at `x`.
+    fn apply<R: Real>(&self, x: R) -> R;
+}
+
+/// A formula of two float arguments, written once for `f32` and `f64`.
+pub trait BinaryFn: Sync {
+    /// The value at `(a, b)`.
+    fn apply<R: Real>(&self, a: R, b: R) -> R;
+}
+
+/// `dst[i] = f(src[i])`, split across threads for large inputs.
+pub(crate) fn map_into<S: Copy + Sync, D: Send>(src: &[S], dst: &mut [D], f: impl Fn(S) -> D + Sync) {
+    if src.len() < PARALLEL_THRESHOLD {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = f(s);
+        }
+    } else {
+        dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
+            for (d, &s) in d.iter_mut().zip(s) {
+                *d = f(s);
+            }
+        });
+    }
+}
+
+/// `x = f(x)` for every element, split across threads for large inputs.
+pub(crate) fn map_in_place<T: Copy + Send>(data: &mut [T], f: impl Fn(T) -> T + Sync) {
+    if data.len() < PARALLEL_THRESHOLD {
+        for x in data.iter_mut() {
+            *x = f(*x);
+        }
+    } else {
+        data.par_chunks_mut(CHUNK).for_each(|c| {
+            for x in c.iter_mut() {
+                *x = f(*x);
+            }
+        });
+    }
+}
+
+/// A new vector `f(src[i])`.
+pub(crate) fn map_vec<S: Copy + Sync, D: Send + Copy + Default>(src: &[S], f: impl Fn(S) -> D + Sync) -> Vec<D> {
+    let mut out = vec![D::default(); src.len()];
+    map_into(src, &mut out, f);
+    out
+}
+
+impl Tensor {
+    /// A new tensor `f(x)` of the same dtype; floating-point dtypes only.
+    pub fn map_float<F: UnaryFn>(&self, op: &'static str, f: &F) -> Result<Tensor> {
+        let data = self.read_cpu(op, |d| -> Result<CpuData> {
+            Ok(match d {
+                CpuData::F32(v) => CpuData::F32(map_vec(v, |x| f.apply(x))),
+                CpuData::F64(v) => CpuData::F64(map_vec(v, |x| f.apply(x))),
+                CpuData::F16(v) => CpuData::F16(map_vec(v, |x| f16::from_f32(f.apply(x.to_f32())))),
+                CpuData::BF16(v) => CpuData::BF16(map_vec(v, |x| bf16::from_f32(f.apply(x.to_f32())))),
+                other => return Err(Error::float_only(op, other.dtype())),
+            })
+        })??;
+        Ok(Tensor::from_cpu(data, self.shape.clone()))
+    }
+
+    /// `x = f(x)` in place, seen through every handle to this storage; floating-point dtypes only.
+    pub fn map_float_<F>(&self, op: &'static str, f: &F) -> Result<()>
+    where
+        F: UnaryFn,
+    {
+        self.write_cpu(op, |d| -> Result<()> {
+            match d {
+                CpuData::F32(v) => map_in_place(v, |x| f.apply(x)),
+                CpuData::F64(v) => map_in_place(v, |x| f.apply(x)),
+                CpuData::F16(v) => map_in_place(v, |x| f16::from_f32(f.apply(x.to_f32()))),
+                CpuData::BF16(v) => map_in_place(v, |x| bf16::from_f32(f.apply(x.to_f32()))),
+                other => return Err(Error::float_only(op, other.dtype())),
+            }
+            Ok(())
+        })?
+    }
+
+    /// A new tensor `f(a, b)` with `a` and `b` broadcast against each other (PyTorch's rules) and promoted to
+    /// a common floating-point dtype.
+    pub fn zip_float<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<Tensor> {
+        let (a, b, dtype) = promote_pair(op, self, other)?;
+        let out_shape = broadcast_shape(op, &a.shape, &b.shape)?;
+        let sa = broadcast_strides(&a.shape, &out_shape);
+        let sb = broadcast_strides(&b.shape, &out_shape);
+        let data = a.read_cpu(op, |da| {
+            b.read_cpu(op, |db| -> Result<CpuData> {
+                Ok(match (da, db) {
+                    (CpuData::F32(x), CpuData::F32(y)) => {
+                        CpuData::F32(zip_broadcast(x, &sa, y, &sb, &out_shape, |p, q| f.apply(p, q)))
+                    }
+                    (CpuData::F64(x), CpuData::F64(y)) => {
+                        CpuData::F64(zip_broadcast(x, &sa, y, &sb, &out_shape, |p, q| f.apply(p, q)))
+                    }
+                    (CpuData::F16(x), CpuData::F16(y)) => {
+                        CpuData::F16(zip_broadcast(x, &sa, y, &sb, &out_shape, |p, q| {
+                            f16::from_f32(f.apply(p.to_f32(), q.to_f32()))
+                        }))
+                    }
+                    (CpuData::BF16(x), CpuData::BF16(y)) => {
+                        CpuData::BF16(zip_broadcast(x, &sa, y, &sb, &out_shape, |p, q| {
+                            bf16::from_f32(f.apply(p.to_f32(), q.to_f32()))
+                        }))
+                    }
+                    _ => return Err(Error::float_only(op, dtype)),
+                })
+            })
+        })???;
+        Ok(Tensor::from_cpu(data, out_shape))
+    }
+
+    /// `a = f(a, b)` in place, with `b` broadcast to `a`'s shape (which does not change).
+    pub fn zip_float_<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<()> {
+        let out_shape = broadcast_shape(op, &self.shape, &other.shape)?;
+        if out_shape != self.shape {
+            return Err(Error::shapes(
+                op,
+                &self.shape,
+                &other.shape,
+                "the right side broadcastable to the left",
+            ));
+        }
+        let other = if other.shares_storage(self) {
+            other.deep_copy()?
+        } else {
+            other.to_dtype(self.dtype())?
+        };
+        let so = broadcast_strides(&other.shape, &out_shape);
+        let data = other.read_cpu(op, |o| -> Result<CpuData> {
+            let ss = broadcast_strides(&self.shape, &out_shape);
+            self.read_cpu(op, |s| -> Result<CpuData> {
+                Ok(match (s, o) {
+                    (CpuData::F32(x), CpuData::F32(y)) => {
+                        CpuData::F32(zip_broadcast(x, &ss, y, &so, &out_shape, |p, q| f.apply(p, q)))
+                    }
+                    (CpuData::F64(x), CpuData::F64(y)) => {
+                        CpuData::F64(zip_broadcast(x, &ss, y, &so, &out_shape, |p, q| f.apply(p, q)))
+                    }
+                    (CpuData::F16(x), CpuData::F16(y)) => {
+                        CpuData::F16(zip_broadcast(x, &ss, y, &so, &out_shape, |p, q| {
+                            f16::from_f32(f.apply(p.to_f32(), q.to_f32()))
+                        }))
+                    }
+                    (CpuData::BF16(x), CpuData::BF16(y)) => {
+                        CpuData::BF16(zip_broadcast(x, &ss, y, &so, &out_shape, |p, q| {
+                            bf16::from_f32(f.apply(p.to_f32(), q.to_f32()))
+                        }))
+                    }
+                    _ => return Err(Error::float_only(op, self.dtype())),
+                })
+            })?
+        })??;
+        self.write_cpu(op, |d| *d = data)
+    }
+}
+
+/// Both tensors on one device and converted to their common floating-point dtype.
+fn promote_pair(op: &'static str, a: &Tensor, b: &Tensor) -> Result<(Tensor, Tensor, DType)> {
+    if a.device() != b.device() {
+        return Err(Error::DeviceMismatch {
+            op,
+            lhs: a.device(),
+            rhs: b.device(),
+        });
+    }
+    let dtype = promote(a.dtype(), b.dtype());
+    if !dtype.is_floating_point() {
+        return Err(Error::float_only(op, dtype));
+    }
+    Ok((a.to_dtype(dtype)?, b.to_dtype(dtype)?, dtype))
+}
+
+/// PyTorch's type promotion for two tensors of equal rank category: the wider float wins; `f16` with `bf16`
+/// gives `f32`; a float beats any integer.
+pub(crate) fn promote(a: DType, b: DType) -> DType {
+    use DType::*;
+    if a == b {
+        return a;
+    }
+    match (a.is_floating_point(), b.is_floating_point()) {
+        (true, false) => a,
+        (false, true) => b,
+        (true, true) => match (a, b) {
+            (F64, _) | (_, F64) => F64,
+            (F32, _) | (_, F32) => F32,
+            _ => F32,
+        },
+        (false, false) => match (a, b) {
+            (I64, _) | (_, I64) => I64,
+            (I32, _) | (_, I32) => I32,
+            (U8, _) | (_, U8) => U8,
+            _ => Bool,
+        },
+    }
+}
+
+/// The shape two shapes broadcast to, aligned at the last dimension.
+pub(crate) fn broadcast_shape(op: &'static str, a: &Shape, b: &Shape) -> Result<Shape> {
+    let rank = a.rank().max(b.rank());
+    let mut out = Shape::scalar();
+    for i in 0..rank {
+        let da = if i + a.rank() >= rank {
+            a[i + a.rank() - rank]
+        } else {
+            1
+        };
+        let db = if i + b.rank() >= rank {
+            b[i + b.rank() - rank]
+        } else {
+            1
+        };
+        let d = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return Err(Error::shapes(op, a, b, "broadcastable shapes")),
+        };
+        out.push(d);
+    }
+    Ok(out)
+}
+
+/// Strides of `shape` read as `out` (stride 0 along broadcast dimensions).
+pub(crate) fn broadcast_strides(shape: &Shape, out: &Shape) -> SmallVec<[usize; 4]> {
+    let own = shape.strides();
+    let offset = out.rank() - shape.rank();
+    (0..out.rank())
+        .map(|i| {
+            if i < offset || shape[i - offset] == 1 {
+                0
+            } else {
+                own[i - offset]
+            }
+        })
+        .collect()
+}
+
+/// `f(a, b)` over `out_shape`, reading `a` and `b` through broadcast strides; the innermost dimension runs as
+/// a straight loop.
+pub(crate) fn zip_broadcast<A: Copy + Sync, B: Copy + Sync, O: Copy + Default + Send>(
+    a: &[A],
+    sa: &[usize],
+    b: &[B],
+    sb: &[usize],
+    out_shape: &Shape,
+    f: impl Fn(A, B) -> O + Sync,
+) -> Vec<O> {
+    let n = out_shape.numel();
+    if n == 0 {
+        return Vec::new();
+    }
+    let rank = out_shape.rank();
+    if rank == 0 {
+        return vec![f(a[0], b[0])];
+    }
+    if a.len() == n && b.len() == n && sa.iter().all(|&s| s != 0) && sb.iter().all(|&s| s != 0) {
+        let mut out = vec![O::default(); n];
+        if n < PARALLEL_THRESHOLD {
+            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                *o = f(x, y);
+            }
+        } else {
+            out.par_chunks_mut(CHUNK)
+                .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
+                .for_each(|(o, (x, y))| {
+                    for ((o, &x), &y) in o.iter_mut().zip(x).zip(y) {
+                        *o = f(x, y);
+                    }
+                });
+        }
+        return out;
+    }
+    let inner = out_shape[rank - 1];
+    let (ia, ib) = (sa[rank - 1], sb[rank - 1]);
+    let mut out = Vec::with_capacity(n);
+    let mut index: SmallVec<[usize; 4]> = SmallVec::from_elem(0, rank - 1);
+    let (mut oa, mut ob) = (0usize, 0usize);
+    for _ in 0..n / inner {
+        match (ia, ib) {
+            (1, 1) => out.extend(a[oa..oa + inner].iter().zip(&b[ob..ob + inner]).map(|(&x, &y)| f(x, y))),
+            (1, 0) => {
+                let y = b[ob];
+                out.extend(a[oa..oa + inner].iter().map(|&x| f(x, y)));
+            }
+            (0, 1) => {
+                let x = a[oa];
+                out.extend(b[ob..ob + inner].iter().map(|&y| f(x, y)));
+            }
+            _ => {
+                let (x, y) = (a[oa], b[ob]);
+                out.extend(std::iter::repeat_n(f(x, y), inner));
+            }
+        }
+        for d in (0..rank - 1).rev() {
+            index[d] += 1;
+            oa += sa[d];
+            ob += sb[d];
+            if index[d] < out_shape[d] {
+                break;
+            }
+            oa -= sa[d] * out_shape[d];
+            ob -= sb[d] * out_shape[d];
+            index[d] = 0;
+        }
+    }
+    out
+}
+
+macro_rules! unary_fn {
+    ($(#[$doc:meta])* $name:ident, $method:ident, |$x:ident| $body:expr) => {
+        #[derive(Clone, Copy, Debug, Default)]
+        pub(crate) struct $name;
+        impl UnaryFn for $name {
+            #[inline(always)]
+            fn apply<R: Real>(&self, $x: R) -> R {
+                $body
+            }
+        }
+        impl Tensor {
+            $(#[$doc])*
+            pub fn $method(&self) -> Result<Tensor> {
+                self.map_float(stringify!($method), &$name)
+            }
+        }
+    };
+}
+
+unary_fn!(/// `-x`.
+    Neg, neg, |x| -x);
+unary_fn!(/// `e^x`.
+    Exp, exp, |x| x.exp());
+unary_fn!(/// Natural logarithm.
+    Log, log, |x| x.ln());
+unary_fn!(/// Square root.
+    Sqrt, sqrt, |x| x.sqrt());
+unary_fn!(/// `|x|`.
+    Abs, abs, |x| x.abs());
+unary_fn!(/// Hyperbolic tangent.
+    Tanh, tanh, |x| x.tanh());
+unary_fn!(/// The error function.
+    Erf, erf, |x| x.erf());
+unary_fn!(/// `1 / (1 + e^-x)`.
+    Sigmoid, sigmoid, |x| R::ONE / (R::ONE + (-x).exp()));
+unary_fn!(/// `1 / x`.
+    Recip, recip, |x| R::ONE / x);
+
+macro_rules! binary_fn {
+    ($(#[$doc:meta])* $name:ident, $method:ident, $method_:ident, |$a:ident, $b:ident| $body:expr) => {
+        #[derive(Clone, Copy, Debug, Default)]
+        pub(crate) struct $name;
+        impl BinaryFn for $name {
+            #[inline(always)]
+            fn apply<R: Real>(&self, $a: R, $b: R) -> R {
+                $body
+            }
+        }
+        impl Tensor {
+            $(#[$doc])*
+            pub fn $method(&self, other: &Tensor) -> Result<Tensor> {
+                self.zip_float(other, stringify!($method), &$name)
+            }
+            $(#[$doc])*
+            ///
+            /// In place: `other` broadcasts to this tensor's shape.
+            pub fn $method_(&self, other: &Tensor) -> Result<()> {
+                self.zip_float_(other, stringify!($method_), &$name)
+            }
+        }
+    };
+}
+
+binary_fn!(/// `a + b`, broadcasting.
+    Add, add, add_, |a, b| a + b);
+binary_fn!(/// `a - b`, broadcasting.
+    Sub, sub, sub_, |a, b| a - b);
+binary_fn!(/// `a * b`, broadcasting.
+    Mul, mul, mul_, |a, b| a * b);
+binary_fn!(/// `a / b`, broadcasting.
+    Div, div, div_, |a, b| a / b);
+binary_fn!(/// The larger of `a` and `b` (NaN if either is), broadcasting.
+    Maximum, maximum, maximum_, |a, b| a.max_nan(b));
+binary_fn!(/// The smaller of `a` and `b` (NaN if either is), broadcasting.
+    Minimum, minimum, minimum_, |a, b| a.min_nan(b));
+
+struct Affine {
+    scale: f64,
+    shift: f64,
+}
+impl UnaryFn for Affine {
+    #[inline(always)]
+    fn apply<R: Real>(&self, x: R) -> R {
+        x * R::of(self.scale) + R::of(self.shift)
+    }
+}
+
+struct Clamp {
+    low: f64,
+    high: f64,
+}
+impl UnaryFn for Clamp {
+    #[inline(always)]
+    fn apply<R: Real>(&self, x: R) -> R {
+        if x.is_nan() {
+            return x;
+        }
+        let (lo, hi) = (R::of(self.low), R::of(self.high));
+        if x < lo {
+            lo
+        } else if x > hi {
+            hi
+        } else {
+            x
+        }
+    }
+}
+
+struct Powf(f64);
+impl UnaryFn for Powf {
+    #[inline(always)]
+    fn apply<R: Real>(&self, x: R) -> R {
+        x.powf(R::of(self.0))
+    }
+}
+
+impl Tensor {
+    /// `x + value`; integer tensors stay integer (the value is truncated to the integer type).
+    pub fn add_scalar(&self, value: f64) -> Result<Tensor> {
+        if self.is_floating_point() {
+            return self.map_float(
+                "add_scalar",
+                &Affine {
+                    scale: 1.0,
+                    shift: value,
+                },
+            );
+        }
+        let out = self.deep_copy()?;
+        out.add_scalar_(value)?;
+        Ok(out)
+    }
+
+    /// `x * value`.
+    pub fn mul_scalar(&self, value: f64) -> Result<Tensor> {
+        self.map_float(
+            "mul_scalar",
+            &Affine {
+                scale: value,
+                shift: 0.0,
+            },
+        )
+    }
+
+    /// `x * scale + shift` in one pass.
+    pub fn affine(&self, scale: f64, shift: f64) -> Result<Tensor> {
+        self.map_float("affine", &Affine { scale, shift })
+    }
+
+    /// `x^exponent`.
+    pub fn pow_scalar(&self, exponent: f64) -> Result<Tensor> {
+        self.map_float("pow_scalar", &Powf(exponent))
+    }
+
+    /// `x` limited to `[low, high]` (NaN stays NaN).
+    pub fn clamp(&self, low: f64, high: f64) -> Result<Tensor> {
+        self.map_float("clamp", &Clamp { low, high })
+    }
+
+    /// `x += value` in place, for every dtype but bool (BatchNorm's `num_batches_tracked += 1`).
+    pub fn add_scalar_(&self, value: f64) -> Result<()> {
+        self.write_cpu("add_scalar_", |d| -> Result<()> {
+            match d {
+                CpuData::F32(v) => map_in_place(v, |x| x + value as f32),
+                CpuData::F64(v) => map_in_place(v, |x| x + value),
+                CpuData::F16(v) => map_in_place(v, |x| f16::from_f32(x.to_f32() + value as f32)),
+                CpuData::BF16(v) => map_in_place(v, |x| bf16::from_f32(x.to_f32() + value as f32)),
+                CpuData::I64(v) => map_in_place(v, |x| x.wrapping_add(value as i64)),
+                CpuData::I32(v) => map_in_place(v, |x| x.wrapping_add(value as i32)),
+                CpuData::U8(v) => map_in_place(v, |x| x.wrapping_add(value as i64 as u8)),
+                CpuData::Bool(_) => {
+                    return Err(Error::UnsupportedDType {
+                        op: "add_scalar_",
+                        dtype: DType::Bool,
+                        hint: "; arithmetic on bool tensors is not defined",
+                    });
+                }
+            }
+            Ok(())
+        })?
+    }
+
+    /// `x *= value` in place; floating-point dtypes only.
+    pub fn mul_scalar_(&self, value: f64) -> Result<()> {
+        self.map_float_(
+            "mul_scalar_",
+            &Affine {
+                scale: value,
+                shift: 0.0,
+            },
+        )
+    }
+}

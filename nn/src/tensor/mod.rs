@@ -1,0 +1,326 @@
+//! [`Tensor`]: an n-dimensional, row-major, contiguous array of one [`DType`] on one [`Device`].
+
+mod autograd;
+pub(crate) mod cast;
+mod create;
+pub(crate) mod elementwise;
+mod fmt;
+pub(crate) mod linalg;
+pub mod real;
+pub(crate) mod reduce;
+mod shape_ops;
+pub(crate) mod storage;
+
+use std::sync::Arc;
+
+pub use autograd::GradMeta;
+use storage::{Buffer, CpuData, Storage};
+
+use crate::{DType, Device, Element, Error, Result, Shape};
+
+/// An n-dimensional array: a shape, and a handle to shared storage of one dtype on one device.
+///
+/// Cloning a `Tensor` clones the handle: both share the data, as two Python names for one PyTorch tensor do
+/// (in-place operations through either are seen by both). [`Tensor::deep_copy`] is PyTorch's `clone()`.
+///
+/// ```
+/// use nn::{Tensor, DType};
+/// let a = Tensor::from_vec(vec![1.0f32, -2.0, 3.0, -4.0], [2, 2]).unwrap();
+/// let b = a.clone();
+/// a.fill_(0.5).unwrap();
+/// assert_eq!(b.to_vec::<f32>().unwrap(), vec![0.5; 4]);
+/// assert_eq!(a.shape(), &[2, 2]);
+/// assert_eq!(a.dtype(), DType::F32);
+/// ```
+#[derive(Clone)]
+pub struct Tensor {
+    pub(crate) shape: Shape,
+    pub(crate) storage: Arc<Storage>,
+    pub(crate) grad_meta: Option<Arc<GradMeta>>,
+}
+
+impl Tensor {
+    pub(crate) fn from_cpu(data: CpuData, shape: Shape) -> Tensor {
+        debug_assert_eq!(data.len(), shape.numel());
+        Tensor {
+            shape,
+            storage: Arc::new(Storage::cpu(data)),
+            grad_meta: None,
+        }
+    }
+
+    /// The sizes of the dimensions.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// The size of dimension `dim` (negative counts from the end), or an error naming the rank.
+    pub fn size(&self, dim: isize) -> Result<usize> {
+        Ok(self.shape[self.dim_index("size", dim)?])
+    }
+
+    /// Number of dimensions (0 for a scalar).
+    pub fn rank(&self) -> usize {
+        self.shape.rank()
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.storage.len
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.storage.dtype
+    }
+
+    /// Where the data lives.
+    pub fn device(&self) -> Device {
+        self.storage.device
+    }
+
+    /// Whether the dtype is a floating-point one.
+    pub fn is_floating_point(&self) -> bool {
+        self.dtype().is_floating_point()
+    }
+
+    /// Whether `self` and `other` are handles to the same storage (so in-place changes to one show in both).
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.storage, &other.storage)
+    }
+
+    /// An address identifying the storage, for de-duplication (equal for tensors that share storage).
+    pub fn storage_id(&self) -> usize {
+        Arc::as_ptr(&self.storage) as usize
+    }
+
+    /// Resolves a possibly negative dimension index against this tensor's rank.
+    pub(crate) fn dim_index(&self, op: &'static str, dim: isize) -> Result<usize> {
+        normalize_dim(op, dim, self.rank())
+    }
+
+    /// Runs `f` on the host buffer, or fails for a tensor on a device.
+    pub(crate) fn read_cpu<R>(&self, op: &'static str, f: impl FnOnce(&CpuData) -> R) -> Result<R> {
+        let guard = self.storage.data.read();
+        match &*guard {
+            Buffer::Cpu(data) => Ok(f(data)),
+            #[allow(unreachable_patterns)]
+            _ => Err(self.not_on_cpu(op)),
+        }
+    }
+
+    /// Runs `f` on the host buffer for writing, or fails for a tensor on a device.
+    pub(crate) fn write_cpu<R>(&self, op: &'static str, f: impl FnOnce(&mut CpuData) -> R) -> Result<R> {
+        let mut guard = self.storage.data.write();
+        match &mut *guard {
+            Buffer::Cpu(data) => Ok(f(data)),
+            #[allow(unreachable_patterns)]
+            _ => Err(self.not_on_cpu(op)),
+        }
+    }
+
+    pub(crate) fn not_on_cpu(&self, op: &'static str) -> Error {
+        Error::UnsupportedOnDevice {
+            op,
+            dtype: self.dtype(),
+            device: self.device(),
+            reason: "this operation runs on the CPU only; move the tensor with .cpu() first".into(),
+        }
+    }
+
+    /// The elements as a `Vec<T>`, copied to the host; `T` must be the tensor's dtype.
+    ///
+    /// ```
+    /// let t = nn::Tensor::arange(0.0, 3.0, 1.0, nn::DType::I64).unwrap();
+    /// assert_eq!(t.to_vec::<i64>().unwrap(), vec![0, 1, 2]);
+    /// assert!(t.to_vec::<f32>().is_err());
+    /// ```
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        let host = self.cpu()?;
+        host.read_cpu("to_vec", |d| d.as_slice::<T>().map(|s| s.to_vec()))?
+            .ok_or(Error::DTypeMismatch {
+                op: "to_vec",
+                expected: self.dtype(),
+                got: T::DTYPE,
+            })
+    }
+
+    /// The elements converted to `f64`, whatever the dtype (booleans are 0 and 1).
+    pub fn to_vec_f64(&self) -> Result<Vec<f64>> {
+        self.to_dtype(DType::F64)?.to_vec::<f64>()
+    }
+
+    /// The single element of a one-element tensor, as `f64`.
+    pub fn item(&self) -> Result<f64> {
+        if self.numel() != 1 {
+            return Err(Error::invalid(
+                "item",
+                format!(
+                    "a tensor of shape {} has {} elements; item() needs exactly one",
+                    self.shape,
+                    self.numel()
+                ),
+            ));
+        }
+        Ok(self.to_vec_f64()?[0])
+    }
+
+    /// The raw little-endian bytes of the elements (a copy, taken under the storage's read lock).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        self.cpu()?.read_cpu("to_bytes", |d| d.as_bytes().to_vec())
+    }
+
+    /// Runs `f` on the raw little-endian bytes of the host data without copying them.
+    pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        self.read_cpu("with_bytes", |d| f(d.as_bytes()))
+    }
+
+    /// The tensor converted to `dtype`: the same handle when the dtype is already `dtype`, else new storage.
+    ///
+    /// ```
+    /// use nn::{Tensor, DType};
+    /// let t = Tensor::from_vec(vec![1.5f32, -2.5], [2]).unwrap();
+    /// assert_eq!(t.to_dtype(DType::I64).unwrap().to_vec::<i64>().unwrap(), vec![1, -2]);
+    /// ```
+    pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
+        }
+        let data = self.read_cpu("to_dtype", |d| cast::cast_data(d, dtype))?;
+        Ok(Tensor::from_cpu(data, self.shape.clone()))
+    }
+
+    /// The tensor on `device`: the same handle when it is already there.
+    ///
+    /// Only the CPU is available until device support is compiled in; other devices give
+    /// [`Error::DeviceUnavailable`].
+    pub fn to_device(&self, device: Device) -> Result<Tensor> {
+        if device == self.device() {
+            return Ok(self.clone());
+        }
+        Err(Error::DeviceUnavailable {
+            device,
+            reason: "this build of nn has no device support; only the CPU is available".into(),
+        })
+    }
+
+    /// The tensor in host memory.
+    pub fn cpu(&self) -> Result<Tensor> {
+        self.to_device(Device::Cpu)
+    }
+
+    /// A copy with its own storage (PyTorch's `clone()`), not tracking gradients.
+    pub fn deep_copy(&self) -> Result<Tensor> {
+        let data = self.read_cpu("deep_copy", |d| d.clone())?;
+        Ok(Tensor::from_cpu(data, self.shape.clone()))
+    }
+
+    /// A handle to the same data that carries no autograd state (PyTorch's `detach()`).
+    pub fn detach(&self) -> Tensor {
+        Tensor {
+            shape: self.shape.clone(),
+            storage: self.storage.clone(),
+            grad_meta: None,
+        }
+    }
+
+    /// Whether gradients flow into this tensor.
+    pub fn requires_grad(&self) -> bool {
+        self.grad_meta.as_ref().is_some_and(|m| m.requires_grad())
+    }
+
+    /// Sets whether gradients flow into this tensor (only floating-point tensors can require them).
+    pub fn set_requires_grad(&mut self, on: bool) -> Result<()> {
+        if on && !self.is_floating_point() {
+            return Err(Error::UnsupportedDType {
+                op: "requires_grad",
+                dtype: self.dtype(),
+                hint: "; only floating-point tensors can require gradients",
+            });
+        }
+        match &self.grad_meta {
+            Some(meta) => meta.set_requires_grad(on),
+            None if on => self.grad_meta = Some(Arc::new(GradMeta::new(true))),
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// The accumulated gradient, if any.
+    pub fn grad(&self) -> Option<Tensor> {
+        self.grad_meta.as_ref().and_then(|m| m.grad())
+    }
+
+    /// The autograd state, shared with the `Param` this tensor belongs to.
+    pub fn grad_meta(&self) -> Option<&Arc<GradMeta>> {
+        self.grad_meta.as_ref()
+    }
+
+    pub(crate) fn with_grad_meta(mut self, meta: Option<Arc<GradMeta>>) -> Tensor {
+        self.grad_meta = meta;
+        self
+    }
+
+    /// Copies `src` into this tensor's storage in place, casting its dtype (PyTorch's `copy_`).
+    /// Shapes must be equal; a copy from the tensor's own storage does nothing.
+    pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        if src.shape != self.shape {
+            return Err(Error::shapes("copy_", &self.shape, &src.shape, "equal shapes"));
+        }
+        if self.shares_storage(src) {
+            return Ok(());
+        }
+        let src_host = src.cpu()?;
+        let src_guard = src_host.storage.data.read();
+        let Buffer::Cpu(src_data) = &*src_guard;
+        self.write_cpu("copy_", |dst| {
+            if dst.dtype() == src_data.dtype() {
+                dst.clone_from(src_data);
+            } else {
+                cast::cast_into(src_data, dst);
+            }
+        })
+    }
+
+    /// A tensor of its own storage holding `buffer`, with the dtype, device and shape of `like`.
+    pub(crate) fn from_buffer(buffer: Buffer, like: &Tensor) -> Tensor {
+        let storage = Storage {
+            dtype: like.dtype(),
+            device: like.device(),
+            len: like.numel(),
+            data: parking_lot::RwLock::new(buffer),
+        };
+        Tensor {
+            shape: like.shape.clone(),
+            storage: Arc::new(storage),
+            grad_meta: None,
+        }
+    }
+
+    /// Sets every element to `value` in place.
+    pub fn fill_(&self, value: f64) -> Result<()> {
+        self.write_cpu("fill_", |d| *d = CpuData::full(d.dtype(), d.len(), value))
+    }
+
+    /// Sets every element to zero in place.
+    pub fn zero_(&self) -> Result<()> {
+        self.fill_(0.0)
+    }
+}
+
+/// Resolves a possibly negative dimension index against a rank, or names the valid range.
+pub(crate) fn normalize_dim(op: &'static str, dim: isize, rank: usize) -> Result<usize> {
+    let r = rank.max(1) as isize;
+    let d = if dim < 0 { dim + r } else { dim };
+    if d < 0 || d >= r {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "dimension {dim} is out of range for a tensor of rank {rank} (expected {} to {})",
+                -r,
+                r - 1
+            ),
+        ));
+    }
+    Ok(d as usize)
+}

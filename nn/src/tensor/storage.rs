@@ -1,0 +1,196 @@
+//! Host buffers of every dtype, and the shared, lockable storage a tensor points to.
+
+use std::any::Any;
+
+use half::{bf16, f16};
+use parking_lot::RwLock;
+
+use crate::{DType, Device, Element, Error, Result};
+
+/// A host buffer: one typed `Vec` per dtype, so every element is aligned for its type.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum CpuData {
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    I64(Vec<i64>),
+    I32(Vec<i32>),
+    U8(Vec<u8>),
+    Bool(Vec<bool>),
+}
+
+/// Runs `$body` with `$v` bound to the typed `Vec` inside a [`CpuData`] (by reference, or by value).
+macro_rules! with_cpu_data {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            CpuData::F16($v) => $body,
+            CpuData::BF16($v) => $body,
+            CpuData::F32($v) => $body,
+            CpuData::F64($v) => $body,
+            CpuData::I64($v) => $body,
+            CpuData::I32($v) => $body,
+            CpuData::U8($v) => $body,
+            CpuData::Bool($v) => $body,
+        }
+    };
+}
+pub(crate) use with_cpu_data;
+
+impl CpuData {
+    pub(crate) fn dtype(&self) -> DType {
+        match self {
+            CpuData::F16(_) => DType::F16,
+            CpuData::BF16(_) => DType::BF16,
+            CpuData::F32(_) => DType::F32,
+            CpuData::F64(_) => DType::F64,
+            CpuData::I64(_) => DType::I64,
+            CpuData::I32(_) => DType::I32,
+            CpuData::U8(_) => DType::U8,
+            CpuData::Bool(_) => DType::Bool,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        with_cpu_data!(self, v => v.len())
+    }
+
+    /// A buffer of `n` zeros (false for bool).
+    pub(crate) fn zeros(dtype: DType, n: usize) -> CpuData {
+        match dtype {
+            DType::F16 => CpuData::F16(vec![f16::ZERO; n]),
+            DType::BF16 => CpuData::BF16(vec![bf16::ZERO; n]),
+            DType::F32 => CpuData::F32(vec![0.0; n]),
+            DType::F64 => CpuData::F64(vec![0.0; n]),
+            DType::I64 => CpuData::I64(vec![0; n]),
+            DType::I32 => CpuData::I32(vec![0; n]),
+            DType::U8 => CpuData::U8(vec![0; n]),
+            DType::Bool => CpuData::Bool(vec![false; n]),
+        }
+    }
+
+    /// A buffer of `n` copies of `value`, cast to `dtype` as PyTorch's `full` does.
+    pub(crate) fn full(dtype: DType, n: usize, value: f64) -> CpuData {
+        match dtype {
+            DType::F16 => CpuData::F16(vec![f16::from_f64(value); n]),
+            DType::BF16 => CpuData::BF16(vec![Element::from_f64(value); n]),
+            DType::F32 => CpuData::F32(vec![value as f32; n]),
+            DType::F64 => CpuData::F64(vec![value; n]),
+            DType::I64 => CpuData::I64(vec![value as i64; n]),
+            DType::I32 => CpuData::I32(vec![value as i32; n]),
+            DType::U8 => CpuData::U8(vec![Element::from_f64(value); n]),
+            DType::Bool => CpuData::Bool(vec![value != 0.0; n]),
+        }
+    }
+
+    /// Wraps a typed vector.
+    pub(crate) fn from_vec<T: Element>(v: Vec<T>) -> CpuData {
+        let any: Box<dyn Any> = Box::new(v);
+        macro_rules! take {
+            ($any:expr, $($t:ty => $variant:ident),*) => {{
+                let any = $any;
+                $(let any = match any.downcast::<Vec<$t>>() {
+                    Ok(v) => return CpuData::$variant(*v),
+                    Err(any) => any,
+                };)*
+                drop(any);
+                unreachable!("Element is implemented only for the eight dtypes' types")
+            }};
+        }
+        take!(any, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64, i64 => I64, i32 => I32, u8 => U8, bool => Bool)
+    }
+
+    /// The elements as `&[T]` when `T` is this buffer's element type.
+    pub(crate) fn as_slice<T: Element>(&self) -> Option<&[T]> {
+        with_cpu_data!(self, v => (v as &dyn Any).downcast_ref::<Vec<T>>().map(|v| v.as_slice()))
+    }
+
+    /// The raw little-endian bytes of the buffer, without a copy.
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        match self {
+            CpuData::F16(v) => bytemuck::cast_slice(v),
+            CpuData::BF16(v) => bytemuck::cast_slice(v),
+            CpuData::F32(v) => bytemuck::cast_slice(v),
+            CpuData::F64(v) => bytemuck::cast_slice(v),
+            CpuData::I64(v) => bytemuck::cast_slice(v),
+            CpuData::I32(v) => bytemuck::cast_slice(v),
+            CpuData::U8(v) => v,
+            CpuData::Bool(v) => bytemuck::cast_slice(v),
+        }
+    }
+
+    /// Reads `bytes` (little-endian, any alignment) as elements of `dtype`: one copy into an aligned buffer.
+    pub(crate) fn from_bytes(dtype: DType, bytes: &[u8]) -> Result<CpuData> {
+        let size = dtype.size_in_bytes();
+        if !bytes.len().is_multiple_of(size) {
+            return Err(Error::invalid(
+                "from_bytes",
+                format!(
+                    "{} bytes is not a whole number of {dtype} elements ({size} bytes each)",
+                    bytes.len()
+                ),
+            ));
+        }
+        Ok(match dtype {
+            DType::F16 => CpuData::F16(bytemuck::pod_collect_to_vec(bytes)),
+            DType::BF16 => CpuData::BF16(bytemuck::pod_collect_to_vec(bytes)),
+            DType::F32 => CpuData::F32(bytemuck::pod_collect_to_vec(bytes)),
+            DType::F64 => CpuData::F64(bytemuck::pod_collect_to_vec(bytes)),
+            DType::I64 => CpuData::I64(bytemuck::pod_collect_to_vec(bytes)),
+            DType::I32 => CpuData::I32(bytemuck::pod_collect_to_vec(bytes)),
+            DType::U8 => CpuData::U8(bytes.to_vec()),
+            DType::Bool => {
+                let mut out = Vec::with_capacity(bytes.len());
+                for (i, &b) in bytes.iter().enumerate() {
+                    match b {
+                        0 => out.push(false),
+                        1 => out.push(true),
+                        _ => {
+                            return Err(Error::invalid(
+                                "from_bytes",
+                                format!("byte {i} of a bool tensor is {b}; a bool byte must be 0 or 1"),
+                            ));
+                        }
+                    }
+                }
+                CpuData::Bool(out)
+            }
+        })
+    }
+}
+
+/// Where a storage's elements are: host memory, or a device buffer (added with device support).
+#[derive(Debug)]
+pub(crate) enum Buffer {
+    Cpu(CpuData),
+}
+
+impl Buffer {
+    /// A copy of the contents, on the same device.
+    pub(crate) fn clone_buffer(&self) -> Buffer {
+        match self {
+            Buffer::Cpu(d) => Buffer::Cpu(d.clone()),
+        }
+    }
+}
+
+/// The shared data behind one or more tensors. Its dtype, device and length never change; its contents do
+/// (in-place operations, `load_state_dict`), under the lock.
+#[derive(Debug)]
+pub(crate) struct Storage {
+    pub(crate) dtype: DType,
+    pub(crate) device: Device,
+    pub(crate) len: usize,
+    pub(crate) data: RwLock<Buffer>,
+}
+
+impl Storage {
+    pub(crate) fn cpu(data: CpuData) -> Storage {
+        Storage {
+            dtype: data.dtype(),
+            device: Device::Cpu,
+            len: data.len(),
+            data: RwLock::new(Buffer::Cpu(data)),
+        }
+    }
+}

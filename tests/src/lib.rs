@@ -1,0 +1,81 @@
+//! Helpers shared by the integration tests: fixture paths and readers, tolerances, and the zoo model.
+
+pub mod zoo;
+
+use std::path::PathBuf;
+
+use nn::{DType, Tensor};
+
+/// A path inside `tests/fixtures/`.
+pub fn fixture(relative: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(relative)
+}
+
+/// The lines of a fixture text file.
+pub fn lines(relative: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(fixture(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"));
+    text.lines().map(str::to_owned).collect()
+}
+
+/// The tensors of a fixture safetensors file.
+pub fn tensors(relative: &str) -> nn::StateDict {
+    nn::serialization::load_safetensors(&fixture(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
+}
+
+/// The largest `|a - b|`, after checking shapes; NaN on both sides counts as equal, NaN on one as infinite.
+pub fn max_abs_diff(a: &Tensor, b: &Tensor) -> f64 {
+    assert_eq!(a.shape(), b.shape(), "shapes differ");
+    let (a, b) = (a.to_vec_f64().unwrap(), b.to_vec_f64().unwrap());
+    a.iter()
+        .zip(&b)
+        .map(|(x, y)| match (x.is_nan(), y.is_nan()) {
+            (true, true) => 0.0,
+            (false, false) if x == y => 0.0,
+            (false, false) => (x - y).abs(),
+            _ => f64::INFINITY,
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The largest `|a - b| / max(|b|, floor)`: relative error, absolute below `floor`.
+pub fn max_rel_diff(a: &Tensor, b: &Tensor, floor: f64) -> f64 {
+    assert_eq!(a.shape(), b.shape(), "shapes differ");
+    let (a, b) = (a.to_vec_f64().unwrap(), b.to_vec_f64().unwrap());
+    a.iter()
+        .zip(&b)
+        .map(|(x, y)| match (x.is_nan(), y.is_nan()) {
+            (true, true) => 0.0,
+            (false, false) if x == y => 0.0,
+            (false, false) => (x - y).abs() / y.abs().max(floor),
+            _ => f64::INFINITY,
+        })
+        .fold(0.0, f64::max)
+}
+
+/// `name<TAB>dtype<TAB>[shape]` of every state-dict entry, as the fixtures list them.
+pub fn describe_state(sd: &nn::StateDict) -> Vec<String> {
+    sd.iter()
+        .map(|(k, t)| format!("{k}\t{}\t{}", t.dtype(), t.shape()))
+        .collect()
+}
+
+/// Whether two tensors hold the same bits (dtype, shape and bytes).
+pub fn bit_equal(a: &Tensor, b: &Tensor) -> bool {
+    a.dtype() == b.dtype() && a.shape() == b.shape() && a.to_bytes().unwrap() == b.to_bytes().unwrap()
+}
+
+/// A short name for a dtype in fixture keys (`f32`).
+pub fn short(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F16 => "f16",
+        DType::BF16 => "bf16",
+        DType::F32 => "f32",
+        DType::F64 => "f64",
+        DType::I64 => "i64",
+        DType::I32 => "i32",
+        DType::U8 => "u8",
+        DType::Bool => "bool",
+    }
+}
