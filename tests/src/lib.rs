@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests: fixture paths and readers, tolerances, and the zoo model.
 
+pub mod activations;
 pub mod zoo;
 
 use std::path::PathBuf;

@@ -70,57 +70,61 @@ impl AsDynModule for dyn Module {
 pub trait ModuleExt: AsDynModule {
     /// Walks the tree, reporting every module, parameter and buffer with its dotted path, allocating nothing
     /// unless a member can repeat.
-    fn walk(&self, walker: &mut dyn Walker, options: WalkOptions<'_>) {
-        walk::walk(self.as_dyn(), walker, options)
+    fn walk<W: Walker + ?Sized>(&self, walker: &mut W, options: WalkOptions<'_>) {
+        walk::walk_with(self.as_dyn(), walker, options)
     }
 
     /// Walks the tree for change; with `remove_duplicate`, shared modules and tied parameters are met once.
-    fn walk_mut(&mut self, walker: &mut dyn WalkerMut, remove_duplicate: bool) {
-        walk::walk_mut(self.as_dyn_mut(), walker, "", remove_duplicate)
+    fn walk_mut<W: WalkerMut + ?Sized>(&mut self, walker: &mut W, remove_duplicate: bool) {
+        walk::walk_mut_with(self.as_dyn_mut(), walker, "", remove_duplicate)
     }
 
     /// Calls `f` with the path of every parameter (each once), without allocating.
-    fn visit_parameters(&self, f: &mut dyn FnMut(&str, &Param)) {
-        struct F<'f>(&'f mut dyn FnMut(&str, &Param));
-        impl Walker for F<'_> {
+    fn visit_parameters(&self, f: impl FnMut(&str, &Param)) {
+        struct F<G>(G);
+        impl<G: FnMut(&str, &Param)> Walker for F<G> {
+            #[inline]
             fn param(&mut self, path: &str, param: &Param) {
                 (self.0)(path, param)
             }
         }
-        self.walk(&mut F(f), WalkOptions::default())
+        walk::walk_with(self.as_dyn(), &mut F(f), WalkOptions::default())
     }
 
     /// Calls `f` with the path of every parameter (each once), for change.
-    fn visit_parameters_mut(&mut self, f: &mut dyn FnMut(&str, &mut Param)) {
-        struct F<'f>(&'f mut dyn FnMut(&str, &mut Param));
-        impl WalkerMut for F<'_> {
+    fn visit_parameters_mut(&mut self, f: impl FnMut(&str, &mut Param)) {
+        struct F<G>(G);
+        impl<G: FnMut(&str, &mut Param)> WalkerMut for F<G> {
+            #[inline]
             fn param(&mut self, path: &str, param: &mut Param) {
                 (self.0)(path, param)
             }
         }
-        self.walk_mut(&mut F(f), true)
+        walk::walk_mut_with(self.as_dyn_mut(), &mut F(f), "", true)
     }
 
     /// Calls `f` with the path of every buffer (each once) and whether it is persistent.
-    fn visit_buffers(&self, f: &mut dyn FnMut(&str, &Tensor, bool)) {
-        struct F<'f>(&'f mut dyn FnMut(&str, &Tensor, bool));
-        impl Walker for F<'_> {
+    fn visit_buffers(&self, f: impl FnMut(&str, &Tensor, bool)) {
+        struct F<G>(G);
+        impl<G: FnMut(&str, &Tensor, bool)> Walker for F<G> {
+            #[inline]
             fn buffer(&mut self, path: &str, buffer: &Tensor, persistent: bool) {
                 (self.0)(path, buffer, persistent)
             }
         }
-        self.walk(&mut F(f), WalkOptions::default())
+        walk::walk_with(self.as_dyn(), &mut F(f), WalkOptions::default())
     }
 
     /// Calls `f` with the path of every buffer (each once), for change.
-    fn visit_buffers_mut(&mut self, f: &mut dyn FnMut(&str, &mut Tensor, bool)) {
-        struct F<'f>(&'f mut dyn FnMut(&str, &mut Tensor, bool));
-        impl WalkerMut for F<'_> {
+    fn visit_buffers_mut(&mut self, f: impl FnMut(&str, &mut Tensor, bool)) {
+        struct F<G>(G);
+        impl<G: FnMut(&str, &mut Tensor, bool)> WalkerMut for F<G> {
+            #[inline]
             fn buffer(&mut self, path: &str, buffer: &mut Tensor, persistent: bool) {
                 (self.0)(path, buffer, persistent)
             }
         }
-        self.walk_mut(&mut F(f), true)
+        walk::walk_mut_with(self.as_dyn_mut(), &mut F(f), "", true)
     }
 
     /// `named_parameters()`: every parameter with its path, each once.
@@ -151,14 +155,14 @@ pub trait ModuleExt: AsDynModule {
     /// `parameters()`: every parameter, each once.
     fn parameters(&self) -> Vec<Param> {
         let mut out = Vec::new();
-        self.visit_parameters(&mut |_, p| out.push(p.clone()));
+        self.visit_parameters(|_, p| out.push(p.clone()));
         out
     }
 
     /// Number of parameter elements (each parameter once).
     fn num_parameters(&self) -> usize {
         let mut n = 0;
-        self.visit_parameters(&mut |_, p| n += p.numel());
+        self.visit_parameters(|_, p| n += p.numel());
         n
     }
 
@@ -378,7 +382,7 @@ pub trait ModuleExt: AsDynModule {
     fn requires_grad_(&mut self, on: bool) -> Result<&mut Self> {
         let mut refused = None;
         if on {
-            self.visit_parameters(&mut |path, p| {
+            self.visit_parameters(|path, p| {
                 if refused.is_none() && !p.dtype().is_floating_point() {
                     refused = Some(Error::invalid(
                         "requires_grad_",
@@ -393,7 +397,7 @@ pub trait ModuleExt: AsDynModule {
         if let Some(e) = refused {
             return Err(e);
         }
-        self.visit_parameters(&mut |_, p| {
+        self.visit_parameters(|_, p| {
             let _ = p.set_requires_grad(on);
         });
         Ok(self)
@@ -401,7 +405,7 @@ pub trait ModuleExt: AsDynModule {
 
     /// `zero_grad(set_to_none)`: drops every gradient, or fills it with zeros.
     fn zero_grad(&mut self, set_to_none: bool) {
-        self.visit_parameters(&mut |_, p| {
+        self.visit_parameters(|_, p| {
             if set_to_none {
                 let _ = p.set_grad(None);
             } else if let Some(g) = p.grad() {

@@ -46,7 +46,7 @@ pub struct ShapeMismatch {
 /// Its message follows PyTorch's:
 /// `Error(s) in loading state_dict for Zoo:`, then one line per problem, each after a tab:
 /// `Missing key(s) in state_dict: "embed.weight". ` or `size mismatch for fc.weight: copying a param with
-/// shape [3, 4] from checkpoint, the shape in current model is [4, 4].`
+/// shape torch.Size([3, 4]) from checkpoint, the shape in current model is torch.Size([4, 4]).`
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub struct LoadError {
     /// The type name of the module loaded into.
@@ -81,7 +81,7 @@ impl fmt::Display for LoadError {
         }
         for m in &self.mismatched {
             lines.push(format!(
-                "size mismatch for {}: copying a param with shape {} from checkpoint, the shape in current model is {}.",
+                "size mismatch for {}: copying a param with shape torch.Size({}) from checkpoint, the shape in current model is torch.Size({}).",
                 m.key, m.checkpoint, m.model
             ));
         }
@@ -200,17 +200,49 @@ fn prepare(root: &dyn Module, sd: &StateDict, assign: bool) -> Result<(Plan, Inc
     if let Some(e) = prepare.error {
         return Err(e);
     }
-    let unexpected = sd
+    let unexpected: Vec<String> = sd
         .keys()
         .zip(&prepare.used)
         .filter(|(_, used)| !**used)
         .map(|(k, _)| k.clone())
         .collect();
+    let unexpected = if unexpected.is_empty() {
+        unexpected
+    } else {
+        in_reporting_order(root, unexpected)
+    };
     let keys = IncompatibleKeys {
         missing_keys: prepare.missing,
         unexpected_keys: unexpected,
     };
     Ok((prepare.plan, keys, prepare.mismatched))
+}
+
+/// Unexpected keys in PyTorch's order: each is reported by the deepest module its path reaches (modules in
+/// load order), and within one module in state-dict order.
+fn in_reporting_order(root: &dyn Module, keys: Vec<String>) -> Vec<String> {
+    struct Modules(std::collections::HashMap<String, usize>);
+    impl Walker for Modules {
+        fn module(&mut self, path: &str, _: &dyn Module) {
+            let n = self.0.len();
+            self.0.entry(path.to_owned()).or_insert(n);
+        }
+    }
+    let mut modules = Modules(std::collections::HashMap::new());
+    walk(root, &mut modules, WalkOptions::all());
+    let reporter = |key: &str| -> usize {
+        let mut prefix = key;
+        while let Some((head, _)) = prefix.rsplit_once('.') {
+            if let Some(&i) = modules.0.get(head) {
+                return i;
+            }
+            prefix = head;
+        }
+        0
+    };
+    let mut keyed: Vec<(usize, String)> = keys.into_iter().map(|k| (reporter(&k), k)).collect();
+    keyed.sort_by_key(|(i, _)| *i);
+    keyed.into_iter().map(|(_, k)| k).collect()
 }
 
 /// Phase two: applies `plan` and returns the plan that undoes it. Extra states are set on each module before

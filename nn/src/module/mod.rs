@@ -20,7 +20,7 @@ mod walk;
 use std::any::Any;
 use std::fmt;
 
-pub use access::PathError;
+pub use access::{PathError, PathErrorKind};
 pub use ext::AsDynModule;
 pub use ext::ModuleExt;
 pub use field::FromReplacement;

@@ -5,7 +5,7 @@ use std::ops::{Deref, DerefMut};
 use indexmap::IndexMap;
 
 use super::Module;
-use super::walk::{WalkOptions, Walker, walk};
+use super::walk::{WalkOptions, Walker, walk_with};
 use crate::{Param, Tensor};
 
 /// Tensors keyed by dotted path, in PyTorch's order. The tensors share storage with the module they came
@@ -115,7 +115,7 @@ pub(crate) fn state_dict(root: &dyn Module, prefix: &str) -> StateDict {
         prefix,
         out: IndexMap::new(),
     };
-    walk(root, &mut collect, WalkOptions::all());
+    walk_with(root, &mut collect, WalkOptions::all());
     StateDict(collect.out)
 }
 

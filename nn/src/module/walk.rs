@@ -120,15 +120,16 @@ impl Seen {
     }
 }
 
-struct State<'w> {
+struct State<'w, W: Walker + ?Sized> {
     path: ModulePath,
     recurse: bool,
     remove_duplicate: bool,
     seen: Seen,
-    walker: &'w mut dyn Walker,
+    walker: &'w mut W,
 }
 
-impl State<'_> {
+impl<W: Walker + ?Sized> State<'_, W> {
+    #[inline(always)]
     fn module(&mut self, module: &dyn Module) {
         self.walker.module(self.path.as_str(), module);
         let mut members = Members {
@@ -143,14 +144,14 @@ impl State<'_> {
     }
 }
 
-struct Members<'s, 'w, 'm> {
-    state: &'s mut State<'w>,
+struct Members<'s, 'w, 'm, W: Walker + ?Sized> {
+    state: &'s mut State<'w, W>,
     module: &'m dyn Module,
     own_done: bool,
 }
 
-impl<'a> Visitor<'a> for Members<'_, '_, '_> {
-    #[inline]
+impl<'a, W: Walker + ?Sized> Visitor<'a> for Members<'_, '_, '_, W> {
+    #[inline(always)]
     fn param(&mut self, name: &str, param: &'a Param) {
         let s = &mut *self.state;
         if s.remove_duplicate && param.is_aliased() && !s.seen.first(param.id()) {
@@ -196,6 +197,11 @@ impl<'a> Visitor<'a> for Members<'_, '_, '_> {
 
 /// Walks `root` with `options`, reporting to `walker`.
 pub fn walk(root: &dyn Module, walker: &mut dyn Walker, options: WalkOptions<'_>) {
+    walk_with(root, walker, options)
+}
+
+/// [`walk`] with the walker's type known, so that its methods are inlined into the traversal.
+pub(crate) fn walk_with<W: Walker + ?Sized>(root: &dyn Module, walker: &mut W, options: WalkOptions<'_>) {
     let mut state = State {
         path: ModulePath::new(options.prefix),
         recurse: options.recurse,
@@ -206,25 +212,25 @@ pub fn walk(root: &dyn Module, walker: &mut dyn Walker, options: WalkOptions<'_>
     state.module(root);
 }
 
-struct StateMut<'w> {
+struct StateMut<'w, W: WalkerMut + ?Sized> {
     path: ModulePath,
     remove_duplicate: bool,
     seen: Seen,
-    walker: &'w mut dyn WalkerMut,
+    walker: &'w mut W,
 }
 
-impl StateMut<'_> {
+impl<W: WalkerMut + ?Sized> StateMut<'_, W> {
     fn module(&mut self, module: &mut dyn Module) {
         self.walker.module(self.path.as_str(), module);
         module.visit_mut(&mut MembersMut { state: self });
     }
 }
 
-struct MembersMut<'s, 'w> {
-    state: &'s mut StateMut<'w>,
+struct MembersMut<'s, 'w, W: WalkerMut + ?Sized> {
+    state: &'s mut StateMut<'w, W>,
 }
 
-impl<'a> VisitorMut<'a> for MembersMut<'_, '_> {
+impl<'a, W: WalkerMut + ?Sized> VisitorMut<'a> for MembersMut<'_, '_, W> {
     fn param(&mut self, name: &str, param: &'a mut Param) {
         let s = &mut *self.state;
         if s.remove_duplicate && param.is_aliased() && !s.seen.first(param.id()) {
@@ -263,6 +269,16 @@ impl<'a> VisitorMut<'a> for MembersMut<'_, '_> {
 /// Walks `root` for change: every module, parameter and buffer, with its path. With `remove_duplicate`, a
 /// shared module or tied parameter is reached once.
 pub fn walk_mut(root: &mut dyn Module, walker: &mut dyn WalkerMut, prefix: &str, remove_duplicate: bool) {
+    walk_mut_with(root, walker, prefix, remove_duplicate)
+}
+
+/// [`walk_mut`] with the walker's type known, so that its methods are inlined into the traversal.
+pub(crate) fn walk_mut_with<W: WalkerMut + ?Sized>(
+    root: &mut dyn Module,
+    walker: &mut W,
+    prefix: &str,
+    remove_duplicate: bool,
+) {
     let mut state = StateMut {
         path: ModulePath::new(prefix),
         remove_duplicate,
