@@ -14,7 +14,9 @@ struct Scale {
 
 impl Scale {
     fn new(features: usize) -> Scale {
-        Scale { weight: Param::new(Tensor::ones([features], DType::F32)) }
+        Scale {
+            weight: Param::new(Tensor::ones([features], DType::F32)),
+        }
     }
 }
 
@@ -62,7 +64,9 @@ impl Forward for Net {
 
 fn net() -> Net {
     Net {
-        encoder: Sequential::new().append(Linear::new(4, 8, true)).append(GELU::new("tanh").expect("valid")),
+        encoder: Sequential::new()
+            .append(Linear::new(4, 8, true))
+            .append(GELU::new("tanh").expect("valid")),
         scale: Scale::new(8),
         head: Linear::new(8, 2, true),
         steps: Tensor::scalar(0i64),
@@ -87,7 +91,11 @@ fn main() -> nn::Result<()> {
     assert!(keys.is_empty());
     let y2 = restored.forward(x)?;
     assert_eq!(y.to_vec::<f32>()?, y2.to_vec::<f32>()?);
-    println!("\nsaved to {} and loaded back: same output {:?}", path.display(), y2.to_vec::<f32>()?);
+    println!(
+        "\nsaved to {} and loaded back: same output {:?}",
+        path.display(),
+        y2.to_vec::<f32>()?
+    );
     std::fs::remove_file(path).ok();
     Ok(())
 }

@@ -39,15 +39,17 @@ pub mod forward;
 pub mod functional;
 pub mod init;
 pub mod layers;
+pub mod models;
 pub mod module;
 pub mod param;
+pub mod parity;
 pub mod random;
 pub mod serialization;
 pub mod shape;
 pub mod shared;
 pub mod tensor;
 
-pub use containers::{Layer, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential};
+pub use containers::{Layer, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential, TensorModule};
 pub use device::Device;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
@@ -66,7 +68,9 @@ pub use nn_derive::Module;
 
 /// Everything a model file needs: `use nn::prelude::*;`.
 pub mod prelude {
-    pub use crate::containers::{Layer, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential};
+    pub use crate::containers::{
+        Layer, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential, TensorModule,
+    };
     pub use crate::layers::*;
     pub use crate::module::{Module, ModuleExt, StaticKeys};
     pub use crate::{DType, Device, Forward, Param, Shared, StateDict, Tensor};

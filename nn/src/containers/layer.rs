@@ -22,3 +22,25 @@ impl<M: Module + Forward<Input = Tensor, Output = Tensor>> Layer for Shared<M> {
         self.read().forward(input)
     }
 }
+
+/// A module from tensor to tensor whose type is chosen at run time: hold it as `Box<dyn TensorModule>` (a
+/// module, and a layer, itself).
+///
+/// ```
+/// use nn::prelude::*;
+/// let act: Box<dyn TensorModule> = if true { Box::new(ReLU::new(false)) } else { Box::new(Tanh::new()) };
+/// assert_eq!(act.to_string(), "ReLU()");
+/// let y = act.forward(Tensor::from_vec(vec![-1.0f32, 1.0], [2]).unwrap()).unwrap();
+/// assert_eq!(y.to_vec::<f32>().unwrap(), vec![0.0, 1.0]);
+/// ```
+pub trait TensorModule: Module + Forward<Input = Tensor, Output = Tensor> {}
+
+impl<M: Module + Forward<Input = Tensor, Output = Tensor>> TensorModule for M {}
+
+impl Forward for Box<dyn TensorModule> {
+    type Input = Tensor;
+    type Output = Tensor;
+    fn forward(&self, input: Tensor) -> Result<Tensor> {
+        (**self).forward(input)
+    }
+}

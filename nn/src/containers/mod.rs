@@ -10,7 +10,7 @@ mod parameter_dict;
 mod parameter_list;
 mod sequential;
 
-pub use layer::Layer;
+pub use layer::{Layer, TensorModule};
 pub use module_dict::ModuleDict;
 pub use module_list::ModuleList;
 pub use parameter_dict::ParameterDict;

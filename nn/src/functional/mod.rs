@@ -1,5 +1,11 @@
 //! Functions on tensors behind the layers (PyTorch's `torch.nn.functional`).
 
 pub mod activation;
+mod conv;
+mod embedding;
+mod norm;
 
 pub use activation::{Activation, log_softmax, prelu, softmax};
+pub use conv::{Conv2dOptions, Padding2d, conv2d};
+pub use embedding::embedding;
+pub use norm::{RunningStats, batch_norm, layer_norm};

@@ -1,6 +1,7 @@
 //! Matrix products, on `matrixmultiply`'s blocked GEMM (`f16`/`bf16` compute in `f32`).
 
 use super::Tensor;
+use super::real::Real;
 use super::storage::CpuData;
 use crate::{DType, Error, Result, Shape};
 
@@ -45,9 +46,7 @@ impl<'a, T> Mat<'a, T> {
 }
 
 /// A float type `matrixmultiply` multiplies.
-pub(crate) trait Gemm: Copy + Default + Send + Sync + 'static {
-    /// One.
-    const ONE: Self;
+pub(crate) trait Gemm: Real + Default {
     /// `c = alpha * a @ b + beta * c`, with `c` row-major `a.rows x b.cols`.
     fn gemm(alpha: Self, a: Mat<'_, Self>, b: Mat<'_, Self>, beta: Self, c: &mut [Self]);
 }
@@ -55,7 +54,6 @@ pub(crate) trait Gemm: Copy + Default + Send + Sync + 'static {
 macro_rules! gemm_impl {
     ($t:ty, $f:path) => {
         impl Gemm for $t {
-            const ONE: $t = 1.0;
             fn gemm(alpha: $t, a: Mat<'_, $t>, b: Mat<'_, $t>, beta: $t, c: &mut [$t]) {
                 let (m, k, n) = (a.rows, a.cols, b.cols);
                 assert!(

@@ -4,6 +4,7 @@ mod autograd;
 pub(crate) mod cast;
 mod create;
 pub(crate) mod elementwise;
+pub(crate) mod float;
 mod fmt;
 pub(crate) mod linalg;
 pub mod real;

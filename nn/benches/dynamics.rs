@@ -1,0 +1,33 @@
+//! EfficientZero's DynamicsNetwork forward on the CPU, batch 256, the shared fixture's config
+//! (`tests/fixtures/dynamics_small/config.json`), in eval and train mode.
+//!
+//! `cargo bench -p nn --bench dynamics`
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use nn::models::efficientzero::{DynamicsConfig, DynamicsNetwork};
+use nn::prelude::*;
+use std::hint::black_box;
+
+const CONFIG: &str = r#"{"observation_shape": [16, 3, 3], "action_encoding_dim": 2, "num_res_blocks": 1,
+    "num_channels": 16, "reward_head_channels": 4, "reward_head_hidden_channels": [16], "output_support_size": 21,
+    "flatten_input_size_for_reward_head": 36, "lstm_hidden_size": 32, "activation": "relu"}"#;
+
+fn bench(c: &mut Criterion) {
+    nn::manual_seed(0);
+    let mut net = DynamicsNetwork::new(DynamicsConfig::from_json(CONFIG).unwrap()).unwrap();
+    let batch = 256;
+    let x = Tensor::randn([batch, 16, 3, 3], DType::F32);
+    let h = Tensor::randn([1, batch, 32], DType::F32);
+    let cell = Tensor::randn([1, batch, 32], DType::F32);
+    net.eval();
+    c.bench_function("DynamicsNetwork forward, eval, batch 256", |b| {
+        b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
+    });
+    net.train(true);
+    c.bench_function("DynamicsNetwork forward, train, batch 256", |b| {
+        b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

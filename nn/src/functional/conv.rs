@@ -1,0 +1,355 @@
+//! 2-d convolution: im2col over a chunk of the batch, then one matrix product per group.
+
+use rayon::prelude::*;
+
+use crate::tensor::float::{Float, with_float_type};
+use crate::tensor::linalg::Mat;
+use crate::{Error, Result, Shape, Tensor};
+
+/// How a convolution pads its input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Padding2d {
+    /// Zeros added on both sides: `(height, width)`.
+    Explicit(usize, usize),
+    /// No padding (PyTorch's `padding='valid'`).
+    Valid,
+    /// Padding that keeps the spatial size at stride 1 (PyTorch's `padding='same'`); an odd total puts the
+    /// extra row or column at the end, as PyTorch does.
+    Same,
+}
+
+/// The arguments of a 2-d convolution besides its tensors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv2dOptions {
+    /// Step between applications, `(height, width)`.
+    pub stride: [usize; 2],
+    /// Padding of the input.
+    pub padding: Padding2d,
+    /// Spacing between kernel elements, `(height, width)`.
+    pub dilation: [usize; 2],
+    /// Number of blocked groups of channels.
+    pub groups: usize,
+}
+
+impl Default for Conv2dOptions {
+    fn default() -> Self {
+        Conv2dOptions {
+            stride: [1, 1],
+            padding: Padding2d::Explicit(0, 0),
+            dilation: [1, 1],
+            groups: 1,
+        }
+    }
+}
+
+/// Padding before and after, per spatial dimension.
+fn pads(opts: &Conv2dOptions, kernel: [usize; 2]) -> [(usize, usize); 2] {
+    match opts.padding {
+        Padding2d::Explicit(h, w) => [(h, h), (w, w)],
+        Padding2d::Valid => [(0, 0), (0, 0)],
+        Padding2d::Same => {
+            let total = |d: usize| opts.dilation[d] * (kernel[d] - 1);
+            [
+                (total(0) / 2, total(0) - total(0) / 2),
+                (total(1) / 2, total(1) - total(1) / 2),
+            ]
+        }
+    }
+}
+
+/// PyTorch's `F.conv2d(x, weight, bias, stride, padding, dilation, groups)` on `(N, C, H, W)` or `(C, H, W)`.
+///
+/// ```
+/// use nn::Tensor;
+/// use nn::functional::{conv2d, Conv2dOptions, Padding2d};
+/// let x = Tensor::ones([1, 1, 3, 3], nn::DType::F32);
+/// let w = Tensor::ones([1, 1, 3, 3], nn::DType::F32);
+/// let opts = Conv2dOptions { padding: Padding2d::Explicit(1, 1), ..Default::default() };
+/// let y = conv2d(&x, &w, None, &opts).unwrap();
+/// assert_eq!(y.to_vec::<f32>().unwrap(), vec![4.0, 6.0, 4.0, 6.0, 9.0, 6.0, 4.0, 6.0, 4.0]);
+/// ```
+pub fn conv2d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dOptions) -> Result<Tensor> {
+    let op = "conv2d";
+    if x.rank() == 3 {
+        return conv2d(&x.unsqueeze(0)?, weight, bias, opts)?.squeeze(0);
+    }
+    if x.rank() != 4 || weight.rank() != 4 {
+        return Err(Error::shapes(
+            op,
+            x.shape(),
+            weight.shape(),
+            "input (N, C, H, W) and weight (O, C / groups, kH, kW)",
+        ));
+    }
+    let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
+    let (o, cg, kh, kw) = (
+        weight.shape()[0],
+        weight.shape()[1],
+        weight.shape()[2],
+        weight.shape()[3],
+    );
+    let g = opts.groups;
+    if g == 0 || !c.is_multiple_of(g) || !o.is_multiple_of(g) || cg * g != c {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "an input of {c} channels with {g} groups needs a weight of shape ({o}, {}, kH, kW); got {}",
+                c.checked_div(g).unwrap_or(0),
+                weight.shape()
+            ),
+        ));
+    }
+    if opts.stride.contains(&0) || opts.dilation.contains(&0) {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "stride {:?} and dilation {:?} must be positive",
+                opts.stride, opts.dilation
+            ),
+        ));
+    }
+    if matches!(opts.padding, Padding2d::Same) && opts.stride != [1, 1] {
+        return Err(Error::invalid(
+            op,
+            "padding='same' is not supported for strided convolutions",
+        ));
+    }
+    if let Some(b) = bias
+        && b.shape() != &[o]
+    {
+        return Err(Error::shapes(
+            op,
+            b.shape(),
+            weight.shape(),
+            "bias (O) for weight (O, C / groups, kH, kW)",
+        ));
+    }
+    for t in [Some(weight), bias].into_iter().flatten() {
+        if t.dtype() != x.dtype() {
+            return Err(Error::DTypeMismatch {
+                op,
+                expected: x.dtype(),
+                got: t.dtype(),
+            });
+        }
+    }
+    let [(pt, pb), (pl, pr)] = pads(opts, [kh, kw]);
+    let span = |size: usize, before: usize, after: usize, k: usize, d: usize, s: usize| -> Option<usize> {
+        let padded = size + before + after;
+        let reach = d * (k - 1) + 1;
+        (padded >= reach).then(|| (padded - reach) / s + 1)
+    };
+    let (Some(ho), Some(wo)) = (
+        span(h, pt, pb, kh, opts.dilation[0], opts.stride[0]),
+        span(w, pl, pr, kw, opts.dilation[1], opts.stride[1]),
+    ) else {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "the padded input ({h}x{w} + padding) is smaller than the dilated kernel ({kh}x{kw}) in shape {}",
+                x.shape()
+            ),
+        ));
+    };
+    let geo = Geometry {
+        n,
+        c,
+        h,
+        w,
+        o,
+        g,
+        kh,
+        kw,
+        ho,
+        wo,
+        pt,
+        pl,
+        stride: opts.stride,
+        dilation: opts.dilation,
+    };
+    with_float_type!(x.dtype(), T => {
+        let xs = x.float_ref::<T>(op)?;
+        let ws = weight.float_ref::<T>(op)?;
+        let bs = bias.map(|b| b.float_ref::<T>(op)).transpose()?;
+        let out = run::<T>(&geo, &xs, &ws, bs.as_deref());
+        Tensor::from_computed(out, Shape::from([n, o, ho, wo]), x.dtype())
+    })
+}
+
+/// Sizes of one convolution.
+struct Geometry {
+    n: usize,
+    c: usize,
+    h: usize,
+    w: usize,
+    o: usize,
+    g: usize,
+    kh: usize,
+    kw: usize,
+    ho: usize,
+    wo: usize,
+    pt: usize,
+    pl: usize,
+    stride: [usize; 2],
+    dilation: [usize; 2],
+}
+
+/// Columns of im2col kept below this many elements: larger batches run in chunks.
+const COLS_BUDGET: usize = 1 << 22;
+
+fn run<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Option<&[T]>) -> Vec<T> {
+    let Geometry {
+        n,
+        c,
+        o,
+        g,
+        kh,
+        kw,
+        ho,
+        wo,
+        ..
+    } = *geo;
+    let (cg, og) = (c / g, o / g);
+    let k = cg * kh * kw;
+    let p = ho * wo;
+    let mut out = vec![T::ZERO; n * o * p];
+    if out.is_empty() {
+        return out;
+    }
+    let padded = Padded::new(geo, x);
+    let taps = taps(geo, padded.w);
+    let chunk = (COLS_BUDGET / (k * p).max(1)).clamp(1, n);
+    let mut cols = vec![T::ZERO; k * chunk * p];
+    let mut prod = vec![T::ZERO; og * chunk * p];
+    for n0 in (0..n).step_by(chunk) {
+        let nb = chunk.min(n - n0);
+        for gi in 0..g {
+            im2col(geo, &padded, &taps, n0, nb, gi, &mut cols[..k * nb * p]);
+            let wg = &weight[gi * og * k..(gi + 1) * og * k];
+            T::gemm(
+                T::ONE,
+                Mat::row_major(wg, og, k),
+                Mat::row_major(&cols[..k * nb * p], k, nb * p),
+                T::ZERO,
+                &mut prod[..og * nb * p],
+            );
+            // prod is (og, nb * p); the output is (n, o, p).
+            for oi in 0..og {
+                let channel = gi * og + oi;
+                let b = bias.map_or(T::ZERO, |b| b[channel]);
+                for ni in 0..nb {
+                    let src = &prod[oi * nb * p + ni * p..oi * nb * p + (ni + 1) * p];
+                    let dst = &mut out[((n0 + ni) * o + channel) * p..((n0 + ni) * o + channel + 1) * p];
+                    for (d, &s) in dst.iter_mut().zip(src) {
+                        *d = s + b;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The input with its zero padding made explicit, so that gathering a patch needs no bounds tests.
+struct Padded<'a, T: Clone> {
+    data: std::borrow::Cow<'a, [T]>,
+    h: usize,
+    w: usize,
+}
+
+impl<'a, T: Float> Padded<'a, T> {
+    fn new(geo: &Geometry, x: &'a [T]) -> Padded<'a, T> {
+        let Geometry {
+            n,
+            c,
+            h,
+            w,
+            kh,
+            kw,
+            ho,
+            wo,
+            pt,
+            pl,
+            stride,
+            dilation,
+            ..
+        } = *geo;
+        // Rows and columns the kernel reaches, past the padding before (the padding after is what it reaches).
+        let hp = ((ho - 1) * stride[0] + (kh - 1) * dilation[0] + 1).max(h + pt);
+        let wp = ((wo - 1) * stride[1] + (kw - 1) * dilation[1] + 1).max(w + pl);
+        if pt == 0 && pl == 0 && hp == h && wp == w {
+            return Padded {
+                data: std::borrow::Cow::Borrowed(x),
+                h,
+                w,
+            };
+        }
+        let mut data = vec![T::ZERO; n * c * hp * wp];
+        for (src, dst) in x.chunks(h * w).zip(data.chunks_mut(hp * wp)) {
+            for (r, row) in src.chunks(w).enumerate() {
+                let at = (r + pt) * wp + pl;
+                let keep = w.min(wp - pl);
+                dst[at..at + keep].copy_from_slice(&row[..keep]);
+            }
+        }
+        Padded {
+            data: std::borrow::Cow::Owned(data),
+            h: hp,
+            w: wp,
+        }
+    }
+}
+
+/// For each kernel tap `(ki, kj)`, the offset in a padded plane of the input each output position reads.
+fn taps(geo: &Geometry, padded_w: usize) -> Vec<u32> {
+    let Geometry {
+        kh,
+        kw,
+        ho,
+        wo,
+        stride,
+        dilation,
+        ..
+    } = *geo;
+    let mut taps = Vec::with_capacity(kh * kw * ho * wo);
+    for ki in 0..kh {
+        for kj in 0..kw {
+            for oh in 0..ho {
+                for ow in 0..wo {
+                    let r = oh * stride[0] + ki * dilation[0];
+                    let col = ow * stride[1] + kj * dilation[1];
+                    taps.push((r * padded_w + col) as u32);
+                }
+            }
+        }
+    }
+    taps
+}
+
+/// Fills `cols` (`k` rows of `nb * p`) with the patches of images `n0..n0 + nb`, channels of group `gi`.
+fn im2col<T: Float>(geo: &Geometry, x: &Padded<'_, T>, taps: &[u32], n0: usize, nb: usize, gi: usize, cols: &mut [T]) {
+    let Geometry {
+        c, g, kh, kw, ho, wo, ..
+    } = *geo;
+    let cg = c / g;
+    let p = ho * wo;
+    let plane = x.h * x.w;
+    let fill = |r: usize, dst: &mut [T]| {
+        let ci = r / (kh * kw);
+        let tap = &taps[(r % (kh * kw)) * p..(r % (kh * kw) + 1) * p];
+        let channel = gi * cg + ci;
+        for (ni, out) in dst.chunks_mut(p).enumerate() {
+            let src = &x.data[((n0 + ni) * c + channel) * plane..((n0 + ni) * c + channel + 1) * plane];
+            for (d, &t) in out.iter_mut().zip(tap) {
+                *d = src[t as usize];
+            }
+        }
+    };
+    if cols.len() >= 1 << 16 {
+        cols.par_chunks_mut(nb * p)
+            .enumerate()
+            .for_each(|(r, dst)| fill(r, dst));
+    } else {
+        cols.chunks_mut(nb * p).enumerate().for_each(|(r, dst)| fill(r, dst));
+    }
+}

@@ -1,0 +1,377 @@
+//! [`LSTM`]: a multi-layer long short-term memory, PyTorch's gate order and keys.
+
+use crate::module::{Module, Visitor, VisitorMut, py_bool, py_float};
+use crate::random;
+use crate::tensor::float::{Float, with_float_type};
+use crate::tensor::linalg::Mat;
+use crate::{DType, Error, Forward, Param, Real, Result, Shape, Tensor};
+
+/// Everything of PyTorch's `nn.LSTM` constructor but the sizes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LstmOptions {
+    /// Stacked layers.
+    pub num_layers: usize,
+    /// Whether the layers have `bias_ih` and `bias_hh`.
+    pub bias: bool,
+    /// Whether inputs and outputs are `(batch, seq, feature)` rather than `(seq, batch, feature)`.
+    pub batch_first: bool,
+    /// Dropout on the outputs of every layer but the last, in training.
+    pub dropout: f64,
+    /// Whether each layer also runs backwards in time (`_reverse` parameters).
+    pub bidirectional: bool,
+}
+
+impl Default for LstmOptions {
+    fn default() -> Self {
+        LstmOptions {
+            num_layers: 1,
+            bias: true,
+            batch_first: false,
+            dropout: 0.0,
+            bidirectional: false,
+        }
+    }
+}
+
+/// PyTorch's `nn.LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+/// bidirectional=False)`.
+///
+/// Keys `weight_ih_l{k}` `(4H, in)`, `weight_hh_l{k}` `(4H, H)`, `bias_ih_l{k}`, `bias_hh_l{k}` (`(4H)`), with a
+/// `_reverse` suffix for the backward direction; gates in PyTorch's order i, f, g, o; every parameter uniform
+/// in `±1/sqrt(H)`. Forward takes `(input, Option<(h0, c0)>)` and returns `(output, (h_n, c_n))`.
+///
+/// ```
+/// use nn::prelude::*;
+/// let lstm = LSTM::new(36, 32);
+/// assert_eq!(lstm.to_string(), "LSTM(36, 32)");
+/// assert_eq!(lstm.state_dict().keys().collect::<Vec<_>>(), ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]);
+/// let (out, (h, c)) = lstm.forward((Tensor::zeros([5, 3, 36], DType::F32), None)).unwrap();
+/// assert_eq!((out.shape(), h.shape(), c.shape()), (&[5, 3, 32].into(), &[1, 3, 32].into(), &[1, 3, 32].into()));
+/// ```
+pub struct LSTM {
+    params: Vec<(String, Param)>,
+    /// Features of the input.
+    pub input_size: usize,
+    /// Features of the hidden state.
+    pub hidden_size: usize,
+    /// Layers, bias, layout, dropout, direction.
+    pub options: LstmOptions,
+    training: bool,
+}
+
+impl LSTM {
+    /// One layer, with biases, `(seq, batch, feature)`.
+    pub fn new(input_size: usize, hidden_size: usize) -> LSTM {
+        LSTM::with_options(input_size, hidden_size, LstmOptions::default()).expect("the default options are valid")
+    }
+
+    /// Every constructor argument; `num_layers` must be positive and `dropout` in `[0, 1]`.
+    pub fn with_options(input_size: usize, hidden_size: usize, options: LstmOptions) -> Result<LSTM> {
+        if options.num_layers == 0 || hidden_size == 0 {
+            return Err(Error::invalid("LSTM", "num_layers and hidden_size must be positive"));
+        }
+        if !(0.0..=1.0).contains(&options.dropout) {
+            return Err(Error::invalid(
+                "LSTM",
+                format!("dropout must lie in [0, 1], got {}", options.dropout),
+            ));
+        }
+        let bound = 1.0 / (hidden_size as f64).sqrt();
+        let directions = if options.bidirectional { 2 } else { 1 };
+        let mut params = Vec::new();
+        for layer in 0..options.num_layers {
+            let layer_in = if layer == 0 {
+                input_size
+            } else {
+                hidden_size * directions
+            };
+            for direction in 0..directions {
+                let suffix = if direction == 1 { "_reverse" } else { "" };
+                let mut shapes = vec![
+                    ("weight_ih", vec![4 * hidden_size, layer_in]),
+                    ("weight_hh", vec![4 * hidden_size, hidden_size]),
+                ];
+                if options.bias {
+                    shapes.push(("bias_ih", vec![4 * hidden_size]));
+                    shapes.push(("bias_hh", vec![4 * hidden_size]));
+                }
+                for (name, shape) in shapes {
+                    let t = random::with_global(|g| Tensor::uniform_with(shape, -bound, bound, DType::F32, g));
+                    params.push((format!("{name}_l{layer}{suffix}"), Param::new(t)));
+                }
+            }
+        }
+        Ok(LSTM {
+            params,
+            input_size,
+            hidden_size,
+            options,
+            training: true,
+        })
+    }
+
+    /// The parameter named `name` (`weight_ih_l0`, …).
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|(n, _)| n == name).map(|(_, p)| p)
+    }
+
+    fn directions(&self) -> usize {
+        if self.options.bidirectional { 2 } else { 1 }
+    }
+
+    /// `(w_ih, w_hh, b_ih, b_hh)` of one layer and direction.
+    fn weights(&self, layer: usize, direction: usize) -> (Tensor, Tensor, Option<Tensor>, Option<Tensor>) {
+        let per = if self.options.bias { 4 } else { 2 };
+        let base = (layer * self.directions() + direction) * per;
+        let p = |i: usize| self.params[base + i].1.data();
+        if self.options.bias {
+            (p(0), p(1), Some(p(2)), Some(p(3)))
+        } else {
+            (p(0), p(1), None, None)
+        }
+    }
+}
+
+impl Module for LSTM {
+    fn type_name(&self) -> &'static str {
+        "LSTM"
+    }
+    fn visit<'a>(&'a self, visitor: &mut dyn Visitor<'a>) {
+        for (name, p) in &self.params {
+            visitor.param(name, p);
+        }
+    }
+    fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>) {
+        for (name, p) in self.params.iter_mut() {
+            visitor.param(name, p);
+        }
+    }
+    fn extra_repr(&self) -> String {
+        let o = &self.options;
+        let mut s = format!("{}, {}", self.input_size, self.hidden_size);
+        if o.num_layers != 1 {
+            s.push_str(&format!(", num_layers={}", o.num_layers));
+        }
+        if !o.bias {
+            s.push_str(", bias=False");
+        }
+        if o.batch_first {
+            s.push_str(", batch_first=True");
+        }
+        if o.dropout != 0.0 {
+            s.push_str(&format!(", dropout={}", py_float(o.dropout)));
+        }
+        if o.bidirectional {
+            s.push_str(&format!(", bidirectional={}", py_bool(true)));
+        }
+        s
+    }
+    fn is_training(&self) -> bool {
+        self.training
+    }
+    fn set_training(&mut self, mode: bool) {
+        self.training = mode;
+    }
+}
+
+impl std::fmt::Display for LSTM {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.repr())
+    }
+}
+
+impl Forward for LSTM {
+    type Input = (Tensor, Option<(Tensor, Tensor)>);
+    type Output = (Tensor, (Tensor, Tensor));
+
+    fn forward(&self, (input, state): Self::Input) -> Result<Self::Output> {
+        let op = "LSTM";
+        let unbatched = input.rank() == 2;
+        if !(input.rank() == 2 || input.rank() == 3) || input.shape()[input.rank() - 1] != self.input_size {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "expected input (seq, batch, {0}) or (seq, {0}), got shape {1}",
+                    self.input_size,
+                    input.shape()
+                ),
+            ));
+        }
+        let x = if unbatched {
+            input.unsqueeze(1)?
+        } else if self.options.batch_first {
+            input.transpose(0, 1)?
+        } else {
+            input
+        };
+        let (seq, batch) = (x.shape()[0], x.shape()[1]);
+        let (layers, dirs, hid) = (self.options.num_layers, self.directions(), self.hidden_size);
+        let state_shape = Shape::from([layers * dirs, batch, hid]);
+        let (h0, c0) = match state {
+            Some((h, c)) => {
+                let (h, c) = if unbatched {
+                    (h.unsqueeze(1)?, c.unsqueeze(1)?)
+                } else {
+                    (h, c)
+                };
+                for (name, t) in [("h0", &h), ("c0", &c)] {
+                    if t.shape() != &state_shape {
+                        return Err(Error::invalid(
+                            op,
+                            format!("expected {name} of shape {state_shape}, got {}", t.shape()),
+                        ));
+                    }
+                    if t.dtype() != x.dtype() {
+                        return Err(Error::DTypeMismatch {
+                            op,
+                            expected: x.dtype(),
+                            got: t.dtype(),
+                        });
+                    }
+                }
+                (h, c)
+            }
+            None => (
+                Tensor::zeros(state_shape.clone(), x.dtype()),
+                Tensor::zeros(state_shape.clone(), x.dtype()),
+            ),
+        };
+        let dtype = x.dtype();
+        let (out, h_n, c_n) = with_float_type!(dtype, T => {
+            let mut layer_in: Vec<T> = x.float_ref::<T>(op)?.to_vec();
+            let h0 = h0.float_ref::<T>(op)?;
+            let c0 = c0.float_ref::<T>(op)?;
+            let mut h_n = vec![T::ZERO; layers * dirs * batch * hid];
+            let mut c_n = h_n.clone();
+            for layer in 0..layers {
+                let in_size = layer_in.len() / (seq * batch).max(1);
+                let mut out = vec![T::ZERO; seq * batch * dirs * hid];
+                for d in 0..dirs {
+                    let (w_ih, w_hh, b_ih, b_hh) = self.weights(layer, d);
+                    let w_ih = w_ih.float_ref::<T>(op)?;
+                    let w_hh = w_hh.float_ref::<T>(op)?;
+                    let b_ih = b_ih.as_ref().map(|b| b.float_ref::<T>(op)).transpose()?;
+                    let b_hh = b_hh.as_ref().map(|b| b.float_ref::<T>(op)).transpose()?;
+                    let slot = (layer * dirs + d) * batch * hid;
+                    let cell = Cell { w_ih: &w_ih, w_hh: &w_hh, b_ih: b_ih.as_deref(), b_hh: b_hh.as_deref(), hid, in_size };
+                    let (h, c) = cell.run(&layer_in, seq, batch, &h0[slot..slot + batch * hid], &c0[slot..slot + batch * hid], d == 1, &mut out, d, dirs);
+                    h_n[slot..slot + batch * hid].copy_from_slice(&h);
+                    c_n[slot..slot + batch * hid].copy_from_slice(&c);
+                }
+                if self.training && self.options.dropout > 0.0 && layer + 1 < layers {
+                    let keep = 1.0 - self.options.dropout;
+                    random::with_global(|g| {
+                        for v in out.iter_mut() {
+                            *v = if g.unit() < keep { T::of(v.f64() / keep) } else { T::ZERO };
+                        }
+                    });
+                }
+                layer_in = out;
+            }
+            (
+                Tensor::from_computed(layer_in, Shape::from([seq, batch, dirs * hid]), dtype)?,
+                Tensor::from_computed(h_n, state_shape.clone(), dtype)?,
+                Tensor::from_computed(c_n, state_shape.clone(), dtype)?,
+            )
+        });
+        let out = if unbatched {
+            out.squeeze(1)?
+        } else if self.options.batch_first {
+            out.transpose(0, 1)?
+        } else {
+            out
+        };
+        let (h_n, c_n) = if unbatched {
+            (h_n.squeeze(1)?, c_n.squeeze(1)?)
+        } else {
+            (h_n, c_n)
+        };
+        Ok((out, (h_n, c_n)))
+    }
+}
+
+/// One layer and direction of an LSTM.
+struct Cell<'a, T> {
+    w_ih: &'a [T],
+    w_hh: &'a [T],
+    b_ih: Option<&'a [T]>,
+    b_hh: Option<&'a [T]>,
+    hid: usize,
+    in_size: usize,
+}
+
+impl<T: Float> Cell<'_, T> {
+    /// Runs the sequence `x` (`seq, batch, in`), writing each step's `h` into its slice of `out`
+    /// (`seq, batch, dirs * hid`); returns the last `(h, c)`.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        x: &[T],
+        seq: usize,
+        batch: usize,
+        h0: &[T],
+        c0: &[T],
+        reverse: bool,
+        out: &mut [T],
+        d: usize,
+        dirs: usize,
+    ) -> (Vec<T>, Vec<T>) {
+        let (hid, g4) = (self.hid, 4 * self.hid);
+        // Input projections of every step at once: (seq * batch, 4H).
+        let mut gx = vec![T::ZERO; seq * batch * g4];
+        if let Some(b) = self.b_ih {
+            for row in gx.chunks_mut(g4) {
+                row.copy_from_slice(b);
+            }
+        }
+        let beta = if self.b_ih.is_some() { T::ONE } else { T::ZERO };
+        T::gemm(
+            T::ONE,
+            Mat::row_major(x, seq * batch, self.in_size),
+            Mat::row_major(self.w_ih, g4, self.in_size).t(),
+            beta,
+            &mut gx,
+        );
+        let mut h = h0.to_vec();
+        let mut c = c0.to_vec();
+        let mut gates = vec![T::ZERO; batch * g4];
+        for step in 0..seq {
+            let t = if reverse { seq - 1 - step } else { step };
+            gates.copy_from_slice(&gx[t * batch * g4..(t + 1) * batch * g4]);
+            if let Some(b) = self.b_hh {
+                for row in gates.chunks_mut(g4) {
+                    for (g, &bv) in row.iter_mut().zip(b) {
+                        *g = *g + bv;
+                    }
+                }
+            }
+            T::gemm(
+                T::ONE,
+                Mat::row_major(&h, batch, hid),
+                Mat::row_major(self.w_hh, g4, hid).t(),
+                T::ONE,
+                &mut gates,
+            );
+            for bi in 0..batch {
+                let g = &gates[bi * g4..(bi + 1) * g4];
+                for j in 0..hid {
+                    let i = sigmoid(g[j]);
+                    let f = sigmoid(g[hid + j]);
+                    let gg = g[2 * hid + j].tanh();
+                    let o = sigmoid(g[3 * hid + j]);
+                    let cv = f * c[bi * hid + j] + i * gg;
+                    c[bi * hid + j] = cv;
+                    h[bi * hid + j] = o * cv.tanh();
+                }
+                let dst = (t * batch + bi) * dirs * hid + d * hid;
+                out[dst..dst + hid].copy_from_slice(&h[bi * hid..(bi + 1) * hid]);
+            }
+        }
+        (h, c)
+    }
+}
+
+#[inline(always)]
+fn sigmoid<T: Float>(x: T) -> T {
+    T::ONE / (T::ONE + (-x).exp())
+}

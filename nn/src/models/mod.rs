@@ -1,0 +1,3 @@
+//! Reference models ported from PyTorch with the derive.
+
+pub mod efficientzero;

@@ -1,0 +1,243 @@
+//! Checking a port against what PyTorch exported: the listings (`state_dict_keys.txt`, `named_*.txt`,
+//! `repr.txt`) and tensors of a model, compared line by line and within a tolerance.
+//!
+//! The listing formats are those of the fixtures this crate is tested with: one entry per line, fields
+//! separated by a tab — `key<TAB>dtype<TAB>[shape]` for a state dict, `name<TAB>[shape]` for parameters and
+//! buffers, `name<TAB>Type` for modules (the root's name is empty).
+
+use std::fmt;
+use std::path::Path;
+
+use crate::module::{Module, ModuleExt};
+use crate::{Result, Tensor};
+
+/// The outcome of one check.
+#[derive(Clone, Debug)]
+pub struct Check {
+    /// What was checked.
+    pub name: String,
+    /// Whether it holds.
+    pub passed: bool,
+    /// The largest error, for tensor checks.
+    pub max_abs_err: Option<f64>,
+    /// What differed, or a summary.
+    pub detail: String,
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verdict = if self.passed { "PASS" } else { "FAIL" };
+        write!(f, "{verdict}  {}", self.name)?;
+        if let Some(e) = self.max_abs_err {
+            write!(f, "  max abs err {e:.3e}")?;
+        }
+        if !self.detail.is_empty() {
+            write!(f, "  {}", self.detail)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks in order, printed one per line and then `N passed, M failed`.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// The checks, in the order they ran.
+    pub checks: Vec<Check>,
+}
+
+impl Report {
+    /// Adds a check.
+    pub fn push(&mut self, check: Check) {
+        self.checks.push(check);
+    }
+
+    /// How many checks passed.
+    pub fn passed(&self) -> usize {
+        self.checks.iter().filter(|c| c.passed).count()
+    }
+
+    /// How many checks failed.
+    pub fn failed(&self) -> usize {
+        self.checks.len() - self.passed()
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in &self.checks {
+            writeln!(f, "{c}")?;
+        }
+        write!(f, "{} passed, {} failed", self.passed(), self.failed())
+    }
+}
+
+/// `actual` lines against the lines of the file at `expected` (a missing file fails the check).
+pub fn lines_check(name: &str, actual: &[String], expected: &Path) -> Check {
+    let text = match std::fs::read_to_string(expected) {
+        Ok(t) => t,
+        Err(e) => return failed(name, format!("cannot read {}: {e}", expected.display())),
+    };
+    let expected: Vec<&str> = text.lines().collect();
+    let first_diff = actual
+        .iter()
+        .map(String::as_str)
+        .zip(&expected)
+        .position(|(a, e)| a != *e);
+    match first_diff {
+        Some(i) => failed(
+            name,
+            format!("line {}: expected {:?}, got {:?}", i + 1, expected[i], actual[i]),
+        ),
+        None if actual.len() != expected.len() => {
+            failed(name, format!("{} lines, expected {}", actual.len(), expected.len()))
+        }
+        None => passed(name, format!("{} lines", actual.len())),
+    }
+}
+
+/// `actual` against the bytes of the file at `expected`.
+pub fn text_check(name: &str, actual: &str, expected: &Path) -> Check {
+    match std::fs::read_to_string(expected) {
+        Ok(text) if text == actual => passed(name, format!("{} bytes", actual.len())),
+        Ok(text) => {
+            let at = text
+                .bytes()
+                .zip(actual.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(text.len().min(actual.len()));
+            let line = text[..at].matches('\n').count() + 1;
+            failed(name, format!("differs from byte {at} (line {line})"))
+        }
+        Err(e) => failed(name, format!("cannot read {}: {e}", expected.display())),
+    }
+}
+
+/// `actual` against `expected`: same shape and dtype, and `|a - e| <= tol * max(|e|, 1)` everywhere (exact for
+/// integer tensors; NaN matches NaN).
+pub fn tensor_check(name: &str, actual: &Tensor, expected: &Tensor, tol: f64) -> Check {
+    if actual.shape() != expected.shape() {
+        return failed(name, format!("shape {}, expected {}", actual.shape(), expected.shape()));
+    }
+    if actual.dtype() != expected.dtype() {
+        return failed(name, format!("dtype {}, expected {}", actual.dtype(), expected.dtype()));
+    }
+    let (a, e) = match (actual.to_vec_f64(), expected.to_vec_f64()) {
+        (Ok(a), Ok(e)) => (a, e),
+        (Err(err), _) | (_, Err(err)) => return failed(name, err.to_string()),
+    };
+    let tol = if actual.is_floating_point() { tol } else { 0.0 };
+    let mut max_abs = 0.0f64;
+    let mut worst = 0.0f64;
+    for (x, y) in a.iter().zip(&e) {
+        if x.is_nan() && y.is_nan() {
+            continue;
+        }
+        let abs = (x - y).abs();
+        let abs = if abs.is_nan() { f64::INFINITY } else { abs };
+        max_abs = max_abs.max(abs);
+        worst = worst.max(abs / y.abs().max(1.0));
+    }
+    Check {
+        name: name.to_owned(),
+        passed: worst <= tol,
+        max_abs_err: Some(max_abs),
+        detail: String::new(),
+    }
+}
+
+fn passed(name: &str, detail: String) -> Check {
+    Check {
+        name: name.to_owned(),
+        passed: true,
+        max_abs_err: None,
+        detail,
+    }
+}
+
+/// A failed check with its reason.
+pub fn failed(name: &str, detail: String) -> Check {
+    Check {
+        name: name.to_owned(),
+        passed: false,
+        max_abs_err: None,
+        detail,
+    }
+}
+
+/// `key<TAB>dtype<TAB>[shape]` for every state-dict entry.
+pub fn state_dict_lines(m: &(impl ModuleExt + ?Sized)) -> Vec<String> {
+    m.state_dict()
+        .iter()
+        .map(|(k, t)| format!("{k}\t{}\t{}", t.dtype(), t.shape()))
+        .collect()
+}
+
+/// `key<TAB>dtype` for every state-dict entry.
+pub fn state_dict_dtype_lines(m: &(impl ModuleExt + ?Sized)) -> Vec<String> {
+    m.state_dict()
+        .iter()
+        .map(|(k, t)| format!("{k}\t{}", t.dtype()))
+        .collect()
+}
+
+/// `name<TAB>[shape]` for every parameter (each once).
+pub fn named_parameter_lines(m: &(impl ModuleExt + ?Sized)) -> Vec<String> {
+    m.named_parameters()
+        .iter()
+        .map(|(n, p)| format!("{n}\t{}", p.shape()))
+        .collect()
+}
+
+/// `name<TAB>[shape]` for every buffer (each once).
+pub fn named_buffer_lines(m: &(impl ModuleExt + ?Sized)) -> Vec<String> {
+    m.named_buffers()
+        .iter()
+        .map(|(n, b)| format!("{n}\t{}", b.shape()))
+        .collect()
+}
+
+/// `name<TAB>Type` for every module, each once unless `remove_duplicate` is false.
+pub fn named_module_lines(m: &(impl ModuleExt + ?Sized), remove_duplicate: bool) -> Vec<String> {
+    m.named_modules_with("", remove_duplicate)
+        .iter()
+        .map(|(n, m)| format!("{n}\t{}", m.type_name()))
+        .collect()
+}
+
+/// The listing checks every export has: state dict, parameters, buffers, modules (both ways) and repr, each
+/// against its file in `dir`.
+pub fn structure_checks(model: &dyn Module, dir: &Path) -> Vec<Check> {
+    vec![
+        lines_check(
+            "state_dict keys, dtypes, shapes",
+            &state_dict_lines(model),
+            &dir.join("state_dict_keys.txt"),
+        ),
+        lines_check(
+            "named_parameters",
+            &named_parameter_lines(model),
+            &dir.join("named_parameters.txt"),
+        ),
+        lines_check(
+            "named_buffers",
+            &named_buffer_lines(model),
+            &dir.join("named_buffers.txt"),
+        ),
+        lines_check(
+            "named_modules",
+            &named_module_lines(model, true),
+            &dir.join("named_modules.txt"),
+        ),
+        lines_check(
+            "named_modules (remove_duplicate=False)",
+            &named_module_lines(model, false),
+            &dir.join("named_modules_all.txt"),
+        ),
+        text_check("repr", &format!("{}\n", model.repr()), &dir.join("repr.txt")),
+    ]
+}
+
+/// Runs `f`, turning an error into a failed check named `name`.
+pub fn guard(name: &str, f: impl FnOnce() -> Result<Check>) -> Check {
+    f().unwrap_or_else(|e| failed(name, e.to_string()))
+}

@@ -1,0 +1,270 @@
+//! Conv2d, BatchNorm1d/2d, LayerNorm, LSTM and Embedding against PyTorch 2.5.1 (`fixtures/layers.safetensors`,
+//! made by `fixtures/generate/layers.py`): each layer built with the same arguments, loaded with PyTorch's
+//! state dict (strict), run on the same input.
+
+use integration_tests::{bit_equal, max_rel_diff, tensors};
+use nn::functional::{Conv2dOptions, Padding2d};
+use nn::prelude::*;
+use nn::{StateDict, Tensor};
+
+/// Within `1e-5`, relative above 1 (f32 math in different orders).
+const TOL: f64 = 1e-5;
+
+fn fixture() -> StateDict {
+    tensors("layers.safetensors")
+}
+
+fn case_state(f: &StateDict, case: &str, part: &str) -> StateDict {
+    let prefix = format!("{case}.{part}.");
+    f.iter()
+        .filter_map(|(k, t)| k.strip_prefix(&prefix).map(|k| (k.to_owned(), t.clone())))
+        .collect()
+}
+
+fn load(m: &mut impl Module, f: &StateDict, case: &str) {
+    let sd = case_state(f, case, "param");
+    assert!(!sd.is_empty(), "no parameters for {case}");
+    m.load_state_dict(&sd, true, false)
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
+}
+
+fn close(case: &str, got: &Tensor, want: &Tensor) {
+    assert_eq!(got.shape(), want.shape(), "{case}");
+    assert_eq!(got.dtype(), want.dtype(), "{case}");
+    let err = max_rel_diff(got, want, 1.0);
+    assert!(err <= TOL, "{case}: error {err:e}");
+}
+
+fn conv(case: &str, conv: Conv2d) {
+    let f = fixture();
+    let mut conv = conv;
+    load(&mut conv, &f, case);
+    let y = conv.forward(f[&format!("{case}.input")].clone()).unwrap();
+    close(case, &y, &f[&format!("{case}.output")]);
+}
+
+fn opts(stride: [usize; 2], padding: Padding2d, dilation: [usize; 2], groups: usize) -> Conv2dOptions {
+    Conv2dOptions {
+        stride,
+        padding,
+        dilation,
+        groups,
+    }
+}
+
+#[test]
+fn conv2d_matches_pytorch() {
+    conv(
+        "conv_basic",
+        Conv2d::new(3, 4, [3, 3], Conv2dOptions::default(), true).unwrap(),
+    );
+    conv(
+        "conv_stride_pad",
+        Conv2d::new(4, 6, [3, 5], opts([2, 2], Padding2d::Explicit(1, 2), [1, 2], 1), false).unwrap(),
+    );
+    conv(
+        "conv_groups_same",
+        Conv2d::new(4, 6, [3, 3], opts([1, 1], Padding2d::Same, [2, 2], 2), true).unwrap(),
+    );
+    conv(
+        "conv_even_same",
+        Conv2d::new(2, 3, [4, 4], opts([1, 1], Padding2d::Same, [1, 1], 1), true).unwrap(),
+    );
+    conv(
+        "conv_valid_1x1",
+        Conv2d::new(5, 2, [1, 1], opts([1, 1], Padding2d::Valid, [1, 1], 1), true).unwrap(),
+    );
+    conv(
+        "conv_unbatched",
+        Conv2d::new(2, 2, [3, 3], opts([1, 1], Padding2d::Explicit(1, 1), [1, 1], 1), true).unwrap(),
+    );
+    let mut c = Conv2d::new(3, 2, [2, 2], opts([1, 2], Padding2d::Explicit(0, 0), [1, 1], 1), true).unwrap();
+    c.double().unwrap();
+    conv("conv_f64", c);
+}
+
+#[test]
+fn conv2d_repr_and_errors() {
+    let c = Conv2d::new(4, 6, [3, 5], opts([2, 2], Padding2d::Explicit(1, 2), [1, 2], 1), false).unwrap();
+    assert_eq!(
+        c.to_string(),
+        "Conv2d(4, 6, kernel_size=(3, 5), stride=(2, 2), padding=(1, 2), dilation=(1, 2), bias=False)"
+    );
+    let g = Conv2d::new(4, 4, [3, 3], opts([1, 1], Padding2d::Same, [1, 1], 2), true).unwrap();
+    assert_eq!(
+        g.to_string(),
+        "Conv2d(4, 4, kernel_size=(3, 3), stride=(1, 1), padding=same, groups=2)"
+    );
+    assert!(Conv2d::new(3, 4, [3, 3], opts([1, 1], Padding2d::Explicit(0, 0), [1, 1], 2), true).is_err());
+    let err = c.forward(Tensor::zeros([1, 3, 9, 9], DType::F32)).unwrap_err();
+    assert!(err.to_string().contains("channels"), "{err}");
+    let err = c.forward(Tensor::zeros([1, 4, 1, 1], DType::F32)).unwrap_err();
+    assert!(err.to_string().contains("smaller than the dilated kernel"), "{err}");
+}
+
+fn batch_norm<M: Module + Forward<Input = Tensor, Output = Tensor>>(case: &str, mut m: M) {
+    let f = fixture();
+    load(&mut m, &f, case);
+    let x = f[&format!("{case}.input")].clone();
+    m.train(true);
+    let steps = if case == "bn1d_cumulative" { 2 } else { 1 };
+    let mut y = None;
+    for _ in 0..steps {
+        y = Some(m.forward(x.clone()).unwrap());
+    }
+    close(&format!("{case} train"), &y.unwrap(), &f[&format!("{case}.output")]);
+    let after = case_state(&f, case, "state_after");
+    let now = m.state_dict();
+    assert_eq!(now.len(), after.len(), "{case}");
+    for (k, t) in &after {
+        if t.is_floating_point() {
+            close(&format!("{case} {k}"), &now[k], t);
+        } else {
+            assert!(bit_equal(&now[k], t), "{case} {k}: {:?} vs {:?}", now[k], t);
+        }
+    }
+    m.eval();
+    close(
+        &format!("{case} eval"),
+        &m.forward(x).unwrap(),
+        &f[&format!("{case}.eval_output")],
+    );
+}
+
+#[test]
+fn batch_norm_matches_pytorch_in_train_and_eval() {
+    batch_norm("bn2d", BatchNorm2d::new(3));
+    batch_norm("bn1d_cumulative", BatchNorm1d::with_options(4, 1e-5, None, true, true));
+    batch_norm("bn1d_2d", BatchNorm1d::with_options(6, 1e-3, Some(0.3), true, true));
+}
+
+#[test]
+fn batch_norm_without_running_stats_uses_the_batch() {
+    let f = fixture();
+    let mut bn = BatchNorm1d::with_options(3, 1e-5, Some(0.1), false, false);
+    assert!(bn.state_dict().is_empty());
+    assert_eq!(
+        bn.to_string(),
+        "BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False)"
+    );
+    bn.eval();
+    let y = bn.forward(f["bn1d_plain.input"].clone()).unwrap();
+    close("bn1d_plain", &y, &f["bn1d_plain.eval_output"]);
+}
+
+#[test]
+fn batch_norm_rejects_bad_input() {
+    let bn = BatchNorm2d::new(3);
+    let err = bn.forward(Tensor::zeros([2, 3, 4], DType::F32)).unwrap_err();
+    assert!(err.to_string().contains("expected 4D input (got 3D input"), "{err}");
+    let err = BatchNorm1d::new(3)
+        .forward(Tensor::zeros([1, 3], DType::F32))
+        .unwrap_err();
+    assert!(err.to_string().contains("more than 1 value per channel"), "{err}");
+    let bn = BatchNorm1d::new(3);
+    let err = bn.forward(Tensor::zeros([4, 5], DType::F32)).unwrap_err();
+    assert!(err.to_string().contains("has 3 channels, but the input has 5"), "{err}");
+    assert_eq!(
+        bn.num_batches_tracked.as_ref().unwrap().item().unwrap(),
+        0.0,
+        "a refused input changes nothing"
+    );
+}
+
+#[test]
+fn layer_norm_matches_pytorch() {
+    let f = fixture();
+    let mut ln = LayerNorm::new(vec![3, 4]);
+    load(&mut ln, &f, "ln_2d");
+    close(
+        "ln_2d",
+        &ln.forward(f["ln_2d.input"].clone()).unwrap(),
+        &f["ln_2d.output"],
+    );
+    let plain = LayerNorm::with_options(vec![6], 1e-3, false, true);
+    assert!(plain.state_dict().is_empty());
+    close(
+        "ln_plain",
+        &plain.forward(f["ln_plain.input"].clone()).unwrap(),
+        &f["ln_plain.output"],
+    );
+    assert!(ln.forward(Tensor::zeros([2, 4, 3], DType::F32)).is_err());
+}
+
+fn lstm(case: &str, mut m: LSTM, with_state: bool) {
+    let f = fixture();
+    load(&mut m, &f, case);
+    let state = with_state.then(|| (f[&format!("{case}.h0")].clone(), f[&format!("{case}.c0")].clone()));
+    let (y, (h, c)) = m.forward((f[&format!("{case}.input")].clone(), state)).unwrap();
+    close(&format!("{case} output"), &y, &f[&format!("{case}.output")]);
+    close(&format!("{case} h_n"), &h, &f[&format!("{case}.h_n")]);
+    close(&format!("{case} c_n"), &c, &f[&format!("{case}.c_n")]);
+}
+
+#[test]
+fn lstm_matches_pytorch_multi_layer_bidirectional_unbatched() {
+    let two = LSTM::with_options(
+        5,
+        7,
+        LstmOptions {
+            num_layers: 2,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(two.to_string(), "LSTM(5, 7, num_layers=2)");
+    lstm("lstm_2layer", two, true);
+    let bi = LstmOptions {
+        num_layers: 2,
+        bias: false,
+        batch_first: true,
+        bidirectional: true,
+        dropout: 0.0,
+    };
+    let bi = LSTM::with_options(3, 4, bi).unwrap();
+    assert_eq!(
+        bi.to_string(),
+        "LSTM(3, 4, num_layers=2, bias=False, batch_first=True, bidirectional=True)"
+    );
+    assert_eq!(
+        bi.state_dict().keys().collect::<Vec<_>>(),
+        [
+            "weight_ih_l0",
+            "weight_hh_l0",
+            "weight_ih_l0_reverse",
+            "weight_hh_l0_reverse",
+            "weight_ih_l1",
+            "weight_hh_l1",
+            "weight_ih_l1_reverse",
+            "weight_hh_l1_reverse"
+        ]
+    );
+    lstm("lstm_bi_bf", bi, false);
+    lstm("lstm_unbatched", LSTM::new(3, 4), true);
+}
+
+#[test]
+fn lstm_rejects_bad_input_and_state() {
+    let m = LSTM::new(3, 4);
+    assert!(m.forward((Tensor::zeros([2, 1, 5], DType::F32), None)).is_err());
+    let bad = (
+        Tensor::zeros([2, 1, 4], DType::F32),
+        Tensor::zeros([1, 1, 4], DType::F32),
+    );
+    let err = m
+        .forward((Tensor::zeros([2, 1, 3], DType::F32), Some(bad)))
+        .unwrap_err();
+    assert!(err.to_string().contains("h0"), "{err}");
+}
+
+#[test]
+fn embedding_matches_pytorch() {
+    let f = fixture();
+    let mut emb = Embedding::new(10, 4, Some(2)).unwrap();
+    load(&mut emb, &f, "embedding");
+    let y = emb.forward(f["embedding.input"].clone()).unwrap();
+    assert!(bit_equal(&y, &f["embedding.output"]));
+    let err = emb.forward(Tensor::from_vec(vec![3i64, 10], [2]).unwrap()).unwrap_err();
+    assert!(err.to_string().contains("index 10 at position 1"), "{err}");
+    assert!(emb.forward(Tensor::zeros([2], DType::F32)).is_err());
+}
