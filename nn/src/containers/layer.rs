@@ -44,3 +44,9 @@ impl Forward for Box<dyn TensorModule> {
         (**self).forward(input)
     }
 }
+
+impl std::fmt::Display for dyn TensorModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.repr())
+    }
+}
