@@ -112,6 +112,32 @@ fn expand(cont: &Container<'_>) -> TokenStream {
             }
         }
     });
+    let hooks_field = cont.fields.iter().find(|f| f.kind == FieldKind::Hooks);
+    let hooks = hooks_field.map(|f| {
+        let member = &f.member;
+        quote! {
+            fn hooks(&self) -> ::core::option::Option<&::nn::__private::Hooks> {
+                ::core::option::Option::Some(&self.#member)
+            }
+            fn hooks_mut(&mut self) -> ::core::option::Option<&mut ::nn::__private::Hooks> {
+                ::core::option::Option::Some(&mut self.#member)
+            }
+        }
+    });
+    let has_hooks = hooks_field.map(|f| {
+        let member = &f.member;
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics ::nn::__private::HasHooks for #ident #ty_generics #where_clause {
+                fn hook_storage(&self) -> &::nn::__private::Hooks {
+                    &self.#member
+                }
+                fn hook_storage_mut(&mut self) -> &mut ::nn::__private::Hooks {
+                    &mut self.#member
+                }
+            }
+        }
+    });
     let extra_repr = cont.extra_repr.then(|| {
         quote! {
             fn extra_repr(&self) -> ::nn::__private::std::string::String {
@@ -207,9 +233,12 @@ fn expand(cont: &Container<'_>) -> TokenStream {
             }
 
             #training
+            #hooks
             #extra_repr
             #extra_state
         }
+
+        #has_hooks
 
         #[automatically_derived]
         impl #impl_generics ::nn::__private::StaticKeys for #ident #ty_generics #where_clause {

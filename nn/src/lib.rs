@@ -37,6 +37,7 @@ pub mod dtype;
 pub mod error;
 pub mod forward;
 pub mod functional;
+pub mod hooks;
 pub mod init;
 pub mod layers;
 pub mod models;
@@ -54,6 +55,7 @@ pub use device::Device;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use forward::Forward;
+pub use hooks::{Call, HasHooks, HookHandle, HookOptions, Hooks, RegisterHooks};
 pub use module::{Module, ModuleExt, StateDict};
 pub use param::Param;
 pub use random::manual_seed;
@@ -71,6 +73,7 @@ pub mod prelude {
     pub use crate::containers::{
         Layer, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential, TensorModule,
     };
+    pub use crate::hooks::{Call, HookHandle, HookOptions, Hooks, RegisterHooks};
     pub use crate::layers::*;
     pub use crate::module::{Module, ModuleExt, StaticKeys};
     pub use crate::{DType, Device, Forward, Param, Shared, StateDict, Tensor};
@@ -80,6 +83,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     //! Items the derive's generated code names; not part of the API.
+    pub use crate::hooks::{HasHooks, Hooks};
     pub use crate::module::{
         BufferField, Child, ChildMut, MemberKind, Module, ModuleField, ParamField, Replacement, StaticKeys, Visitor,
         VisitorMut,

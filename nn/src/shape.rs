@@ -14,8 +14,16 @@ use smallvec::SmallVec;
 /// assert_eq!(s.to_string(), "[2, 3, 4]");
 /// assert_eq!(Shape::scalar().numel(), 1);
 /// ```
-#[derive(Clone, PartialEq, Eq, Hash, Default)]
+#[derive(PartialEq, Eq, Hash, Default)]
 pub struct Shape(SmallVec<[usize; 4]>);
+
+impl Clone for Shape {
+    /// A copy of the sizes: one block copy (smallvec's own `clone` goes element by element).
+    #[inline]
+    fn clone(&self) -> Shape {
+        Shape(SmallVec::from_slice(&self.0))
+    }
+}
 
 impl Shape {
     /// The shape of a 0-dimensional tensor (one element).

@@ -63,6 +63,15 @@ impl<M: Module> Shared<M> {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
+    /// Calls the module (with its hooks), under a read lock.
+    pub fn call(&self, input: M::Input) -> crate::Result<M::Output>
+    where
+        M: crate::Forward,
+        M::Input: Clone,
+    {
+        crate::hooks::Call::call(&*self.read(), input)
+    }
+
     /// How many handles to the module exist.
     pub fn handle_count(&self) -> usize {
         Arc::strong_count(&self.inner)
@@ -155,11 +164,15 @@ impl<M: Module> fmt::Debug for Shared<M> {
     }
 }
 
-impl<M: Module + crate::Forward> crate::Forward for Shared<M> {
+/// A shared module's forward is a call of the module it holds: that module's hooks run.
+impl<M: Module + crate::Forward> crate::Forward for Shared<M>
+where
+    M::Input: Clone,
+{
     type Input = M::Input;
     type Output = M::Output;
     fn forward(&self, input: M::Input) -> crate::Result<M::Output> {
-        self.read().forward(input)
+        crate::hooks::Call::call(&*self.read(), input)
     }
 }
 

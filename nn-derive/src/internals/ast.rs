@@ -30,6 +30,8 @@ pub enum FieldKind {
     Child,
     /// `training: bool`: the module's own mode flag.
     Training,
+    /// A field of type `Hooks`: the module's hook storage.
+    Hooks,
     /// A recognised configuration value (a number, `String`, …): not a member.
     Config,
     /// `#[module(skip)]`: not a member.
@@ -163,6 +165,14 @@ impl<'a> Field<'a> {
             FieldKind::Param
         } else if types::tensor(ty).is_some() {
             FieldKind::Buffer { persistent: true }
+        } else if types::is_hooks(ty) {
+            if let Some(rename) = &attrs.rename {
+                cx.error_spanned_by(
+                    &rename.tokens,
+                    "a `Hooks` field holds the module's hooks, not a member: it has no key to rename",
+                );
+            }
+            FieldKind::Hooks
         } else if natural_key == "training" && types::is_bool(ty) {
             if let Some(rename) = &attrs.rename {
                 cx.error_spanned_by(

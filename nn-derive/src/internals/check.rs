@@ -10,6 +10,20 @@ use super::{Ctxt, types};
 /// Reports every problem of `cont` to `cx`.
 pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_keys(cx, cont);
+    check_single(
+        cx,
+        cont,
+        FieldKind::Hooks,
+        "`Hooks` field",
+        "a module keeps its hooks in one `Hooks` field; remove the other",
+    );
+    check_single(
+        cx,
+        cont,
+        FieldKind::Training,
+        "`training: bool` field",
+        "a module has one mode flag",
+    );
     check_generic_children(cx, cont);
 }
 
@@ -85,5 +99,12 @@ fn check_generic_children(cx: &Ctxt, cont: &Container<'_>) {
                 );
             }
         }
+    }
+}
+
+/// At most one field of `kind`.
+fn check_single(cx: &Ctxt, cont: &Container<'_>, kind: FieldKind, what: &str, help: &str) {
+    for field in cont.fields.iter().filter(|f| f.kind == kind).skip(1) {
+        cx.error_spanned_by(field.ty, format!("a second {what}\nhelp: {help}"));
     }
 }

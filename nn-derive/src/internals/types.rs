@@ -45,6 +45,11 @@ fn optional_of(ty: &Type, name: &str) -> Option<bool> {
     }
 }
 
+/// Whether the type is spelled `Hooks` (the module's hook storage).
+pub fn is_hooks(ty: &Type) -> bool {
+    is_named(ty, "Hooks")
+}
+
 /// Whether the type is spelled `bool`.
 pub fn is_bool(ty: &Type) -> bool {
     is_named(ty, "bool")

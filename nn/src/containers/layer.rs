@@ -1,5 +1,6 @@
 //! [`Layer`]: a module from tensor to tensor, the item type of a `Sequential`.
 
+use crate::hooks::Call;
 use crate::module::{Module, ModuleField};
 use crate::{Forward, Result, Shared, Tensor};
 
@@ -7,19 +8,19 @@ use crate::{Forward, Result, Shared, Tensor};
 ///
 /// Implemented for every `Module + Forward<Input = Tensor, Output = Tensor>` and for `Shared` of one.
 pub trait Layer: ModuleField {
-    /// The module's forward.
-    fn forward_layer(&self, input: Tensor) -> Result<Tensor>;
+    /// Calls the module, with its hooks.
+    fn call_layer(&self, input: Tensor) -> Result<Tensor>;
 }
 
 impl<M: Module + Forward<Input = Tensor, Output = Tensor>> Layer for M {
-    fn forward_layer(&self, input: Tensor) -> Result<Tensor> {
-        self.forward(input)
+    fn call_layer(&self, input: Tensor) -> Result<Tensor> {
+        self.call(input)
     }
 }
 
 impl<M: Module + Forward<Input = Tensor, Output = Tensor>> Layer for Shared<M> {
-    fn forward_layer(&self, input: Tensor) -> Result<Tensor> {
-        self.read().forward(input)
+    fn call_layer(&self, input: Tensor) -> Result<Tensor> {
+        self.read().call(input)
     }
 }
 
@@ -33,15 +34,23 @@ impl<M: Module + Forward<Input = Tensor, Output = Tensor>> Layer for Shared<M> {
 /// let y = act.forward(Tensor::from_vec(vec![-1.0f32, 1.0], [2]).unwrap()).unwrap();
 /// assert_eq!(y.to_vec::<f32>().unwrap(), vec![0.0, 1.0]);
 /// ```
-pub trait TensorModule: Module + Forward<Input = Tensor, Output = Tensor> {}
+pub trait TensorModule: Module + Forward<Input = Tensor, Output = Tensor> {
+    /// Calls the module, with its hooks (what `call` does on the concrete type).
+    fn call_tensor(&self, input: Tensor) -> Result<Tensor>;
+}
 
-impl<M: Module + Forward<Input = Tensor, Output = Tensor>> TensorModule for M {}
+impl<M: Module + Forward<Input = Tensor, Output = Tensor>> TensorModule for M {
+    fn call_tensor(&self, input: Tensor) -> Result<Tensor> {
+        self.call(input)
+    }
+}
 
+/// The boxed module's call: its own hooks run (a box adds none).
 impl Forward for Box<dyn TensorModule> {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, input: Tensor) -> Result<Tensor> {
-        (**self).forward(input)
+        (**self).call_tensor(input)
     }
 }
 

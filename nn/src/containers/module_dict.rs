@@ -14,10 +14,10 @@ use crate::module::{Child, ChildMut, Module, ModuleField, Replacement, Visitor, 
 /// heads.insert("value", Linear::new(4, 1, true)).unwrap();
 /// assert_eq!(heads.state_dict().keys().collect::<Vec<_>>(), ["policy.weight", "policy.bias", "value.weight", "value.bias"]);
 /// ```
-#[derive(Default)]
 pub struct ModuleDict {
     items: IndexMap<String, Box<dyn ModuleField>>,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl ModuleDict {
@@ -26,6 +26,7 @@ impl ModuleDict {
         ModuleDict {
             items: IndexMap::new(),
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 
@@ -110,10 +111,31 @@ impl Module for ModuleDict {
     fn set_training(&mut self, mode: bool) {
         self.training = mode;
     }
+    fn hooks(&self) -> Option<&crate::Hooks> {
+        Some(&self.hooks)
+    }
+    fn hooks_mut(&mut self) -> Option<&mut crate::Hooks> {
+        Some(&mut self.hooks)
+    }
+}
+
+impl crate::HasHooks for ModuleDict {
+    fn hook_storage(&self) -> &crate::Hooks {
+        &self.hooks
+    }
+    fn hook_storage_mut(&mut self) -> &mut crate::Hooks {
+        &mut self.hooks
+    }
 }
 
 impl std::fmt::Display for ModuleDict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.repr())
+    }
+}
+
+impl Default for ModuleDict {
+    fn default() -> Self {
+        ModuleDict::new()
     }
 }

@@ -13,10 +13,10 @@ use crate::module::{child_reprs_of, list_repr, parse_index};
 /// list.push(Tanh::new());
 /// assert_eq!(list.to_string(), "ModuleList(\n  (0-1): 2 x ReLU()\n  (2): Tanh()\n)");
 /// ```
-#[derive(Default)]
 pub struct ModuleList {
     items: Vec<Box<dyn ModuleField>>,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl ModuleList {
@@ -25,6 +25,7 @@ impl ModuleList {
         ModuleList {
             items: Vec::new(),
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 
@@ -112,10 +113,31 @@ impl Module for ModuleList {
     fn set_training(&mut self, mode: bool) {
         self.training = mode;
     }
+    fn hooks(&self) -> Option<&crate::Hooks> {
+        Some(&self.hooks)
+    }
+    fn hooks_mut(&mut self) -> Option<&mut crate::Hooks> {
+        Some(&mut self.hooks)
+    }
+}
+
+impl crate::HasHooks for ModuleList {
+    fn hook_storage(&self) -> &crate::Hooks {
+        &self.hooks
+    }
+    fn hook_storage_mut(&mut self) -> &mut crate::Hooks {
+        &mut self.hooks
+    }
 }
 
 impl std::fmt::Display for ModuleList {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.repr())
+    }
+}
+
+impl Default for ModuleList {
+    fn default() -> Self {
+        ModuleList::new()
     }
 }

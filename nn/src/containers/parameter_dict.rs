@@ -15,10 +15,10 @@ use crate::{DType, Device, Param};
 /// d.insert("a", Param::new(Tensor::zeros([2, 3], DType::F32))).unwrap();
 /// assert_eq!(d.to_string(), "ParameterDict(  (a): Parameter containing: [torch.FloatTensor of size 2x3])");
 /// ```
-#[derive(Default)]
 pub struct ParameterDict {
     params: IndexMap<String, Param>,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl ParameterDict {
@@ -27,6 +27,7 @@ impl ParameterDict {
         ParameterDict {
             params: IndexMap::new(),
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 
@@ -109,10 +110,31 @@ impl Module for ParameterDict {
     fn set_training(&mut self, mode: bool) {
         self.training = mode;
     }
+    fn hooks(&self) -> Option<&crate::Hooks> {
+        Some(&self.hooks)
+    }
+    fn hooks_mut(&mut self) -> Option<&mut crate::Hooks> {
+        Some(&mut self.hooks)
+    }
+}
+
+impl crate::HasHooks for ParameterDict {
+    fn hook_storage(&self) -> &crate::Hooks {
+        &self.hooks
+    }
+    fn hook_storage_mut(&mut self) -> &mut crate::Hooks {
+        &mut self.hooks
+    }
 }
 
 impl std::fmt::Display for ParameterDict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.repr())
+    }
+}
+
+impl Default for ParameterDict {
+    fn default() -> Self {
+        ParameterDict::new()
     }
 }

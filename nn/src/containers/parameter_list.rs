@@ -16,10 +16,10 @@ use crate::{Param, Tensor};
 ///     "ParameterList(\n    (0): Parameter containing: [torch.float32 of size 3]\n    (1): Parameter containing: [torch.float32 of size 2x2]\n)"
 /// );
 /// ```
-#[derive(Default)]
 pub struct ParameterList {
     params: Vec<Param>,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl ParameterList {
@@ -28,12 +28,17 @@ impl ParameterList {
         ParameterList {
             params: Vec::new(),
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 
     /// A list of `params`.
     pub fn from_params(params: Vec<Param>) -> ParameterList {
-        ParameterList { params, training: true }
+        ParameterList {
+            params,
+            training: true,
+            hooks: crate::Hooks::new(),
+        }
     }
 
     /// Appends a parameter (PyTorch's `append`; a tensor becomes a new parameter).
@@ -105,6 +110,21 @@ impl Module for ParameterList {
     fn set_training(&mut self, mode: bool) {
         self.training = mode;
     }
+    fn hooks(&self) -> Option<&crate::Hooks> {
+        Some(&self.hooks)
+    }
+    fn hooks_mut(&mut self) -> Option<&mut crate::Hooks> {
+        Some(&mut self.hooks)
+    }
+}
+
+impl crate::HasHooks for ParameterList {
+    fn hook_storage(&self) -> &crate::Hooks {
+        &self.hooks
+    }
+    fn hook_storage_mut(&mut self) -> &mut crate::Hooks {
+        &mut self.hooks
+    }
 }
 
 impl From<Vec<Tensor>> for ParameterList {
@@ -116,5 +136,11 @@ impl From<Vec<Tensor>> for ParameterList {
 impl std::fmt::Display for ParameterList {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.repr())
+    }
+}
+
+impl Default for ParameterList {
+    fn default() -> Self {
+        ParameterList::new()
     }
 }

@@ -7,7 +7,7 @@ use crate::module::{Child, ChildMut, Module, Replacement, Visitor, VisitorMut};
 use crate::{Error, Forward, Result, Tensor};
 
 /// PyTorch's `nn.Sequential`: layers of any types, keyed `0`, `1`, … (or by name with
-/// [`add_module`](Self::add_module)), each fed the previous one's output.
+/// [`add_module`](Self::add_module)), each called (with its hooks) on the previous one's output.
 ///
 /// ```
 /// use nn::prelude::*;
@@ -16,10 +16,10 @@ use crate::{Error, Forward, Result, Tensor};
 /// let y = seq.forward(Tensor::zeros([1, 2], DType::F32)).unwrap();
 /// assert_eq!(y.shape(), &[1, 3]);
 /// ```
-#[derive(Default)]
 pub struct Sequential {
     layers: IndexMap<String, Box<dyn Layer>>,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl Sequential {
@@ -28,6 +28,7 @@ impl Sequential {
         Sequential {
             layers: IndexMap::new(),
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 
@@ -120,18 +121,39 @@ impl Module for Sequential {
     fn set_training(&mut self, mode: bool) {
         self.training = mode;
     }
+    fn hooks(&self) -> Option<&crate::Hooks> {
+        Some(&self.hooks)
+    }
+    fn hooks_mut(&mut self) -> Option<&mut crate::Hooks> {
+        Some(&mut self.hooks)
+    }
+}
+
+impl crate::HasHooks for Sequential {
+    fn hook_storage(&self) -> &crate::Hooks {
+        &self.hooks
+    }
+    fn hook_storage_mut(&mut self) -> &mut crate::Hooks {
+        &mut self.hooks
+    }
 }
 
 impl Forward for Sequential {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, input: Tensor) -> Result<Tensor> {
-        self.layers.values().try_fold(input, |x, layer| layer.forward_layer(x))
+        self.layers.values().try_fold(input, |x, layer| layer.call_layer(x))
     }
 }
 
 impl std::fmt::Display for Sequential {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.repr())
+    }
+}
+
+impl Default for Sequential {
+    fn default() -> Self {
+        Sequential::new()
     }
 }

@@ -37,11 +37,12 @@ macro_rules! simple_activation {
             /// Whether to change the input in place.
             pub inplace: bool,
             training: bool,
+            hooks: crate::Hooks,
         }
         impl $name {
             /// The layer; `inplace` changes the input tensor and returns it.
             pub fn new(inplace: bool) -> $name {
-                $name { inplace, training: true }
+                $name { inplace, training: true, hooks: crate::Hooks::new() }
             }
         }
         impl Default for $name {
@@ -68,11 +69,12 @@ macro_rules! simple_activation {
         #[module(name = $printed)]
         pub struct $name {
             training: bool,
+            hooks: crate::Hooks,
         }
         impl $name {
             /// The layer.
             pub fn new() -> $name {
-                $name { training: true }
+                $name { training: true, hooks: crate::Hooks::new() }
             }
         }
         impl Default for $name {
@@ -148,11 +150,12 @@ macro_rules! silent_inplace_activation {
             /// Whether to change the input in place (PyTorch does not print it).
             pub inplace: bool,
             training: bool,
+            hooks: crate::Hooks,
         }
         impl $name {
             /// The layer; `inplace` changes the input tensor and returns it.
             pub fn new(inplace: bool) -> $name {
-                $name { inplace, training: true }
+                $name { inplace, training: true, hooks: crate::Hooks::new() }
             }
         }
         impl Default for $name {
@@ -192,6 +195,7 @@ pub struct GELU {
     /// `"none"` (erf) or `"tanh"`.
     pub approximate: String,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl GELU {
@@ -206,6 +210,7 @@ impl GELU {
         Ok(GELU {
             approximate: approximate.to_owned(),
             training: true,
+            hooks: crate::Hooks::new(),
         })
     }
 
@@ -224,6 +229,7 @@ impl Default for GELU {
         GELU {
             approximate: "none".into(),
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 }
@@ -251,6 +257,7 @@ pub struct LeakyReLU {
     /// Whether to change the input in place.
     pub inplace: bool,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl LeakyReLU {
@@ -260,6 +267,7 @@ impl LeakyReLU {
             negative_slope,
             inplace,
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 }
@@ -310,6 +318,7 @@ pub struct Threshold {
     /// Whether to change the input in place.
     pub inplace: bool,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl Threshold {
@@ -320,6 +329,7 @@ impl Threshold {
             value,
             inplace,
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 }
@@ -361,6 +371,7 @@ pub struct Hardtanh {
     /// Whether to change the input in place.
     pub inplace: bool,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl Hardtanh {
@@ -377,6 +388,7 @@ impl Hardtanh {
             max_val,
             inplace,
             training: true,
+            hooks: crate::Hooks::new(),
         })
     }
 }
@@ -388,6 +400,7 @@ impl Default for Hardtanh {
             max_val: 1.0,
             inplace: false,
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 }
@@ -430,11 +443,12 @@ macro_rules! alpha_activation {
             /// Whether to change the input in place.
             pub inplace: bool,
             training: bool,
+            hooks: crate::Hooks,
         }
         impl $name {
             /// The layer.
             pub fn new(alpha: f64, inplace: bool) -> $name {
-                $name { alpha, inplace, training: true }
+                $name { alpha, inplace, training: true, hooks: crate::Hooks::new() }
             }
         }
         impl Default for $name {
@@ -475,6 +489,7 @@ pub struct Softplus {
     /// Above `beta * x > threshold` the layer is linear.
     pub threshold: f64,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl Softplus {
@@ -484,6 +499,7 @@ impl Softplus {
             beta,
             threshold,
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 }
@@ -522,11 +538,12 @@ macro_rules! shrink_activation {
             /// Half-width of the zero band.
             pub lambd: f64,
             training: bool,
+            hooks: crate::Hooks,
         }
         impl $name {
             /// The layer.
             pub fn new(lambd: f64) -> $name {
-                $name { lambd, training: true }
+                $name { lambd, training: true, hooks: crate::Hooks::new() }
             }
         }
         impl Default for $name {

@@ -31,6 +31,7 @@ macro_rules! batch_norm_layer {
             /// Whether the layer keeps running statistics.
             pub track_running_stats: bool,
             training: bool,
+            hooks: crate::Hooks,
         }
 
         impl $name {
@@ -54,6 +55,7 @@ macro_rules! batch_norm_layer {
                     affine,
                     track_running_stats,
                     training: true,
+                hooks: crate::Hooks::new(),
                 }
             }
         }

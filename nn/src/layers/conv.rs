@@ -33,6 +33,7 @@ pub struct Conv2d {
     #[module(skip)]
     pub options: Conv2dOptions,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl Conv2d {
@@ -84,6 +85,7 @@ impl Conv2d {
             kernel_size,
             options,
             training: true,
+            hooks: crate::Hooks::new(),
         })
     }
 }

@@ -23,6 +23,7 @@ pub struct Dropout {
     /// Whether to change the input in place.
     pub inplace: bool,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl Dropout {
@@ -38,6 +39,7 @@ impl Dropout {
             p,
             inplace,
             training: true,
+            hooks: crate::Hooks::new(),
         })
     }
 }

@@ -26,6 +26,7 @@ pub struct Embedding {
     /// A row kept at zero, if any.
     pub padding_idx: Option<usize>,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl Embedding {
@@ -53,6 +54,7 @@ impl Embedding {
             embedding_dim,
             padding_idx,
             training: true,
+            hooks: crate::Hooks::new(),
         })
     }
 }

@@ -18,6 +18,7 @@ pub struct Flatten {
     /// Last dimension merged.
     pub end_dim: isize,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl Flatten {
@@ -27,6 +28,7 @@ impl Flatten {
             start_dim,
             end_dim,
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 }

@@ -12,12 +12,16 @@ use crate::{Forward, Module, Result, Tensor};
 #[derive(Module, Clone, Debug)]
 pub struct Identity {
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl Identity {
     /// A new identity.
     pub fn new() -> Identity {
-        Identity { training: true }
+        Identity {
+            training: true,
+            hooks: crate::Hooks::new(),
+        }
     }
 }
 

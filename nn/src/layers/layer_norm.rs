@@ -26,6 +26,7 @@ pub struct LayerNorm {
     /// Whether the layer has `weight` (and `bias`).
     pub elementwise_affine: bool,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl LayerNorm {
@@ -44,6 +45,7 @@ impl LayerNorm {
             eps,
             elementwise_affine,
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 }

@@ -24,6 +24,7 @@ pub struct Linear {
     /// Size of each output sample.
     pub out_features: usize,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl Linear {
@@ -43,6 +44,7 @@ impl Linear {
             in_features,
             out_features,
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 
@@ -74,6 +76,7 @@ impl Linear {
             in_features,
             out_features,
             training: true,
+            hooks: crate::Hooks::new(),
         })
     }
 }

@@ -57,6 +57,7 @@ pub struct LSTM {
     /// Layers, bias, layout, dropout, direction.
     pub options: LstmOptions,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl LSTM {
@@ -107,6 +108,7 @@ impl LSTM {
             hidden_size,
             options,
             training: true,
+            hooks: crate::Hooks::new(),
         })
     }
 
@@ -171,6 +173,21 @@ impl Module for LSTM {
     }
     fn set_training(&mut self, mode: bool) {
         self.training = mode;
+    }
+    fn hooks(&self) -> Option<&crate::Hooks> {
+        Some(&self.hooks)
+    }
+    fn hooks_mut(&mut self) -> Option<&mut crate::Hooks> {
+        Some(&mut self.hooks)
+    }
+}
+
+impl crate::HasHooks for LSTM {
+    fn hook_storage(&self) -> &crate::Hooks {
+        &self.hooks
+    }
+    fn hook_storage_mut(&mut self) -> &mut crate::Hooks {
+        &mut self.hooks
     }
 }
 

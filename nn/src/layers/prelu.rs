@@ -20,6 +20,7 @@ pub struct PReLU {
     /// Number of slopes: 1, or the number of input channels.
     pub num_parameters: usize,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl PReLU {
@@ -29,6 +30,7 @@ impl PReLU {
             weight: Param::new(Tensor::full([num_parameters], init, DType::F32)),
             num_parameters,
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 }

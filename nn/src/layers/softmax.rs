@@ -30,6 +30,7 @@ pub struct Softmax {
     /// The dimension normalised (`None`: PyTorch's legacy implicit choice).
     pub dim: Option<isize>,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl Softmax {
@@ -38,6 +39,7 @@ impl Softmax {
         Softmax {
             dim: dim.into(),
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 }
@@ -63,6 +65,7 @@ pub struct LogSoftmax {
     /// The dimension normalised (`None`: PyTorch's legacy implicit choice).
     pub dim: Option<isize>,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl LogSoftmax {
@@ -71,6 +74,7 @@ impl LogSoftmax {
         LogSoftmax {
             dim: dim.into(),
             training: true,
+            hooks: crate::Hooks::new(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! [`ModuleExt`]: PyTorch's `nn.Module` API on every module, built on `visit` and `visit_mut`.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::access;
 use super::load::{IncompatibleKeys, load_state_dict};
@@ -10,6 +11,8 @@ use super::transform;
 use super::walk::{self, WalkOptions, Walker, WalkerMut};
 use super::{Module, ModuleField, Replacement};
 use crate::containers::Layer;
+use crate::hooks::state as hook_state;
+use crate::hooks::{HookHandle, HookKind};
 use crate::{DType, Device, Error, Param, Result, Tensor};
 
 /// Gives any module, sized or not, as `&dyn Module`.
@@ -240,7 +243,7 @@ pub trait ModuleExt: AsDynModule {
     /// unexpected keys are errors when `strict`. Every problem is reported at once, and a refused load changes
     /// nothing (PyTorch would leave the module half loaded).
     fn load_state_dict(&mut self, state_dict: &StateDict, strict: bool, assign: bool) -> Result<IncompatibleKeys> {
-        load_state_dict(self.as_dyn_mut(), state_dict.clone(), strict, assign, None)
+        load_state_dict(self.as_dyn_mut(), state_dict.clone(), strict, assign)
     }
 
     /// Writes `state_dict()` to a safetensors file.
@@ -257,7 +260,7 @@ pub trait ModuleExt: AsDynModule {
         Self: Sized,
     {
         let sd = crate::serialization::load_safetensors(path.as_ref())?;
-        load_state_dict(self.as_dyn_mut(), sd, strict, false, None)
+        load_state_dict(self.as_dyn_mut(), sd, strict, false)
     }
 
     /// `get_submodule("a.b")`: the module at a dotted path (`""` is this module).
@@ -289,6 +292,67 @@ pub trait ModuleExt: AsDynModule {
     /// [`set_submodule`](Self::set_submodule) with a layer, which also fits a `Sequential` item.
     fn set_layer<M: Layer + ModuleField>(&mut self, path: &str, layer: M) -> Result<()> {
         access::set_submodule(self.as_dyn_mut(), path, Replacement::layer(layer))
+    }
+
+    /// PyTorch's `register_state_dict_pre_hook(hook)`: `hook(module, prefix)` runs before this module's
+    /// entries are written by `state_dict`.
+    fn register_state_dict_pre_hook(
+        &mut self,
+        hook: impl Fn(&dyn Module, &str) + Send + Sync + 'static,
+    ) -> Result<HookHandle> {
+        let hook: hook_state::StateDictPreHook = Box::new(hook);
+        hook_state::register(
+            self.as_dyn_mut(),
+            "register_state_dict_pre_hook",
+            HookKind::StateDictPre,
+            Arc::new(hook),
+        )
+    }
+
+    /// PyTorch's `register_state_dict_post_hook(hook)`: `hook(module, state_dict, prefix)` runs after this
+    /// module's entries and its children's are written, and may edit the state dict.
+    fn register_state_dict_post_hook(
+        &mut self,
+        hook: impl Fn(&dyn Module, &mut StateDict, &str) + Send + Sync + 'static,
+    ) -> Result<HookHandle> {
+        let hook: hook_state::StateDictPostHook = Box::new(hook);
+        hook_state::register(
+            self.as_dyn_mut(),
+            "register_state_dict_post_hook",
+            HookKind::StateDictPost,
+            Arc::new(hook),
+        )
+    }
+
+    /// PyTorch's `register_load_state_dict_pre_hook(hook)`: `hook(module, state_dict, prefix)` runs before this
+    /// module's entries are read by `load_state_dict`, and may edit the incoming state dict (rename legacy keys).
+    fn register_load_state_dict_pre_hook(
+        &mut self,
+        hook: impl Fn(&dyn Module, &mut StateDict, &str) + Send + Sync + 'static,
+    ) -> Result<HookHandle> {
+        let hook: hook_state::LoadPreHook = Box::new(hook);
+        hook_state::register(
+            self.as_dyn_mut(),
+            "register_load_state_dict_pre_hook",
+            HookKind::LoadStateDictPre,
+            Arc::new(hook),
+        )
+    }
+
+    /// PyTorch's `register_load_state_dict_post_hook(hook)`: `hook(module, incompatible_keys)` runs after this
+    /// module's entries and its children's are loaded, and may edit the missing and unexpected keys, which
+    /// `strict` then judges.
+    fn register_load_state_dict_post_hook(
+        &mut self,
+        hook: impl Fn(&dyn Module, &mut IncompatibleKeys) + Send + Sync + 'static,
+    ) -> Result<HookHandle> {
+        let hook: hook_state::LoadPostHook = Box::new(hook);
+        hook_state::register(
+            self.as_dyn_mut(),
+            "register_load_state_dict_post_hook",
+            HookKind::LoadStateDictPost,
+            Arc::new(hook),
+        )
     }
 
     /// `train(mode)`: sets the mode of every module.

@@ -99,6 +99,12 @@ impl<M: Module + ?Sized> Module for Box<M> {
     fn set_training(&mut self, mode: bool) {
         (**self).set_training(mode)
     }
+    fn hooks(&self) -> Option<&crate::Hooks> {
+        (**self).hooks()
+    }
+    fn hooks_mut(&mut self) -> Option<&mut crate::Hooks> {
+        (**self).hooks_mut()
+    }
     fn has_extra_state(&self) -> bool {
         (**self).has_extra_state()
     }

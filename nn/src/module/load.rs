@@ -11,6 +11,8 @@ use std::fmt;
 use super::Module;
 use super::state::{StateDict, extra_state_key};
 use super::walk::{WalkOptions, Walker, WalkerMut, walk, walk_mut};
+use crate::hooks::HookKind;
+use crate::hooks::state as hook_state;
 use crate::tensor::storage::Buffer;
 use crate::{Error, Param, Result, Shape, Tensor};
 
@@ -114,9 +116,19 @@ struct Plan {
 }
 
 /// Phase one: what to do everywhere, and what is wrong.
-fn prepare(root: &dyn Module, sd: &StateDict, assign: bool) -> Result<(Plan, IncompatibleKeys, Vec<ShapeMismatch>)> {
+/// What phase one found: the plan, the keys, the mismatches, and whether any module has load post-hooks.
+struct Prepared {
+    plan: Plan,
+    keys: IncompatibleKeys,
+    mismatched: Vec<ShapeMismatch>,
+    post_hooks: bool,
+}
+
+/// Phase one: runs each module's load pre-hooks (which may edit `sd`) before reading its entries.
+fn prepare(root: &dyn Module, sd: &mut StateDict, assign: bool) -> Result<Prepared> {
     struct Prepare<'s> {
-        sd: &'s StateDict,
+        sd: &'s mut StateDict,
+        post_hooks: bool,
         assign: bool,
         used: Vec<bool>,
         plan: Plan,
@@ -159,6 +171,32 @@ fn prepare(root: &dyn Module, sd: &StateDict, assign: bool) -> Result<(Plan, Inc
         }
     }
     impl Walker for Prepare<'_> {
+        fn module(&mut self, path: &str, module: &dyn Module) {
+            let Some(hooks) = module.hooks() else { return };
+            self.post_hooks |= hooks.has(HookKind::LoadStateDictPost);
+            if !hooks.has(HookKind::LoadStateDictPre) {
+                return;
+            }
+            // A hook may add, remove or rename entries: remember the used ones by key across it.
+            let used: Vec<String> = self
+                .sd
+                .keys()
+                .zip(&self.used)
+                .filter(|(_, u)| **u)
+                .map(|(k, _)| k.clone())
+                .collect();
+            let prefix = hook_state::prefix_of("", path);
+            let sd = &mut *self.sd;
+            hook_state::each::<hook_state::LoadPreHook>(module, HookKind::LoadStateDictPre, |hook| {
+                hook(module, sd, &prefix)
+            });
+            self.used = vec![false; self.sd.len()];
+            for key in used {
+                if let Some(i) = self.sd.get_index_of(&key) {
+                    self.used[i] = true;
+                }
+            }
+        }
         fn param(&mut self, path: &str, param: &Param) {
             self.tensor(path, &param.data());
         }
@@ -184,10 +222,12 @@ fn prepare(root: &dyn Module, sd: &StateDict, assign: bool) -> Result<(Plan, Inc
             }
         }
     }
+    let used = vec![false; sd.len()];
     let mut prepare = Prepare {
         sd,
+        post_hooks: false,
         assign,
-        used: vec![false; sd.len()],
+        used,
         plan: Plan {
             tensors: Vec::new(),
             extra: Vec::new(),
@@ -200,7 +240,8 @@ fn prepare(root: &dyn Module, sd: &StateDict, assign: bool) -> Result<(Plan, Inc
     if let Some(e) = prepare.error {
         return Err(e);
     }
-    let unexpected: Vec<String> = sd
+    let unexpected: Vec<String> = prepare
+        .sd
         .keys()
         .zip(&prepare.used)
         .filter(|(_, used)| !**used)
@@ -211,11 +252,15 @@ fn prepare(root: &dyn Module, sd: &StateDict, assign: bool) -> Result<(Plan, Inc
     } else {
         in_reporting_order(root, unexpected)
     };
-    let keys = IncompatibleKeys {
-        missing_keys: prepare.missing,
-        unexpected_keys: unexpected,
-    };
-    Ok((prepare.plan, keys, prepare.mismatched))
+    Ok(Prepared {
+        plan: prepare.plan,
+        keys: IncompatibleKeys {
+            missing_keys: prepare.missing,
+            unexpected_keys: unexpected,
+        },
+        mismatched: prepare.mismatched,
+        post_hooks: prepare.post_hooks,
+    })
 }
 
 /// Unexpected keys in PyTorch's order: each is reported by the deepest module its path reaches (modules in
@@ -333,18 +378,29 @@ fn replace_contents(target: &Tensor, src: Tensor) -> Tensor {
     Tensor::from_buffer(old, target)
 }
 
-/// What the load post-hooks do: see the module, edit the key lists.
-pub(crate) type PostCheck<'f> = &'f mut dyn FnMut(&mut dyn Module, &mut IncompatibleKeys);
+/// Runs every module's load post-hooks, children before parents (PyTorch calls them as each module's
+/// subtree finishes loading), on the shared key lists.
+fn run_post_hooks(root: &dyn Module, keys: &mut IncompatibleKeys) {
+    struct Post<'k>(&'k mut IncompatibleKeys);
+    impl Walker for Post<'_> {
+        fn module_end(&mut self, _: &str, module: &dyn Module) {
+            let keys = &mut *self.0;
+            hook_state::each::<hook_state::LoadPostHook>(module, HookKind::LoadStateDictPost, |hook| {
+                hook(module, keys)
+            });
+        }
+    }
+    walk(root, &mut Post(keys), WalkOptions::all());
+}
 
-/// `load_state_dict(state_dict, strict, assign)` on `root`. `post_check` (the load post-hooks) sees the keys
-/// after the tensors are in place and may edit them; `strict` judges the edited lists, and a refused load is
-/// rolled back.
+/// `load_state_dict(state_dict, strict, assign)` on `root`. Load pre-hooks may edit the state dict before each
+/// module reads it; load post-hooks see the keys after the tensors are in place and may edit them; `strict`
+/// judges the edited lists, and a refused load is rolled back.
 pub(crate) fn load_state_dict(
     root: &mut dyn Module,
-    sd: StateDict,
+    mut sd: StateDict,
     strict: bool,
     assign: bool,
-    post_check: Option<PostCheck<'_>>,
 ) -> Result<IncompatibleKeys> {
     let module = root.type_name().to_owned();
     let error = |keys: &IncompatibleKeys, mismatched: Vec<ShapeMismatch>, extra_state: Vec<(String, String)>| {
@@ -357,10 +413,15 @@ pub(crate) fn load_state_dict(
             strict,
         })
     };
-    let (plan, mut keys, mismatched) = prepare(root, &sd, assign)?;
+    let Prepared {
+        plan,
+        mut keys,
+        mismatched,
+        post_hooks,
+    } = prepare(root, &mut sd, assign)?;
     // The plan holds what it needs; tensors only it holds now can be moved into the module rather than copied.
     drop(sd);
-    if !mismatched.is_empty() || (strict && !keys.is_empty() && post_check.is_none()) {
+    if !mismatched.is_empty() || (strict && !keys.is_empty() && !post_hooks) {
         return Err(error(&keys, mismatched, Vec::new()));
     }
     let (undo, refused) = apply(root, plan);
@@ -368,8 +429,8 @@ pub(crate) fn load_state_dict(
         apply(root, undo);
         return Err(error(&keys, Vec::new(), vec![refused]));
     }
-    if let Some(check) = post_check {
-        check(root, &mut keys);
+    if post_hooks {
+        run_post_hooks(root, &mut keys);
     }
     if strict && !keys.is_empty() {
         apply(root, undo);

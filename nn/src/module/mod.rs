@@ -207,6 +207,16 @@ pub trait Module: Any + Send + Sync {
         let _ = mode;
     }
 
+    /// The module's hooks, if it keeps any (a [`Hooks`](crate::Hooks) field).
+    fn hooks(&self) -> Option<&crate::Hooks> {
+        None
+    }
+
+    /// The module's hooks, to register in, if it keeps any.
+    fn hooks_mut(&mut self) -> Option<&mut crate::Hooks> {
+        None
+    }
+
     /// Whether this module carries non-tensor state saved under `_extra_state` (PyTorch: overrides
     /// `set_extra_state`).
     fn has_extra_state(&self) -> bool {

@@ -6,6 +6,8 @@ use indexmap::IndexMap;
 
 use super::Module;
 use super::walk::{WalkOptions, Walker, walk_with};
+use crate::hooks::HookKind;
+use crate::hooks::state as hook_state;
 use crate::{Param, Tensor};
 
 /// Tensors keyed by dotted path, in PyTorch's order. The tensors share storage with the module they came
@@ -81,7 +83,7 @@ impl<'a> IntoIterator for &'a StateDict {
 pub(crate) fn state_dict(root: &dyn Module, prefix: &str) -> StateDict {
     struct Collect<'p> {
         prefix: &'p str,
-        out: IndexMap<String, Tensor>,
+        out: StateDict,
     }
     impl Collect<'_> {
         fn key(&self, path: &str) -> String {
@@ -92,6 +94,17 @@ pub(crate) fn state_dict(root: &dyn Module, prefix: &str) -> StateDict {
         }
     }
     impl Walker for Collect<'_> {
+        fn module(&mut self, path: &str, module: &dyn Module) {
+            hook_state::each::<hook_state::StateDictPreHook>(module, HookKind::StateDictPre, |hook| {
+                hook(module, &hook_state::prefix_of(self.prefix, path))
+            });
+        }
+        fn module_end(&mut self, path: &str, module: &dyn Module) {
+            let out = &mut self.out;
+            hook_state::each::<hook_state::StateDictPostHook>(module, HookKind::StateDictPost, |hook| {
+                hook(module, out, &hook_state::prefix_of(self.prefix, path))
+            });
+        }
         fn param(&mut self, path: &str, param: &Param) {
             let key = self.key(path);
             self.out.insert(key, param.data().detach());
@@ -113,10 +126,10 @@ pub(crate) fn state_dict(root: &dyn Module, prefix: &str) -> StateDict {
     }
     let mut collect = Collect {
         prefix,
-        out: IndexMap::new(),
+        out: StateDict::new(),
     };
     walk_with(root, &mut collect, WalkOptions::all());
-    StateDict(collect.out)
+    collect.out
 }
 
 /// The key of the extra state of the module at `path`.

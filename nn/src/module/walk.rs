@@ -45,6 +45,10 @@ pub trait Walker {
     fn after_own(&mut self, path: &str, module: &dyn Module) {
         let _ = (path, module);
     }
+    /// The module at `path` once more, after all its children (post-order).
+    fn module_end(&mut self, path: &str, module: &dyn Module) {
+        let _ = (path, module);
+    }
 }
 
 /// Receives the members of a module tree with their dotted paths, for change.
@@ -141,6 +145,7 @@ impl<W: Walker + ?Sized> State<'_, W> {
         if !members.own_done {
             self.walker.after_own(self.path.as_str(), module);
         }
+        self.walker.module_end(self.path.as_str(), module);
     }
 }
 

@@ -5,7 +5,7 @@ use super::mlp::{MlpOptions, mlp};
 use super::res_block::ResBlock;
 use crate::functional::{Conv2dOptions, Padding2d};
 use crate::layers::{BatchNorm1d, BatchNorm2d, Conv2d, GELU, LSTM, LayerNorm, PReLU, ReLU};
-use crate::{Forward, Module, Result, Sequential, Shared, Tensor, TensorModule};
+use crate::{Call, Forward, Module, Result, Sequential, Shared, Tensor, TensorModule};
 
 /// LightZero's `DynamicsNetwork`: predicts the next latent state, the LSTM's next state and the value prefix
 /// from a latent state with its action encoding.
@@ -24,7 +24,7 @@ use crate::{Forward, Module, Result, Sequential, Shared, Tensor, TensorModule};
 /// let net = DynamicsNetwork::new(cfg).unwrap();
 /// assert_eq!(net.named_parameters()[0].0, "activation.weight");
 /// let state = (Tensor::zeros([1, 2, 32], DType::F32), Tensor::zeros([1, 2, 32], DType::F32));
-/// let (latent, (h, _c), value_prefix) = net.forward((Tensor::zeros([2, 16, 3, 3], DType::F32), state)).unwrap();
+/// let (latent, (h, _c), value_prefix) = net.call((Tensor::zeros([2, 16, 3, 3], DType::F32), state)).unwrap();
 /// assert_eq!((latent.shape(), h.shape(), value_prefix.shape()), (&[2, 14, 3, 3].into(), &[1, 2, 32].into(), &[2, 21].into()));
 /// ```
 #[derive(Module)]
@@ -51,6 +51,7 @@ pub struct DynamicsNetwork {
     #[module(skip)]
     pub config: DynamicsConfig,
     training: bool,
+    hooks: crate::Hooks,
 }
 
 impl DynamicsNetwork {
@@ -109,6 +110,7 @@ impl DynamicsNetwork {
             fc_reward_head,
             config,
             training: true,
+            hooks: crate::Hooks::new(),
         })
     }
 }
@@ -122,24 +124,24 @@ impl Forward for DynamicsNetwork {
     fn forward(&self, (state_action_encoding, reward_hidden_state): Self::Input) -> Result<Self::Output> {
         let c = self.config.latent_channels();
         let state_encoding = state_action_encoding.narrow(1, 0, c)?;
-        let x = self.norm_common.forward(self.conv.forward(state_action_encoding)?)?;
+        let x = self.norm_common.call(self.conv.call(state_action_encoding)?)?;
         x.add_(&state_encoding)?;
-        let mut x = self.activation.forward(x)?;
+        let mut x = self.activation.call(x)?;
         for block in &self.resblocks {
-            x = block.forward(x)?;
+            x = block.call(x)?;
         }
         let next_latent_state = x;
         let x = self
             .norm_reward
-            .forward(self.conv1x1_reward.forward(next_latent_state.clone())?)?;
-        let x = self.activation.forward(x)?;
+            .call(self.conv1x1_reward.call(next_latent_state.clone())?)?;
+        let x = self.activation.call(x)?;
         let x = x
             .reshape_infer(&[-1, self.config.flatten_input_size_for_reward_head as isize])?
             .unsqueeze(0)?;
-        let (value_prefix, next_reward_hidden_state) = self.lstm.forward((x, Some(reward_hidden_state)))?;
-        let value_prefix = self.norm_value_prefix.forward(value_prefix.squeeze(0)?)?;
-        let value_prefix = self.activation.forward(value_prefix)?;
-        let value_prefix = self.fc_reward_head.forward(value_prefix)?;
+        let (value_prefix, next_reward_hidden_state) = self.lstm.call((x, Some(reward_hidden_state)))?;
+        let value_prefix = self.norm_value_prefix.call(value_prefix.squeeze(0)?)?;
+        let value_prefix = self.activation.call(value_prefix)?;
+        let value_prefix = self.fc_reward_head.call(value_prefix)?;
         Ok((next_latent_state, next_reward_hidden_state, value_prefix))
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::functional::{Conv2dOptions, Padding2d};
 use crate::layers::{BatchNorm2d, Conv2d};
-use crate::{Forward, Module, Result, Sequential, Shared, Tensor, TensorModule};
+use crate::{Call, Forward, Module, Result, Sequential, Shared, Tensor, TensorModule};
 
 /// `ResBlock(in_channels, activation, norm_type='BN', res_type='basic', bias=False)`:
 /// `act(conv2(conv1(x)) + x)`, `conv1` = 3x3 conv → BN → act, `conv2` = 3x3 conv → BN.
@@ -44,7 +44,7 @@ impl Forward for ResBlock {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, x: Tensor) -> Result<Tensor> {
-        let out = self.conv2.forward(self.conv1.forward(x.clone())?)?;
-        self.act.forward(out.add(&x)?)
+        let out = self.conv2.call(self.conv1.call(x.clone())?)?;
+        self.act.call(out.add(&x)?)
     }
 }

@@ -1,0 +1,124 @@
+//! [`Call`]: running a module with its hooks; [`RegisterHooks`]: its typed forward hooks.
+
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::Arc;
+
+use super::table::{Entry, HookHandle, HookKind, HookOptions};
+use super::{HasHooks, Hooks};
+use crate::{Forward, Module, Result};
+
+/// A forward pre-hook of a module `M`: sees the input and may replace it.
+pub(crate) type PreHook<M> = Box<dyn Fn(&M, &mut <M as Forward>::Input) + Send + Sync>;
+/// A forward hook of a module `M`: sees the input and the output (`None` after a failed forward) and may
+/// replace the output.
+pub(crate) type PostHook<M> =
+    Box<dyn Fn(&M, &<M as Forward>::Input, Option<&mut <M as Forward>::Output>) + Send + Sync>;
+
+/// Calling a module: its forward, with its hooks around it (PyTorch's `module(x)`).
+///
+/// Forward pre-hooks run first and may replace the input; then `forward`; then forward hooks, which may
+/// replace the output. If `forward` fails (returns an error or panics), the `always_call` hooks run (with no
+/// output) and the error is returned or the panic resumes. Calling `forward` directly skips every hook.
+pub trait Call: Module + Forward + Sized {
+    /// Runs the module with its hooks.
+    #[inline]
+    fn call(&self, input: Self::Input) -> Result<Self::Output>
+    where
+        Self::Input: Clone,
+    {
+        match self.hooks() {
+            Some(hooks) if hooks.has_forward_hooks() => call_with_hooks(self, hooks, input),
+            _ => self.forward(input),
+        }
+    }
+}
+
+impl<M: Module + Forward> Call for M {}
+
+/// The slow path of [`Call::call`]: at least one forward hook is registered.
+#[inline(never)]
+fn call_with_hooks<M: Module + Forward>(module: &M, hooks: &Hooks, mut input: M::Input) -> Result<M::Output>
+where
+    M::Input: Clone,
+{
+    for entry in hooks.of(HookKind::ForwardPre) {
+        if entry.live()
+            && let Some(hook) = entry.f.downcast_ref::<PreHook<M>>()
+        {
+            hook(module, &mut input);
+        }
+    }
+    let post = hooks.of(HookKind::Forward);
+    if !post.iter().any(Entry::live) {
+        return module.forward(input);
+    }
+    let saved = input.clone();
+    fn post_hook<M: Module + Forward>(e: &Entry) -> Option<&PostHook<M>> {
+        e.f.downcast_ref::<PostHook<M>>()
+    }
+    // Runs the always-call hooks from `from` on, with no output; a panic in one of them is dropped (PyTorch
+    // warns and goes on), so that the original failure is the one reported.
+    let always_from = |from: usize| {
+        for entry in post.iter().skip(from).filter(|e| e.always_call && e.live()) {
+            if let Some(hook) = post_hook::<M>(entry) {
+                let _ = catch_unwind(AssertUnwindSafe(|| hook(module, &saved, None)));
+            }
+        }
+    };
+    match catch_unwind(AssertUnwindSafe(|| module.forward(input))) {
+        Ok(Ok(mut output)) => {
+            for (i, entry) in post.iter().enumerate() {
+                if entry.live()
+                    && let Some(hook) = post_hook::<M>(entry)
+                    && let Err(panic) = catch_unwind(AssertUnwindSafe(|| hook(module, &saved, Some(&mut output))))
+                {
+                    always_from(i + 1);
+                    resume_unwind(panic);
+                }
+            }
+            Ok(output)
+        }
+        Ok(Err(error)) => {
+            always_from(0);
+            Err(error)
+        }
+        Err(panic) => {
+            always_from(0);
+            resume_unwind(panic)
+        }
+    }
+}
+
+/// Registering a module's forward hooks, typed by its input and output.
+pub trait RegisterHooks: HasHooks + Module + Forward + Sized {
+    /// PyTorch's `register_forward_pre_hook(hook, prepend=...)`: `hook(module, &mut input)` runs before
+    /// `forward` and may replace the input.
+    fn register_forward_pre_hook<F>(&mut self, hook: F, prepend: bool) -> HookHandle
+    where
+        F: Fn(&Self, &mut Self::Input) + Send + Sync + 'static,
+        Self::Input: 'static,
+    {
+        let hook: PreHook<Self> = Box::new(hook);
+        let options = HookOptions {
+            prepend,
+            always_call: false,
+        };
+        self.hook_storage_mut()
+            .add(HookKind::ForwardPre, Arc::new(hook), options)
+    }
+
+    /// PyTorch's `register_forward_hook(hook, prepend=..., always_call=...)`: `hook(module, &input, output)`
+    /// runs after `forward` and may replace the output; `output` is `None` only for an `always_call` hook after
+    /// a failed forward.
+    fn register_forward_hook<F>(&mut self, hook: F, options: HookOptions) -> HookHandle
+    where
+        F: Fn(&Self, &Self::Input, Option<&mut Self::Output>) + Send + Sync + 'static,
+        Self::Input: 'static,
+        Self::Output: 'static,
+    {
+        let hook: PostHook<Self> = Box::new(hook);
+        self.hook_storage_mut().add(HookKind::Forward, Arc::new(hook), options)
+    }
+}
+
+impl<M: HasHooks + Module + Forward> RegisterHooks for M {}
