@@ -1,7 +1,10 @@
-//! Code generation for a validated struct: the `Module`, `StaticKeys` and `Display` impls.
+//! Code generation for a validated struct: the `Module`, `StaticKeys`, `Display` (and `HasHooks`) impls.
+//!
+//! Everything is generated inside one `const _: () = { ... };` block, so the helper traits it defines stay
+//! private and the code works inside any module or function. Paths are absolute (`::nn::...`).
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::DeriveInput;
 use syn::spanned::Spanned;
 
@@ -20,6 +23,55 @@ pub fn derive(input: &DeriveInput) -> Result<TokenStream, Vec<syn::Error>> {
     Ok(expand(&cont))
 }
 
+/// Each child field gets a trait of its own, implemented for every module slot: its methods are what the
+/// generated code calls, so a field whose type is no module fails with a message that names the field.
+fn child_trait(cont: &Container<'_>, index: usize, field: &Field<'_>) -> (syn::Ident, TokenStream) {
+    let name = format_ident!("__NnChildField{}", index);
+    let label = match &field.member {
+        syn::Member::Named(i) => format!("field `{}`", i.to_string().trim_start_matches("r#")),
+        syn::Member::Unnamed(i) => format!("field {}", i.index),
+    };
+    let message = format!(
+        "{label} of `{}` is not a module: `{{Self}}` is neither a `Module`, a `Param` nor a `Tensor`",
+        cont.name
+    );
+    let skip = format!("if {label} holds configuration rather than a module, mark it `#[module(skip)]`");
+    let tokens = quote! {
+        #[diagnostic::on_unimplemented(
+            message = #message,
+            label = "not a module",
+            note = "a child field must implement `nn::Module` (derive it), or be a `Shared`, `Option`, `Vec`, array or `Box` of modules",
+            note = #skip
+        )]
+        trait #name {
+            fn __as_child(&self) -> ::core::option::Option<::nn::__private::Child<'_>>;
+            fn __as_child_mut(&mut self) -> ::core::option::Option<::nn::__private::ChildMut<'_>>;
+            fn __replace(
+                &mut self,
+                value: ::nn::__private::Replacement,
+            ) -> ::core::result::Result<(), (::nn::__private::Replacement, ::nn::__private::std::string::String)>;
+        }
+        impl<T: ?::core::marker::Sized + ::nn::__private::ModuleField> #name for T {
+            #[inline(always)]
+            fn __as_child(&self) -> ::core::option::Option<::nn::__private::Child<'_>> {
+                ::nn::__private::ModuleField::as_child(self)
+            }
+            #[inline(always)]
+            fn __as_child_mut(&mut self) -> ::core::option::Option<::nn::__private::ChildMut<'_>> {
+                ::nn::__private::ModuleField::as_child_mut(self)
+            }
+            #[inline(always)]
+            fn __replace(
+                &mut self,
+                value: ::nn::__private::Replacement,
+            ) -> ::core::result::Result<(), (::nn::__private::Replacement, ::nn::__private::std::string::String)> {
+                ::nn::__private::ModuleField::replace(self, value)
+            }
+        }
+    };
+    (name, tokens)
+}
+
 fn expand(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
@@ -32,11 +84,16 @@ fn expand(cont: &Container<'_>) -> TokenStream {
         .filter(|f| matches!(f.kind, FieldKind::Buffer { .. }))
         .collect();
     let children: Vec<&Field<'_>> = cont.fields.iter().filter(|f| f.kind == FieldKind::Child).collect();
+    let traits: Vec<(syn::Ident, TokenStream)> = children
+        .iter()
+        .enumerate()
+        .map(|(i, f)| child_trait(cont, i, f))
+        .collect();
+    let trait_defs = traits.iter().map(|(_, t)| t);
 
     let visit_params = params.iter().map(|f| {
         let (member, key) = (&f.member, &f.key);
-        let ty_span = f.ty.span();
-        quote_spanned! {ty_span=>
+        quote_spanned! {f.ty.span()=>
             if let ::core::option::Option::Some(__p) = ::nn::__private::ParamField::as_param(&self.#member) {
                 __visitor.param(#key, __p);
             }
@@ -44,8 +101,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
     });
     let visit_params_mut = params.iter().map(|f| {
         let (member, key) = (&f.member, &f.key);
-        let ty_span = f.ty.span();
-        quote_spanned! {ty_span=>
+        quote_spanned! {f.ty.span()=>
             if let ::core::option::Option::Some(__p) = ::nn::__private::ParamField::as_param_mut(&mut self.#member) {
                 __visitor.param(#key, __p);
             }
@@ -54,8 +110,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
     let persistent = |f: &Field<'_>| matches!(f.kind, FieldKind::Buffer { persistent: true });
     let visit_buffers = buffers.iter().map(|f| {
         let (member, key, p) = (&f.member, &f.key, persistent(f));
-        let ty_span = f.ty.span();
-        quote_spanned! {ty_span=>
+        quote_spanned! {f.ty.span()=>
             if let ::core::option::Option::Some(__b) = ::nn::__private::BufferField::as_buffer(&self.#member) {
                 __visitor.buffer(#key, __b, #p);
             }
@@ -63,42 +118,39 @@ fn expand(cont: &Container<'_>) -> TokenStream {
     });
     let visit_buffers_mut = buffers.iter().map(|f| {
         let (member, key, p) = (&f.member, &f.key, persistent(f));
-        let ty_span = f.ty.span();
-        quote_spanned! {ty_span=>
+        quote_spanned! {f.ty.span()=>
             if let ::core::option::Option::Some(__b) = ::nn::__private::BufferField::as_buffer_mut(&mut self.#member) {
                 __visitor.buffer(#key, __b, #p);
             }
         }
     });
-    let visit_children = children.iter().map(|f| {
+    let visit_children = children.iter().zip(&traits).map(|(f, (t, _))| {
         let (member, key) = (&f.member, &f.key);
-        let ty_span = f.ty.span();
-        quote_spanned! {ty_span=>
-            if let ::core::option::Option::Some(__c) = ::nn::__private::ModuleField::as_child(&self.#member) {
+        quote_spanned! {f.ty.span()=>
+            if let ::core::option::Option::Some(__c) = #t::__as_child(&self.#member) {
                 __visitor.child(#key, __c);
             }
         }
     });
-    let visit_children_mut = children.iter().map(|f| {
+    let visit_children_mut = children.iter().zip(&traits).map(|(f, (t, _))| {
         let (member, key) = (&f.member, &f.key);
-        let ty_span = f.ty.span();
-        quote_spanned! {ty_span=>
-            if let ::core::option::Option::Some(__c) = ::nn::__private::ModuleField::as_child_mut(&mut self.#member) {
+        quote_spanned! {f.ty.span()=>
+            if let ::core::option::Option::Some(__c) = #t::__as_child_mut(&mut self.#member) {
                 __visitor.child(#key, __c);
             }
         }
     });
-    let child_arms = children.iter().map(|f| {
+    let child_arms = children.iter().zip(&traits).map(|(f, (t, _))| {
         let (member, key) = (&f.member, &f.key);
-        quote_spanned! {f.ty.span()=> #key => ::nn::__private::ModuleField::as_child(&self.#member), }
+        quote_spanned! {f.ty.span()=> #key => #t::__as_child(&self.#member), }
     });
-    let child_mut_arms = children.iter().map(|f| {
+    let child_mut_arms = children.iter().zip(&traits).map(|(f, (t, _))| {
         let (member, key) = (&f.member, &f.key);
-        quote_spanned! {f.ty.span()=> #key => ::nn::__private::ModuleField::as_child_mut(&mut self.#member), }
+        quote_spanned! {f.ty.span()=> #key => #t::__as_child_mut(&mut self.#member), }
     });
-    let set_arms = children.iter().map(|f| {
+    let set_arms = children.iter().zip(&traits).map(|(f, (t, _))| {
         let (member, key) = (&f.member, &f.key);
-        quote_spanned! {f.ty.span()=> #key => ::nn::__private::ModuleField::replace(&mut self.#member, __value), }
+        quote_spanned! {f.ty.span()=> #key => #t::__replace(&mut self.#member, __value), }
     });
 
     let training = cont.fields.iter().find(|f| f.kind == FieldKind::Training).map(|f| {
@@ -138,23 +190,26 @@ fn expand(cont: &Container<'_>) -> TokenStream {
             }
         }
     });
-    let extra_repr = cont.extra_repr.then(|| {
+    let extra_repr = cont.extra_repr.as_ref().map(|tokens| {
+        let call = quote_spanned! {tokens.span()=> <Self as ::nn::module::ExtraRepr>::extra_repr(self) };
         quote! {
             fn extra_repr(&self) -> ::nn::__private::std::string::String {
-                <Self as ::nn::module::ExtraRepr>::extra_repr(self)
+                #call
             }
         }
     });
-    let extra_state = cont.extra_state.then(|| {
+    let extra_state = cont.extra_state.as_ref().map(|tokens| {
+        let get = quote_spanned! {tokens.span()=> <Self as ::nn::module::ExtraState>::get_extra_state(self) };
+        let set = quote_spanned! {tokens.span()=> <Self as ::nn::module::ExtraState>::set_extra_state(self, __state) };
         quote! {
             fn has_extra_state(&self) -> bool {
                 true
             }
             fn get_extra_state(&self) -> ::core::option::Option<::nn::Tensor> {
-                ::core::option::Option::Some(<Self as ::nn::module::ExtraState>::get_extra_state(self))
+                ::core::option::Option::Some(#get)
             }
             fn set_extra_state(&mut self, __state: ::nn::Tensor) -> ::nn::Result<()> {
-                <Self as ::nn::module::ExtraState>::set_extra_state(self, __state)
+                #set
             }
         }
     });
@@ -169,96 +224,87 @@ fn expand(cont: &Container<'_>) -> TokenStream {
         let key = &f.key;
         let kind = match f.kind {
             FieldKind::Param => quote!(::nn::__private::MemberKind::Param),
-            FieldKind::Buffer { persistent } => {
-                quote!(::nn::__private::MemberKind::Buffer { persistent: #persistent })
-            }
+            FieldKind::Buffer { persistent } => quote!(::nn::__private::MemberKind::Buffer { persistent: #persistent }),
             _ => quote!(::nn::__private::MemberKind::Child),
         };
         quote!((#key, #kind))
     });
-
-    let assert_children = children.iter().map(|f| {
-        let ty = f.ty;
-        quote_spanned! {ty.span()=> __assert_module_field::<#ty>(); }
-    });
     let unused_visitor = keys.is_empty().then(|| quote!(let _ = __visitor;));
+    let unused_name = children.is_empty().then(|| quote!(let _ = __name;));
 
     quote! {
-        #[automatically_derived]
-        impl #impl_generics ::nn::__private::Module for #ident #ty_generics #where_clause {
-            fn type_name(&self) -> &'static str {
-                #name
-            }
-
-            fn visit<'__a>(&'__a self, __visitor: &mut dyn ::nn::__private::Visitor<'__a>) {
-                #unused_visitor
-                #(#visit_params)*
-                #(#visit_buffers)*
-                #(#visit_children)*
-            }
-
-            fn visit_mut<'__a>(&'__a mut self, __visitor: &mut dyn ::nn::__private::VisitorMut<'__a>) {
-                #unused_visitor
-                #(#visit_params_mut)*
-                #(#visit_buffers_mut)*
-                #(#visit_children_mut)*
-            }
-
-            fn child(&self, __name: &str) -> ::core::option::Option<::nn::__private::Child<'_>> {
-                match __name {
-                    #(#child_arms)*
-                    _ => ::core::option::Option::None,
-                }
-            }
-
-            fn child_mut(&mut self, __name: &str) -> ::core::option::Option<::nn::__private::ChildMut<'_>> {
-                match __name {
-                    #(#child_mut_arms)*
-                    _ => ::core::option::Option::None,
-                }
-            }
-
-            fn set_child(
-                &mut self,
-                __name: &str,
-                __value: ::nn::__private::Replacement,
-            ) -> ::core::result::Result<(), (::nn::__private::Replacement, ::nn::__private::std::string::String)> {
-                match __name {
-                    #(#set_arms)*
-                    _ => ::core::result::Result::Err((
-                        __value,
-                        ::nn::__private::std::format!("{} has no child slot `{}`", #name, __name),
-                    )),
-                }
-            }
-
-            #training
-            #hooks
-            #extra_repr
-            #extra_state
-        }
-
-        #has_hooks
-
-        #[automatically_derived]
-        impl #impl_generics ::nn::__private::StaticKeys for #ident #ty_generics #where_clause {
-            const KEYS: &'static [&'static str] = &[#(#keys),*];
-            const MEMBERS: &'static [(&'static str, ::nn::__private::MemberKind)] = &[#(#members),*];
-        }
-
-        #[automatically_derived]
-        impl #impl_generics ::core::fmt::Display for #ident #ty_generics #where_clause {
-            fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                __f.write_str(&::nn::__private::Module::repr(self))
-            }
-        }
-
         const _: () = {
-            #[allow(dead_code)]
-            fn __assert_module_field<T: ?Sized + ::nn::__private::ModuleField>() {}
-            #[allow(dead_code)]
-            fn __assert_fields #impl_generics () #where_clause {
-                #(#assert_children)*
+            #(#trait_defs)*
+
+            #[automatically_derived]
+            impl #impl_generics ::nn::__private::Module for #ident #ty_generics #where_clause {
+                fn type_name(&self) -> &'static str {
+                    #name
+                }
+
+                fn visit<'__a>(&'__a self, __visitor: &mut dyn ::nn::__private::Visitor<'__a>) {
+                    #unused_visitor
+                    #(#visit_params)*
+                    #(#visit_buffers)*
+                    #(#visit_children)*
+                }
+
+                fn visit_mut<'__a>(&'__a mut self, __visitor: &mut dyn ::nn::__private::VisitorMut<'__a>) {
+                    #unused_visitor
+                    #(#visit_params_mut)*
+                    #(#visit_buffers_mut)*
+                    #(#visit_children_mut)*
+                }
+
+                fn child(&self, __name: &str) -> ::core::option::Option<::nn::__private::Child<'_>> {
+                    #unused_name
+                    match __name {
+                        #(#child_arms)*
+                        _ => ::core::option::Option::None,
+                    }
+                }
+
+                fn child_mut(&mut self, __name: &str) -> ::core::option::Option<::nn::__private::ChildMut<'_>> {
+                    #unused_name
+                    match __name {
+                        #(#child_mut_arms)*
+                        _ => ::core::option::Option::None,
+                    }
+                }
+
+                fn set_child(
+                    &mut self,
+                    __name: &str,
+                    __value: ::nn::__private::Replacement,
+                ) -> ::core::result::Result<(), (::nn::__private::Replacement, ::nn::__private::std::string::String)> {
+                    match __name {
+                        #(#set_arms)*
+                        _ => ::core::result::Result::Err((
+                            __value,
+                            ::nn::__private::std::format!("{} has no child slot `{}`", #name, __name),
+                        )),
+                    }
+                }
+
+                #training
+                #hooks
+                #extra_repr
+                #extra_state
+            }
+
+            #has_hooks
+
+            #[automatically_derived]
+            impl #impl_generics ::nn::__private::StaticKeys for #ident #ty_generics #where_clause {
+                const KEYS: &'static [&'static str] = &[#(#keys),*];
+                const MEMBERS: &'static [(&'static str, ::nn::__private::MemberKind)] = &[#(#members),*];
+            }
+
+            #[automatically_derived]
+            impl #impl_generics ::core::fmt::Display for #ident #ty_generics #where_clause {
+                fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    __f.write_str(&::nn::__private::Module::repr(self))
+                }
             }
         };
     }

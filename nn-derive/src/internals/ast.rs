@@ -13,10 +13,10 @@ pub struct Container<'a> {
     /// The name `Display` prints (`#[module(name = "...")]`, else the struct's name).
     pub name: String,
     pub fields: Vec<Field<'a>>,
-    /// `#[module(extra_repr)]`: `extra_repr` comes from the struct's `nn::module::ExtraRepr` impl.
-    pub extra_repr: bool,
-    /// `#[module(extra_state)]`: extra state comes from the struct's `nn::module::ExtraState` impl.
-    pub extra_state: bool,
+    /// `#[module(extra_repr)]` (its tokens): `extra_repr` comes from the struct's `nn::module::ExtraRepr` impl.
+    pub extra_repr: Option<TokenStream>,
+    /// `#[module(extra_state)]` (its tokens): extra state comes from the struct's `nn::module::ExtraState` impl.
+    pub extra_state: Option<TokenStream>,
 }
 
 /// What a field is to the module.

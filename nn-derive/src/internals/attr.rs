@@ -44,12 +44,38 @@ impl<'c, T> Once<'c, T> {
 /// Attributes of the struct: `#[module(name = "...", extra_repr, extra_state)]`.
 pub struct Container {
     pub name: Option<Attr<String>>,
-    pub extra_repr: bool,
-    pub extra_state: bool,
+    /// `extra_repr`, with the tokens it was written as (errors about the missing impl point there).
+    pub extra_repr: Option<TokenStream>,
+    /// `extra_state`, likewise.
+    pub extra_state: Option<TokenStream>,
 }
 
 const CONTAINER_KEYS: &str = "`name = \"...\"`, `extra_repr`, `extra_state`";
 const FIELD_KEYS: &str = "`skip`, `rename = \"...\"`";
+
+/// `; did you mean `x`?` when `key` is a small typo of one of `known`.
+fn did_you_mean(key: &str, known: &[&str]) -> String {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, &cb) in b.iter().enumerate() {
+                let cur = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    }
+    known
+        .iter()
+        .filter(|k| distance(key, k) <= 2 || (key.len() >= 3 && k.starts_with(key)))
+        .min_by_key(|k| distance(key, k))
+        .map(|k| format!("\nhelp: did you mean `{k}`?"))
+        .unwrap_or_default()
+}
 
 impl Container {
     pub fn from_ast(cx: &Ctxt, attrs: &[syn::Attribute]) -> Container {
@@ -72,7 +98,7 @@ impl Container {
                 if meta.path.is_ident("name") {
                     if let Some(s) = string_value(cx, &meta, "name", "#[module(name = \"GELU\")]")? {
                         if s.value().is_empty() {
-                            cx.error_spanned_by(&s, "the printed name must not be empty");
+                            cx.error_spanned_by(&s, "the printed name must not be empty\nhelp: give PyTorch's class name, e.g. `#[module(name = \"GELU\")]`");
                         }
                         name.set(&meta.path, s.value());
                     }
@@ -91,9 +117,10 @@ impl Container {
                     skip_value(&meta)?;
                 } else {
                     let key = meta.path.to_token_stream().to_string().replace(' ', "");
+                    let hint = did_you_mean(&key, &["name", "extra_repr", "extra_state"]);
                     cx.error_spanned_by(
                         &meta.path,
-                        format!("unknown module attribute `{key}`; expected one of {CONTAINER_KEYS}"),
+                        format!("unknown module attribute `{key}`; expected one of {CONTAINER_KEYS}{hint}"),
                     );
                     skip_value(&meta)?;
                 }
@@ -105,8 +132,8 @@ impl Container {
         }
         Container {
             name: name.get(),
-            extra_repr: extra_repr.get().is_some(),
-            extra_state: extra_state.get().is_some(),
+            extra_repr: extra_repr.get().map(|a| a.tokens),
+            extra_state: extra_state.get().map(|a| a.tokens),
         }
     }
 }
@@ -156,9 +183,10 @@ impl Field {
                         skip_value(&meta)?;
                     } else {
                         let key = meta.path.to_token_stream().to_string().replace(' ', "");
+                        let hint = did_you_mean(&key, &["skip", "rename"]);
                         cx.error_spanned_by(
                             &meta.path,
-                            format!("unknown module attribute `{key}`; expected one of {FIELD_KEYS}"),
+                            format!("unknown module attribute `{key}`; expected one of {FIELD_KEYS}{hint}"),
                         );
                         skip_value(&meta)?;
                     }
@@ -177,7 +205,8 @@ impl Field {
                             }
                         } else {
                             let key = meta.path.to_token_stream().to_string().replace(' ', "");
-                            cx.error_spanned_by(&meta.path, format!("unknown buffer attribute `{key}`; expected `persistent = true` or `persistent = false`"));
+                            let hint = did_you_mean(&key, &["persistent"]);
+                            cx.error_spanned_by(&meta.path, format!("unknown buffer attribute `{key}`; expected `persistent = true` or `persistent = false`{hint}"));
                             skip_value(&meta)?;
                         }
                         Ok(())

@@ -10,6 +10,7 @@ use super::{Ctxt, types};
 /// Reports every problem of `cont` to `cx`.
 pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_keys(cx, cont);
+    check_collections(cx, cont);
     check_single(
         cx,
         cont,
@@ -106,5 +107,22 @@ fn check_generic_children(cx: &Ctxt, cont: &Container<'_>) {
 fn check_single(cx: &Ctxt, cont: &Container<'_>, kind: FieldKind, what: &str, help: &str) {
     for field in cont.fields.iter().filter(|f| f.kind == kind).skip(1) {
         cx.error_spanned_by(field.ty, format!("a second {what}\nhelp: {help}"));
+    }
+}
+
+/// `Vec<Param>`, `[Tensor; 2]` and the like are not modules: say what to write instead.
+fn check_collections(cx: &Ctxt, cont: &Container<'_>) {
+    for field in cont.fields.iter().filter(|f| f.kind == FieldKind::Child) {
+        match types::collection_of_tensors(field.ty) {
+            Some("Param") => cx.error_spanned_by(
+                field.ty,
+                "a list of parameters is not a module field\nhelp: declare it as `nn::ParameterList` (PyTorch's `nn.ParameterList`), keyed `0`, `1`, ...",
+            ),
+            Some(_) => cx.error_spanned_by(
+                field.ty,
+                "a list of tensors is not a module field (PyTorch has no buffer list)\nhelp: declare each buffer as its own `Tensor` field, or mark the field `#[module(skip)]` if it is not state",
+            ),
+            None => {}
+        }
     }
 }

@@ -100,3 +100,30 @@ pub fn is_type_param(ty: &Type, param: &syn::Ident) -> bool {
         _ => false,
     }
 }
+
+/// `Some("Param")` or `Some("Tensor")` when the type is a collection (`Vec`, array, `Option<Vec<_>>`, `Box`,
+/// slice) whose elements are spelled `Param` or `Tensor`: such a field is not a module.
+pub fn collection_of_tensors(ty: &Type) -> Option<&'static str> {
+    fn element(ty: &Type) -> Option<&Type> {
+        match ty {
+            Type::Array(a) => Some(&a.elem),
+            Type::Slice(s) => Some(&s.elem),
+            Type::Paren(p) => element(&p.elem),
+            Type::Group(g) => element(&g.elem),
+            Type::Path(_) => match last_segment(ty) {
+                Some((name, Some(inner))) if name == "Vec" || name == "Box" => Some(inner),
+                Some((name, Some(inner))) if name == "Option" => element(inner),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    let elem = element(ty)?;
+    if is_named(elem, "Param") || param(elem).is_some() {
+        Some("Param")
+    } else if is_named(elem, "Tensor") || tensor(elem).is_some() {
+        Some("Tensor")
+    } else {
+        collection_of_tensors(elem)
+    }
+}

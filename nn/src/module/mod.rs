@@ -327,6 +327,11 @@ pub enum MemberKind {
 /// let s = Scale { weight: Param::new(Tensor::ones([3], DType::F32)), features: 3 };
 /// assert_eq!(s.to_string(), "Scale(features=3)");
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is marked `#[module(extra_repr)]` but does not implement `nn::module::ExtraRepr`",
+    label = "`extra_repr` asks for an `ExtraRepr` impl",
+    note = "implement it (`impl nn::module::ExtraRepr for {Self} {{ fn extra_repr(&self) -> String {{ ... }} }}`), or remove `extra_repr`"
+)]
 pub trait ExtraRepr {
     /// PyTorch's `extra_repr()`.
     fn extra_repr(&self) -> String;
@@ -334,6 +339,11 @@ pub trait ExtraRepr {
 
 /// Non-tensor state saved in the state dict under `_extra_state`; implement it and mark the struct
 /// `#[module(extra_state)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is marked `#[module(extra_state)]` but does not implement `nn::module::ExtraState`",
+    label = "`extra_state` asks for an `ExtraState` impl",
+    note = "implement `get_extra_state` and `set_extra_state` in `impl nn::module::ExtraState for {Self}`, or remove `extra_state`"
+)]
 pub trait ExtraState {
     /// PyTorch's `get_extra_state()`, as a tensor (a `u8` tensor for arbitrary bytes).
     fn get_extra_state(&self) -> Tensor;

@@ -1,0 +1,9 @@
+use nn::prelude::*;
+
+#[derive(Module)]
+struct Net {
+    #[module]
+    fc: Linear,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use nn::prelude::*;
+
+#[derive(Module)]
+#[buffer]
+struct Net {
+    fc: Linear,
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use nn::prelude::*;
+use std::collections::HashMap;
+
+#[derive(Module)]
+struct Net {
+    fc: Linear,
+    vocab: HashMap<String, usize>,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use nn::prelude::*;
+
+#[derive(Module)]
+struct Residual<M> {
+    inner: M,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use nn::prelude::*;
+
+#[derive(Module)]
+#[module(name = "")]
+struct Gelu {
+    approximate: String,
+}
+
+fn main() {}

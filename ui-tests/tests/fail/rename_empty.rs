@@ -1,0 +1,9 @@
+use nn::prelude::*;
+
+#[derive(Module)]
+struct Net {
+    #[module(rename = "")]
+    fc: Linear,
+}
+
+fn main() {}

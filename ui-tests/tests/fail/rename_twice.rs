@@ -1,0 +1,10 @@
+use nn::prelude::*;
+
+#[derive(Module)]
+struct Net {
+    #[module(rename = "a")]
+    #[module(rename = "b")]
+    fc: Linear,
+}
+
+fn main() {}

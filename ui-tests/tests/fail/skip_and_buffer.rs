@@ -1,0 +1,10 @@
+use nn::prelude::*;
+
+#[derive(Module)]
+struct Net {
+    #[module(skip)]
+    #[buffer]
+    cache: Tensor,
+}
+
+fn main() {}

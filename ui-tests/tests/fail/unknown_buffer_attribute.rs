@@ -1,0 +1,9 @@
+use nn::prelude::*;
+
+#[derive(Module)]
+struct Net {
+    #[buffer(persist = false)]
+    running: Tensor,
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use nn::prelude::*;
+
+#[derive(Module)]
+struct Net {
+    #[module(skp)]
+    width: Vec<u8>,
+    fc: Linear,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use nn::prelude::*;
+
+#[derive(Module)]
+struct Net {
+    alphas: Vec<Param>,
+}
+
+fn main() {}

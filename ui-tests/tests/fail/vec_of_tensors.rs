@@ -1,0 +1,9 @@
+use nn::prelude::*;
+
+#[derive(Module)]
+struct Net {
+    fc: Linear,
+    caches: Vec<Tensor>,
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use nn::prelude::*;
+
+#[derive(Module)]
+#[module(name = "Nothing")]
+struct Empty;
+
+fn main() {
+    assert_eq!(Empty.to_string(), "Nothing()");
+    assert!(Empty.state_dict().is_empty());
+    assert!(<Empty as StaticKeys>::KEYS.is_empty());
+}
