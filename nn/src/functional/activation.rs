@@ -130,7 +130,7 @@ formula!(/// SELU.
 formula!(/// CELU.
     CeluFn { alpha }, |s, x| if x > R::ZERO { x } else { R::of(s.alpha) * (x / R::of(s.alpha)).exp_m1() });
 formula!(/// GELU (erf).
-    GeluFn {}, |_s, x| x * R::of(0.5) * (R::ONE + (x * R::of(std::f64::consts::FRAC_1_SQRT_2)).erf()));
+    GeluFn {}, |_s, x| x.gelu());
 formula!(/// GELU (tanh).
 GeluTanhFn {}, |_s, x| {
     let inner = R::of(0.797_884_560_802_865_4) * (x + R::of(0.044715) * x * x * x);
@@ -139,7 +139,7 @@ GeluTanhFn {}, |_s, x| {
 formula!(/// SiLU.
     SiluFn {}, |_s, x| x / (R::ONE + (-x).exp()));
 formula!(/// Mish.
-    MishFn {}, |_s, x| x * softplus(x, R::ONE, R::of(20.0)).tanh());
+    MishFn {}, |_s, x| x * x.log1p_exp().tanh());
 formula!(/// Softplus.
     SoftplusFn { beta, threshold }, |s, x| softplus(x, R::of(s.beta), R::of(s.threshold)));
 formula!(/// Softsign.
@@ -324,6 +324,12 @@ impl Activation {
         with_formula!(self, f => x.map_float_(self.name(), &f))
     }
 
+    /// The activation of every element of `x`, written into `out` (same shape and dtype), which is not
+    /// reallocated.
+    pub fn forward_into(&self, x: &Tensor, out: &Tensor) -> Result<()> {
+        with_formula!(self, f => x.map_float_into(self.name(), &f, out))
+    }
+
     /// The value at one `f64` point (for references and tests).
     pub fn at(&self, x: f64) -> f64 {
         with_formula!(self, f => f.apply(x))
@@ -339,12 +345,6 @@ impl Activation {
 /// assert_eq!(prelu(&x, &w).unwrap().to_vec::<f32>().unwrap(), vec![-0.5, 2.0, -1.5, 4.0]);
 /// ```
 pub fn prelu(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
-    let w = prelu_weight(x, weight)?;
-    x.zip_float(&w, "prelu", &PreluFn)
-}
-
-/// The weight of `prelu`, shaped to broadcast over `x` (per channel along dimension 1).
-fn prelu_weight(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
     let n = weight.numel();
     if weight.rank() > 1 {
         return Err(Error::invalid(
@@ -352,8 +352,12 @@ fn prelu_weight(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
             format!("the weight must be 1-dimensional; got shape {}", weight.shape()),
         ));
     }
+    if n == 0 {
+        return Err(Error::invalid("prelu", "the weight is empty"));
+    }
+    let w = weight.to_vec_f64()?;
     if n == 1 {
-        return weight.reshape(crate::Shape::scalar());
+        return x.map_float("prelu", &PreluFn { weight: w[0] });
     }
     let channels = if x.rank() >= 2 { x.shape()[1] } else { 0 };
     if channels != n {
@@ -365,17 +369,20 @@ fn prelu_weight(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
             ),
         ));
     }
-    let mut shape = vec![1usize; x.rank()];
-    shape[1] = n;
-    weight.reshape(shape)
+    let inner: usize = x.shape()[2..].iter().product();
+    x.map_float_blocks("prelu", inner, |block| PreluFn { weight: w[block % n] })
 }
 
-/// PyTorch's `x > 0 ? x : w * x`.
-pub struct PreluFn;
-impl crate::BinaryFn for PreluFn {
+/// PyTorch's `x > 0 ? x : w * x`, for one weight.
+#[derive(Clone, Copy, Debug)]
+pub struct PreluFn {
+    /// The slope of negative inputs.
+    pub weight: f64,
+}
+impl UnaryFn for PreluFn {
     #[inline(always)]
-    fn apply<R: Real>(&self, x: R, w: R) -> R {
-        if x > R::ZERO { x } else { w * x }
+    fn apply<R: Real>(&self, x: R) -> R {
+        if x > R::ZERO { x } else { R::of(self.weight) * x }
     }
 }
 

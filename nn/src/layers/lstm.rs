@@ -4,6 +4,7 @@ use crate::module::{Module, Visitor, VisitorMut, py_bool, py_float};
 use crate::random;
 use crate::tensor::float::{Float, with_float_type};
 use crate::tensor::linalg::Mat;
+use crate::tensor::map;
 use crate::{DType, Error, Forward, Param, Real, Result, Shape, Tensor};
 
 /// Everything of PyTorch's `nn.LSTM` constructor but the sizes.
@@ -369,26 +370,12 @@ impl<T: Float> Cell<'_, T> {
                 T::ONE,
                 &mut gates,
             );
+            map::lstm_step(&gates, &mut c, &mut h, hid);
             for bi in 0..batch {
-                let g = &gates[bi * g4..(bi + 1) * g4];
-                for j in 0..hid {
-                    let i = sigmoid(g[j]);
-                    let f = sigmoid(g[hid + j]);
-                    let gg = g[2 * hid + j].tanh();
-                    let o = sigmoid(g[3 * hid + j]);
-                    let cv = f * c[bi * hid + j] + i * gg;
-                    c[bi * hid + j] = cv;
-                    h[bi * hid + j] = o * cv.tanh();
-                }
                 let dst = (t * batch + bi) * dirs * hid + d * hid;
                 out[dst..dst + hid].copy_from_slice(&h[bi * hid..(bi + 1) * hid]);
             }
         }
         (h, c)
     }
-}
-
-#[inline(always)]
-fn sigmoid<T: Float>(x: T) -> T {
-    T::ONE / (T::ONE + (-x).exp())
 }

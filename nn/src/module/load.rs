@@ -371,7 +371,7 @@ fn replace_contents(target: &Tensor, src: Tensor) -> Tensor {
         return src;
     }
     let new: Buffer = match std::sync::Arc::try_unwrap(src.storage) {
-        Ok(storage) => storage.data.into_inner(),
+        Ok(mut storage) => storage.take_buffer(),
         Err(shared) => shared.data.read().clone_buffer(),
     };
     let old = std::mem::replace(&mut *target.storage.data.write(), new);

@@ -8,6 +8,8 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::Tensor;
+use super::cast;
+use super::map;
 use super::real::Real;
 use super::storage::CpuData;
 use crate::{DType, Error, Result, Shape};
@@ -17,81 +19,124 @@ pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 15;
 /// Elements per parallel chunk.
 const CHUNK: usize = 1 << 14;
 
-/// A formula of one float argument, written once for `f32` and `f64`.
-pub trait UnaryFn: Sync {
+/// A formula of one float argument, written once for `f32` and `f64`. It is `Copy` (its constants), so a
+/// loop holds it in registers and vectorises.
+pub trait UnaryFn: Sync + Send + Copy {
     /// The value at `x`.
     fn apply<R: Real>(&self, x: R) -> R;
 }
 
 /// A formula of two float arguments, written once for `f32` and `f64`.
-pub trait BinaryFn: Sync {
+pub trait BinaryFn: Sync + Send + Copy {
     /// The value at `(a, b)`.
     fn apply<R: Real>(&self, a: R, b: R) -> R;
 }
 
-/// `dst[i] = f(src[i])`, split across threads for large inputs.
-pub(crate) fn map_into<S: Copy + Sync, D: Send>(src: &[S], dst: &mut [D], f: impl Fn(S) -> D + Sync) {
-    if src.len() < PARALLEL_THRESHOLD {
-        for (d, &s) in dst.iter_mut().zip(src) {
-            *d = f(s);
-        }
-    } else {
-        dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
-            for (d, &s) in d.iter_mut().zip(s) {
-                *d = f(s);
-            }
-        });
-    }
-}
-
 /// `x = f(x)` for every element, split across threads for large inputs.
-pub(crate) fn map_in_place<T: Copy + Send>(data: &mut [T], f: impl Fn(T) -> T + Sync) {
+pub(crate) fn map_in_place<T: Copy + Send>(data: &mut [T], f: impl Fn(T) -> T + Sync + Send + Copy) {
     if data.len() < PARALLEL_THRESHOLD {
-        for x in data.iter_mut() {
-            *x = f(*x);
-        }
+        map_chunk_in_place(data, f);
     } else {
-        data.par_chunks_mut(CHUNK).for_each(|c| {
-            for x in c.iter_mut() {
-                *x = f(*x);
-            }
-        });
+        data.par_chunks_mut(CHUNK).for_each(move |c| map_chunk_in_place(c, f));
     }
 }
 
-/// A new vector `f(src[i])`.
-pub(crate) fn map_vec<S: Copy + Sync, D: Send + Copy + Default>(src: &[S], f: impl Fn(S) -> D + Sync) -> Vec<D> {
-    let mut out = vec![D::default(); src.len()];
-    map_into(src, &mut out, f);
-    out
+/// One chunk of [`map_in_place`], `f` by value.
+#[inline(always)]
+fn map_chunk_in_place<T: Copy>(data: &mut [T], f: impl Fn(T) -> T + Copy) {
+    for x in data.iter_mut() {
+        *x = f(*x);
+    }
 }
 
 impl Tensor {
     /// A new tensor `f(x)` of the same dtype; floating-point dtypes only.
     pub fn map_float<F: UnaryFn>(&self, op: &'static str, f: &F) -> Result<Tensor> {
+        let f = *f;
         let data = self.read_cpu(op, |d| -> Result<CpuData> {
+            let n = d.len();
             Ok(match d {
-                CpuData::F32(v) => CpuData::F32(map_vec(v, |x| f.apply(x))),
-                CpuData::F64(v) => CpuData::F64(map_vec(v, |x| f.apply(x))),
-                CpuData::F16(v) => CpuData::F16(map_vec(v, |x| f16::from_f32(f.apply(x.to_f32())))),
-                CpuData::BF16(v) => CpuData::BF16(map_vec(v, |x| bf16::from_f32(f.apply(x.to_f32())))),
+                CpuData::F32(v) => map::filled(n, |out| map::unary(v, out, f)),
+                CpuData::F64(v) => map::filled(n, |out| map::unary(v, out, f)),
+                CpuData::F16(v) => map::filled(n, |out| map::unary_half(v, out, f)),
+                CpuData::BF16(v) => map::filled(n, |out| map::unary_half(v, out, f)),
                 other => return Err(Error::float_only(op, other.dtype())),
             })
         })??;
         Ok(Tensor::from_cpu(data, self.shape.clone()))
     }
 
+    /// A new tensor `f_b(x)` where the formula changes block by block: block `b` (`block` consecutive
+    /// elements) uses `make(b)` — a per-channel constant, for instance.
+    pub(crate) fn map_float_blocks<F: UnaryFn>(
+        &self,
+        op: &'static str,
+        block: usize,
+        make: impl Fn(usize) -> F + Sync,
+    ) -> Result<Tensor> {
+        let n = self.numel();
+        let data = self.read_cpu(op, |d| -> Result<CpuData> {
+            Ok(match d {
+                CpuData::F32(v) => map::filled(n, |out| map::unary_blocks(v, out, block, &make)),
+                CpuData::F64(v) => map::filled(n, |out| map::unary_blocks(v, out, block, &make)),
+                CpuData::F16(_) | CpuData::BF16(_) => {
+                    let wide = cast::cast_data(d, DType::F32);
+                    let CpuData::F32(v) = &wide else {
+                        unreachable!("cast to f32")
+                    };
+                    let out = map::filled(n, |out| map::unary_blocks(v, out, block, &make));
+                    cast::cast_data(&out, d.dtype())
+                }
+                other => return Err(Error::float_only(op, other.dtype())),
+            })
+        })??;
+        Ok(Tensor::from_cpu(data, self.shape.clone()))
+    }
+
+    /// `out = f(x)` into an existing tensor of the same shape and dtype (not reallocated).
+    pub fn map_float_into<F: UnaryFn>(&self, op: &'static str, f: &F, out: &Tensor) -> Result<()> {
+        if out.shape != self.shape {
+            return Err(Error::shapes(
+                op,
+                &self.shape,
+                &out.shape,
+                "an output of the input's shape",
+            ));
+        }
+        if out.dtype() != self.dtype() {
+            return Err(Error::DTypeMismatch {
+                op,
+                expected: self.dtype(),
+                got: out.dtype(),
+            });
+        }
+        if out.shares_storage(self) {
+            return self.map_float_(op, f);
+        }
+        let f = *f;
+        self.read_cpu(op, |src| {
+            out.write_cpu(op, |dst| -> Result<()> {
+                match (src, dst) {
+                    (CpuData::F32(s), CpuData::F32(d)) => map::unary(s, d, f),
+                    (CpuData::F64(s), CpuData::F64(d)) => map::unary(s, d, f),
+                    (CpuData::F16(s), CpuData::F16(d)) => map::unary_half(s, d, f),
+                    (CpuData::BF16(s), CpuData::BF16(d)) => map::unary_half(s, d, f),
+                    (other, _) => return Err(Error::float_only(op, other.dtype())),
+                }
+                Ok(())
+            })?
+        })?
+    }
+
     /// `x = f(x)` in place, seen through every handle to this storage; floating-point dtypes only.
-    pub fn map_float_<F>(&self, op: &'static str, f: &F) -> Result<()>
-    where
-        F: UnaryFn,
-    {
+    pub fn map_float_<F: UnaryFn>(&self, op: &'static str, f: &F) -> Result<()> {
+        let f = *f;
         self.write_cpu(op, |d| -> Result<()> {
             match d {
-                CpuData::F32(v) => map_in_place(v, |x| f.apply(x)),
-                CpuData::F64(v) => map_in_place(v, |x| f.apply(x)),
-                CpuData::F16(v) => map_in_place(v, |x| f16::from_f32(f.apply(x.to_f32()))),
-                CpuData::BF16(v) => map_in_place(v, |x| bf16::from_f32(f.apply(x.to_f32()))),
+                CpuData::F32(v) => map::unary_in_place(v, f),
+                CpuData::F64(v) => map::unary_in_place(v, f),
+                CpuData::F16(v) => map::unary_half_in_place(v, f),
+                CpuData::BF16(v) => map::unary_half_in_place(v, f),
                 other => return Err(Error::float_only(op, other.dtype())),
             }
             Ok(())
@@ -101,8 +146,23 @@ impl Tensor {
     /// A new tensor `f(a, b)` with `a` and `b` broadcast against each other (PyTorch's rules) and promoted to
     /// a common floating-point dtype.
     pub fn zip_float<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<Tensor> {
+        let f = *f;
         let (a, b, dtype) = promote_pair(op, self, other)?;
         let out_shape = broadcast_shape(op, &a.shape, &b.shape)?;
+        if out_shape == a.shape && (b.shape == a.shape || b.numel() == 1) {
+            // Same shapes, or a scalar right side: the vectorised loops.
+            let n = out_shape.numel();
+            let fast = a.read_cpu(op, |da| {
+                b.read_cpu(op, |db| match (da, db) {
+                    (CpuData::F32(x), CpuData::F32(y)) => Some(map::filled(n, |o| map::binary(x, y, o, f))),
+                    (CpuData::F64(x), CpuData::F64(y)) => Some(map::filled(n, |o| map::binary(x, y, o, f))),
+                    _ => None,
+                })
+            })??;
+            if let Some(data) = fast {
+                return Ok(Tensor::from_cpu(data, out_shape));
+            }
+        }
         let sa = broadcast_strides(&a.shape, &out_shape);
         let sb = broadcast_strides(&b.shape, &out_shape);
         let data = a.read_cpu(op, |da| {
@@ -133,6 +193,7 @@ impl Tensor {
 
     /// `a = f(a, b)` in place, with `b` broadcast to `a`'s shape (which does not change).
     pub fn zip_float_<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<()> {
+        let f = *f;
         let out_shape = broadcast_shape(op, &self.shape, &other.shape)?;
         if out_shape != self.shape {
             return Err(Error::shapes(
@@ -404,6 +465,7 @@ binary_fn!(/// The larger of `a` and `b` (NaN if either is), broadcasting.
 binary_fn!(/// The smaller of `a` and `b` (NaN if either is), broadcasting.
     Minimum, minimum, minimum_, |a, b| a.min_nan(b));
 
+#[derive(Clone, Copy)]
 struct Affine {
     scale: f64,
     shift: f64,
@@ -415,6 +477,7 @@ impl UnaryFn for Affine {
     }
 }
 
+#[derive(Clone, Copy)]
 struct Clamp {
     low: f64,
     high: f64,
@@ -436,6 +499,7 @@ impl UnaryFn for Clamp {
     }
 }
 
+#[derive(Clone, Copy)]
 struct Powf(f64);
 impl UnaryFn for Powf {
     #[inline(always)]

@@ -4,9 +4,12 @@ mod autograd;
 pub(crate) mod cast;
 mod create;
 pub(crate) mod elementwise;
+pub mod fastmath;
 pub(crate) mod float;
 mod fmt;
 pub(crate) mod linalg;
+pub(crate) mod map;
+mod pool;
 pub mod real;
 pub(crate) mod reduce;
 mod shape_ops;
@@ -15,6 +18,7 @@ pub(crate) mod storage;
 use std::sync::Arc;
 
 pub use autograd::GradMeta;
+pub use pool::empty_cache;
 use storage::{Buffer, CpuData, Storage};
 
 use crate::{DType, Device, Element, Error, Result, Shape};

@@ -5,6 +5,7 @@ use super::Tensor;
 use super::storage::CpuData;
 use crate::tensor::cast::cast_data;
 use crate::tensor::elementwise::broadcast_strides;
+use crate::tensor::map;
 use crate::{DType, Error, Result, Shape};
 
 impl Tensor {
@@ -171,21 +172,24 @@ impl Tensor {
 
     fn softmax_impl(&self, op: &'static str, dim: isize, log: bool) -> Result<Tensor> {
         let d = self.dim_index(op, dim)?;
-        let mut values = self.f64_values(op)?;
-        let (outer, size, inner) = self.split_at_dim(d);
-        for o in 0..outer {
-            for i in 0..inner {
-                let at = |k: usize| o * size * inner + k * inner + i;
-                let max = (0..size).map(|k| values[at(k)]).fold(f64::NEG_INFINITY, f64::max);
-                let max = if max.is_finite() { max } else { 0.0 };
-                let sum: f64 = (0..size).map(|k| (values[at(k)] - max).exp()).sum();
-                for k in 0..size {
-                    let x = values[at(k)];
-                    values[at(k)] = if log { x - max - sum.ln() } else { (x - max).exp() / sum };
+        let (_, size, inner) = self.split_at_dim(d);
+        let n = self.numel();
+        let data = self.read_cpu(op, |data| -> Result<CpuData> {
+            Ok(match data {
+                CpuData::F32(v) => map::filled(n, |out| map::softmax(v, out, size, inner, log)),
+                CpuData::F64(v) => map::filled(n, |out| map::softmax(v, out, size, inner, log)),
+                CpuData::F16(_) | CpuData::BF16(_) => {
+                    let wide = cast_data(data, DType::F32);
+                    let CpuData::F32(v) = &wide else {
+                        unreachable!("cast to f32")
+                    };
+                    let out = map::filled(n, |out| map::softmax(v, out, size, inner, log));
+                    cast_data(&out, data.dtype())
                 }
-            }
-        }
-        Ok(Tensor::from_f64_values(values, self.shape.clone(), self.dtype()))
+                other => return Err(Error::float_only(op, other.dtype())),
+            })
+        })??;
+        Ok(Tensor::from_cpu(data, self.shape.clone()))
     }
 
     /// The shape read as `(outer, size of dim, inner)`.

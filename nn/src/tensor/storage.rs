@@ -105,6 +105,11 @@ impl CpuData {
         with_cpu_data!(self, v => (v as &dyn Any).downcast_ref::<Vec<T>>().map(|v| v.as_slice()))
     }
 
+    /// The elements as `&mut [T]` when `T` is this buffer's element type.
+    pub(crate) fn as_mut_slice<T: Element>(&mut self) -> Option<&mut [T]> {
+        with_cpu_data!(self, v => (v as &mut dyn Any).downcast_mut::<Vec<T>>().map(|v| v.as_mut_slice()))
+    }
+
     /// The raw little-endian bytes of the buffer, without a copy.
     pub(crate) fn as_bytes(&self) -> &[u8] {
         match self {
@@ -184,7 +189,21 @@ pub(crate) struct Storage {
     pub(crate) data: RwLock<Buffer>,
 }
 
+impl Drop for Storage {
+    /// A large host buffer goes back to the pool for reuse.
+    fn drop(&mut self) {
+        match self.take_buffer() {
+            Buffer::Cpu(data) => super::pool::give(data),
+        }
+    }
+}
+
 impl Storage {
+    /// The buffer, leaving an empty one in its place.
+    pub(crate) fn take_buffer(&mut self) -> Buffer {
+        std::mem::replace(self.data.get_mut(), Buffer::Cpu(CpuData::U8(Vec::new())))
+    }
+
     pub(crate) fn cpu(data: CpuData) -> Storage {
         Storage {
             dtype: data.dtype(),

@@ -1,0 +1,106 @@
+//! Every activation on 16M f32 elements (64 MB), in GB/s with the read and the write counted: out of place
+//! (allocating its output, as a user calls it), into a preallocated output, and in place — next to a memcpy of
+//! the same size in the same run.
+//!
+//! `cargo bench -p nn --bench activations` (`-- relu` for one)
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use nn::functional::{Activation, prelu};
+use nn::prelude::*;
+use std::hint::black_box;
+
+const N: usize = 16 << 20;
+
+fn activations() -> Vec<Activation> {
+    vec![
+        Activation::Relu,
+        Activation::Relu6,
+        Activation::LeakyRelu { negative_slope: 0.01 },
+        Activation::Threshold {
+            threshold: 0.1,
+            value: 20.0,
+        },
+        Activation::Hardtanh {
+            min_val: -1.0,
+            max_val: 1.0,
+        },
+        Activation::Elu { alpha: 1.0 },
+        Activation::Selu,
+        Activation::Celu { alpha: 1.0 },
+        Activation::Gelu,
+        Activation::GeluTanh,
+        Activation::Silu,
+        Activation::Mish,
+        Activation::Softplus {
+            beta: 1.0,
+            threshold: 20.0,
+        },
+        Activation::Softsign,
+        Activation::Sigmoid,
+        Activation::Tanh,
+        Activation::Hardsigmoid,
+        Activation::Hardswish,
+        Activation::Tanhshrink,
+        Activation::Hardshrink { lambd: 0.5 },
+        Activation::Softshrink { lambd: 0.5 },
+        Activation::LogSigmoid,
+    ]
+}
+
+fn bench(c: &mut Criterion) {
+    nn::manual_seed(0);
+    let x = Tensor::randn([N], DType::F32).mul_scalar(3.0).unwrap();
+    let mut g = c.benchmark_group("cpu f32 16M");
+    g.throughput(Throughput::Bytes((2 * N * 4) as u64));
+    g.sample_size(20);
+    let src = x.to_vec::<f32>().unwrap();
+    let mut dst = vec![0.0f32; N];
+    g.bench_function("memcpy", |b| {
+        b.iter(|| {
+            dst.copy_from_slice(black_box(&src));
+            black_box(&dst);
+        })
+    });
+    g.bench_function("memcpy, 2 threads", |b| {
+        use rayon::prelude::*;
+        b.iter(|| {
+            dst.par_chunks_mut(N / 2)
+                .zip(src.par_chunks(N / 2))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+            black_box(&dst);
+        })
+    });
+    let out = Tensor::zeros([N], DType::F32);
+    for act in activations() {
+        let name = act.name();
+        g.bench_function(format!("{name} out-of-place"), |b| {
+            b.iter(|| black_box(act.forward(&x).unwrap()))
+        });
+        g.bench_function(format!("{name} into preallocated"), |b| {
+            b.iter(|| act.forward_into(&x, &out).unwrap())
+        });
+        g.bench_function(format!("{name} in-place"), |b| {
+            b.iter_batched(
+                || x.deep_copy().unwrap(),
+                |t| {
+                    act.forward_(&t).unwrap();
+                    t
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    let w = Tensor::full([1], 0.25, DType::F32);
+    g.bench_function("prelu out-of-place", |b| b.iter(|| black_box(prelu(&x, &w).unwrap())));
+    let rows = x.reshape([N / 1024, 1024]).unwrap();
+    g.bench_function("softmax out-of-place", |b| {
+        b.iter(|| black_box(rows.softmax(-1).unwrap()))
+    });
+    g.bench_function("log_softmax out-of-place", |b| {
+        b.iter(|| black_box(rows.log_softmax(-1).unwrap()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

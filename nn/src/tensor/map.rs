@@ -1,0 +1,391 @@
+//! The loops under every element-wise operation: split across threads, and compiled twice on x86-64 — for
+//! the baseline (SSE2) and for AVX2 with FMA, chosen at run time — so that a formula inlined into them
+//! vectorises at the machine's width.
+
+use half::{bf16, f16};
+use rayon::prelude::*;
+
+use super::elementwise::{BinaryFn, UnaryFn};
+use super::real::Real;
+use super::storage::CpuData;
+use crate::Element;
+
+/// Elements below which a loop runs on the calling thread.
+pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 15;
+/// Elements per parallel chunk.
+const CHUNK: usize = 1 << 14;
+/// Elements converted to `f32` at a time for `f16` / `bf16` (a stack block).
+const BLOCK: usize = 256;
+
+/// A half-precision type that computes in `f32`.
+pub(crate) trait Half: Copy + Send + Sync + 'static {
+    fn widen(self) -> f32;
+    fn narrow(x: f32) -> Self;
+}
+
+impl Half for f16 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn narrow(x: f32) -> Self {
+        f16::from_f32(x)
+    }
+}
+
+impl Half for bf16 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn narrow(x: f32) -> Self {
+        bf16::from_f32(x)
+    }
+}
+
+/// Runs `$body` (an expression using the generic items in scope) compiled with AVX2 and FMA when the CPU
+/// has them, else compiled for the baseline.
+macro_rules! multiversion {
+    (fn $name:ident<$($g:ident: $b:path),*>($($arg:ident: $ty:ty),*) $body:block) => {
+        #[inline(always)]
+        fn $name<$($g: $b),*>($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
+                fn widest<$($g: $b),*>($($arg: $ty),*) $body
+                #[target_feature(enable = "avx2,fma")]
+                fn wide<$($g: $b),*>($($arg: $ty),*) $body
+                if std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512vl")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("avx512dq")
+                {
+                    // SAFETY: `widest` needs AVX-512 (F, VL, BW, DQ), AVX2 and FMA; AVX-512F implies AVX2 and
+                    // FMA, and the rest were just detected.
+                    unsafe { widest($($arg),*) };
+                    return;
+                }
+                if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                    // SAFETY: `wide` only needs AVX2 and FMA, which the CPU was just detected to have.
+                    unsafe { wide($($arg),*) };
+                    return;
+                }
+            }
+            $body
+        }
+    };
+}
+
+/// Elements per block of the vector loops: a fixed trip count the compiler unrolls into several independent
+/// vectors, whose long dependency chains (polynomials, divisions) then overlap.
+const UNROLL: usize = 64;
+
+multiversion! {
+    fn unary_chunk<R: Real, F: UnaryFn>(src: &[R], dst: &mut [R], f: F) {
+        let mut d = dst.chunks_exact_mut(UNROLL);
+        let mut s = src.chunks_exact(UNROLL);
+        for (d, s) in (&mut d).zip(&mut s) {
+            for (d, &s) in d.iter_mut().zip(s) {
+                *d = f.apply(s);
+            }
+        }
+        for (d, &s) in d.into_remainder().iter_mut().zip(s.remainder()) {
+            *d = f.apply(s);
+        }
+    }
+}
+
+multiversion! {
+    fn unary_chunk_in_place<R: Real, F: UnaryFn>(data: &mut [R], f: F) {
+        let mut blocks = data.chunks_exact_mut(UNROLL);
+        for block in &mut blocks {
+            for x in block.iter_mut() {
+                *x = f.apply(*x);
+            }
+        }
+        for x in blocks.into_remainder() {
+            *x = f.apply(*x);
+        }
+    }
+}
+
+multiversion! {
+    fn unary_half_chunk<H: Half, F: UnaryFn>(src: &[H], dst: &mut [H], f: F) {
+        let mut block = [0.0f32; BLOCK];
+        for (s, d) in src.chunks(BLOCK).zip(dst.chunks_mut(BLOCK)) {
+            let b = &mut block[..s.len()];
+            for (b, &x) in b.iter_mut().zip(s) {
+                *b = x.widen();
+            }
+            for b in b.iter_mut() {
+                *b = f.apply(*b);
+            }
+            for (d, &b) in d.iter_mut().zip(b.iter()) {
+                *d = H::narrow(b);
+            }
+        }
+    }
+}
+
+multiversion! {
+    fn binary_chunk<R: Real, F: BinaryFn>(a: &[R], b: &[R], dst: &mut [R], f: F) {
+        for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+            *d = f.apply(x, y);
+        }
+    }
+}
+
+multiversion! {
+    fn binary_scalar_chunk<R: Real, F: BinaryFn>(a: &[R], y: R, dst: &mut [R], f: F) {
+        for (d, &x) in dst.iter_mut().zip(a) {
+            *d = f.apply(x, y);
+        }
+    }
+}
+
+/// `dst[i] = f(src[i])`.
+pub(crate) fn unary<R: Real, F: UnaryFn>(src: &[R], dst: &mut [R], f: F) {
+    if src.len() < PARALLEL_THRESHOLD {
+        unary_chunk(src, dst, f);
+    } else {
+        dst.par_chunks_mut(CHUNK)
+            .zip(src.par_chunks(CHUNK))
+            .for_each(move |(d, s)| unary_chunk(s, d, f));
+    }
+}
+
+/// `x = f(x)`.
+pub(crate) fn unary_in_place<R: Real, F: UnaryFn>(data: &mut [R], f: F) {
+    if data.len() < PARALLEL_THRESHOLD {
+        unary_chunk_in_place(data, f);
+    } else {
+        data.par_chunks_mut(CHUNK).for_each(move |c| unary_chunk_in_place(c, f));
+    }
+}
+
+/// `dst[i] = f(src[i])` for a half type, computed in `f32`.
+pub(crate) fn unary_half<H: Half, F: UnaryFn>(src: &[H], dst: &mut [H], f: F) {
+    if src.len() < PARALLEL_THRESHOLD {
+        unary_half_chunk(src, dst, f);
+    } else {
+        dst.par_chunks_mut(CHUNK)
+            .zip(src.par_chunks(CHUNK))
+            .for_each(move |(d, s)| unary_half_chunk(s, d, f));
+    }
+}
+
+/// `x = f(x)` for a half type, computed in `f32`.
+pub(crate) fn unary_half_in_place<H: Half, F: UnaryFn>(data: &mut [H], f: F) {
+    let apply = move |c: &mut [H]| {
+        let mut block = [H::narrow(0.0); BLOCK];
+        for chunk in c.chunks_mut(BLOCK) {
+            let b = &mut block[..chunk.len()];
+            b.copy_from_slice(chunk);
+            unary_half_chunk(b, chunk, f);
+        }
+    };
+    if data.len() < PARALLEL_THRESHOLD {
+        apply(data);
+    } else {
+        data.par_chunks_mut(CHUNK).for_each(apply);
+    }
+}
+
+/// `dst[i] = f(a[i], b[i])`, or `f(a[i], b[0])` when `b` has one element.
+pub(crate) fn binary<R: Real, F: BinaryFn>(a: &[R], b: &[R], dst: &mut [R], f: F) {
+    let scalar = b.len() == 1 && a.len() != 1;
+    let run = move |(d, (a, b)): (&mut [R], (&[R], &[R]))| {
+        if scalar {
+            binary_scalar_chunk(a, b[0], d, f)
+        } else {
+            binary_chunk(a, b, d, f)
+        }
+    };
+    if a.len() < PARALLEL_THRESHOLD {
+        run((dst, (a, b)));
+    } else if scalar {
+        dst.par_chunks_mut(CHUNK)
+            .zip(a.par_chunks(CHUNK))
+            .for_each(move |(d, a)| binary_scalar_chunk(a, b[0], d, f));
+    } else {
+        dst.par_chunks_mut(CHUNK)
+            .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
+            .for_each(run);
+    }
+}
+
+/// A vector of `n` elements, all written by `fill` (which must write every one): a kept buffer when there
+/// is one (its stale values are overwritten), else a new zeroed one.
+pub(crate) fn filled<T: Element>(n: usize, fill: impl FnOnce(&mut [T])) -> CpuData {
+    let mut data = super::pool::take(T::DTYPE, n).unwrap_or_else(|| CpuData::zeros(T::DTYPE, n));
+    let slice = data
+        .as_mut_slice::<T>()
+        .expect("the buffer was taken or made with T's dtype");
+    fill(slice);
+    data
+}
+
+/// Lanes of the reductions: partial results kept in a fixed array vectorise.
+const LANES: usize = 16;
+
+multiversion! {
+    fn softmax_rows<R: Real>(x: &[R], out: &mut [R], size: usize, log: bool) {
+        for (row, dst) in x.chunks(size).zip(out.chunks_mut(size)) {
+            softmax_row(row, dst, log);
+        }
+    }
+}
+
+/// Softmax (or log-softmax) of one contiguous row: max, sum of `e^(x - max)`, then scale (or subtract the log).
+#[inline(always)]
+fn softmax_row<R: Real>(row: &[R], dst: &mut [R], log: bool) {
+    let mut m = [R::of(f64::NEG_INFINITY); LANES];
+    let mut blocks = row.chunks_exact(LANES);
+    for b in &mut blocks {
+        for (m, &v) in m.iter_mut().zip(b) {
+            *m = m.max_nan(v);
+        }
+    }
+    let mut max = m.iter().fold(R::of(f64::NEG_INFINITY), |a, &b| a.max_nan(b));
+    for &v in blocks.remainder() {
+        max = max.max_nan(v);
+    }
+    if max == R::of(f64::NEG_INFINITY) || max == R::of(f64::INFINITY) {
+        // A row of -inf, or one with +inf: PyTorch's result (NaN, or 1 at the +inf) comes from x - max as is.
+        max = if max == R::of(f64::INFINITY) { max } else { R::ZERO };
+    }
+    let mut acc = [R::ZERO; LANES];
+    let mut blocks = row.chunks_exact(LANES);
+    let mut outs = dst.chunks_exact_mut(LANES);
+    for (b, o) in (&mut blocks).zip(&mut outs) {
+        for ((a, &v), o) in acc.iter_mut().zip(b).zip(o.iter_mut()) {
+            let e = (v - max).exp();
+            *o = e;
+            *a = *a + e;
+        }
+    }
+    let mut sum = acc.iter().fold(R::ZERO, |a, &b| a + b);
+    for (&v, o) in blocks.remainder().iter().zip(outs.into_remainder()) {
+        let e = (v - max).exp();
+        *o = e;
+        sum = sum + e;
+    }
+    if log {
+        let shift = max + sum.ln();
+        for (o, &v) in dst.iter_mut().zip(row) {
+            *o = v - shift;
+        }
+    } else {
+        let scale = R::ONE / sum;
+        for o in dst.iter_mut() {
+            *o = *o * scale;
+        }
+    }
+}
+
+multiversion! {
+    fn softmax_columns<R: Real>(x: &[R], out: &mut [R], size: usize, inner: usize, log: bool) {
+        // One block of `size` rows of `inner` contiguous lanes: reduce down the rows, lane by lane.
+        let mut max = vec![R::of(f64::NEG_INFINITY); inner];
+        for k in 0..size {
+            for (m, &v) in max.iter_mut().zip(&x[k * inner..(k + 1) * inner]) {
+                *m = m.max_nan(v);
+            }
+        }
+        for m in max.iter_mut() {
+            if *m == R::of(f64::NEG_INFINITY) {
+                *m = R::ZERO;
+            }
+        }
+        let mut sum = vec![R::ZERO; inner];
+        for k in 0..size {
+            let (src, dst) = (&x[k * inner..(k + 1) * inner], &mut out[k * inner..(k + 1) * inner]);
+            for (((o, &v), &m), s) in dst.iter_mut().zip(src).zip(&max).zip(sum.iter_mut()) {
+                let e = (v - m).exp();
+                *o = e;
+                *s = *s + e;
+            }
+        }
+        for k in 0..size {
+            let (src, dst) = (&x[k * inner..(k + 1) * inner], &mut out[k * inner..(k + 1) * inner]);
+            for (((o, &v), &m), &s) in dst.iter_mut().zip(src).zip(&max).zip(&sum) {
+                *o = if log { v - (m + s.ln()) } else { *o / s };
+            }
+        }
+    }
+}
+
+/// Softmax (or log-softmax) of `x` read as `(outer, size, inner)` along the middle dimension, into `out`.
+pub(crate) fn softmax<R: Real>(x: &[R], out: &mut [R], size: usize, inner: usize, log: bool) {
+    if size == 0 || x.is_empty() {
+        return;
+    }
+    let block = size * inner;
+    // Whole blocks per task, about a chunk's worth of elements.
+    let per_task = (CHUNK / block).max(1) * block;
+    let run = move |(x, out): (&[R], &mut [R])| {
+        if inner == 1 {
+            softmax_rows(x, out, size, log);
+        } else {
+            for (x, out) in x.chunks(block).zip(out.chunks_mut(block)) {
+                softmax_columns(x, out, size, inner, log);
+            }
+        }
+    };
+    if x.len() < PARALLEL_THRESHOLD {
+        run((x, out));
+    } else {
+        x.par_chunks(per_task).zip(out.par_chunks_mut(per_task)).for_each(run);
+    }
+}
+
+/// `dst[i] = f(src[i])` block by block, the formula of block `b` (`block` elements each) being `make(b)`.
+pub(crate) fn unary_blocks<R: Real, F: UnaryFn>(
+    src: &[R],
+    dst: &mut [R],
+    block: usize,
+    make: impl Fn(usize) -> F + Sync,
+) {
+    if block == 0 {
+        return;
+    }
+    let per_task = (CHUNK / block).max(1) * block;
+    let run = |t: usize, (s, d): (&[R], &mut [R])| {
+        let first = t * (per_task / block);
+        for (i, (s, d)) in s.chunks(block).zip(d.chunks_mut(block)).enumerate() {
+            unary_chunk(s, d, make(first + i));
+        }
+    };
+    if src.len() < PARALLEL_THRESHOLD {
+        run(0, (src, dst));
+    } else {
+        src.par_chunks(per_task)
+            .zip(dst.par_chunks_mut(per_task))
+            .enumerate()
+            .for_each(|(t, p)| run(t, p));
+    }
+}
+
+multiversion! {
+    fn lstm_cells<R: Real>(gates: &[R], c: &mut [R], h: &mut [R], hid: usize) {
+        let sigmoid = |x: R| R::ONE / (R::ONE + (-x).exp());
+        for ((g, c), h) in gates.chunks(4 * hid).zip(c.chunks_mut(hid)).zip(h.chunks_mut(hid)) {
+            let (gi, rest) = g.split_at(hid);
+            let (gf, rest) = rest.split_at(hid);
+            let (gg, go) = rest.split_at(hid);
+            for (((((c, h), &i), &f), &g), &o) in c.iter_mut().zip(h.iter_mut()).zip(gi).zip(gf).zip(gg).zip(go) {
+                let cell = sigmoid(f) * *c + sigmoid(i) * g.tanh();
+                *c = cell;
+                *h = sigmoid(o) * cell.tanh();
+            }
+        }
+    }
+}
+
+/// The pointwise part of an LSTM step, PyTorch's gate order: `gates` is `(batch, 4·hid)` pre-activations
+/// `i, f, g, o`; `c` and `h` (`(batch, hid)`) are updated in place.
+pub(crate) fn lstm_step<R: Real>(gates: &[R], c: &mut [R], h: &mut [R], hid: usize) {
+    lstm_cells(gates, c, h, hid);
+}
