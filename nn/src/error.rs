@@ -81,6 +81,16 @@ pub enum Error {
         /// Why it cannot be used.
         reason: String,
     },
+    /// A device that failed while running an operation (a lost device, a kernel that did not compile).
+    #[error("{op} on {device} failed: {message}")]
+    DeviceFailure {
+        /// The operation.
+        op: &'static str,
+        /// The device.
+        device: Device,
+        /// What the runtime reported.
+        message: String,
+    },
     /// A data buffer whose length does not match the shape it is given.
     #[error("a tensor of shape {shape} holds {expected} elements, but {got} were given")]
     ElementCount {

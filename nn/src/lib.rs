@@ -37,6 +37,7 @@ pub mod dtype;
 pub mod error;
 pub mod forward;
 pub mod functional;
+pub mod gpu;
 pub mod hooks;
 pub mod init;
 pub mod layers;

@@ -4,7 +4,7 @@
 //! zeros and NaN: `relu(-0.0)` is `-0.0`, `relu(NaN)` is NaN.
 
 use crate::tensor::real::Real;
-use crate::{Error, Result, Tensor, UnaryFn};
+use crate::{Result, Tensor, UnaryFn};
 
 /// An element-wise activation with its constants: what a layer runs, on any device.
 ///
@@ -284,6 +284,7 @@ macro_rules! with_formula {
         }
     };
 }
+pub(crate) use with_formula;
 
 impl Activation {
     /// PyTorch's name of the function (`relu`, `gelu`, …).
@@ -315,18 +316,29 @@ impl Activation {
     }
 
     /// The activation of every element of `x`, in a new tensor of `x`'s dtype.
+    ///
+    /// A tensor on a device runs the activation's cubecl kernel there (see [`crate::gpu`]).
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if !x.device().is_cpu() {
+            return crate::gpu::activation_forward(self, x);
+        }
         with_formula!(self, f => x.map_float(self.name(), &f))
     }
 
     /// The activation of every element of `x`, in place (seen through every handle to `x`'s storage).
     pub fn forward_(&self, x: &Tensor) -> Result<()> {
+        if !x.device().is_cpu() {
+            return crate::gpu::activation_forward_(self, x);
+        }
         with_formula!(self, f => x.map_float_(self.name(), &f))
     }
 
     /// The activation of every element of `x`, written into `out` (same shape and dtype), which is not
     /// reallocated.
     pub fn forward_into(&self, x: &Tensor, out: &Tensor) -> Result<()> {
+        if !x.device().is_cpu() || !out.device().is_cpu() {
+            return crate::gpu::activation_forward_into(self, x, out);
+        }
         with_formula!(self, f => x.map_float_into(self.name(), &f, out))
     }
 
@@ -345,32 +357,17 @@ impl Activation {
 /// assert_eq!(prelu(&x, &w).unwrap().to_vec::<f32>().unwrap(), vec![-0.5, 2.0, -1.5, 4.0]);
 /// ```
 pub fn prelu(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
-    let n = weight.numel();
-    if weight.rank() > 1 {
-        return Err(Error::invalid(
-            "prelu",
-            format!("the weight must be 1-dimensional; got shape {}", weight.shape()),
-        ));
-    }
-    if n == 0 {
-        return Err(Error::invalid("prelu", "the weight is empty"));
+    let layout = super::derivative::prelu_layout("prelu", x, weight)?;
+    if !x.device().is_cpu() {
+        return crate::gpu::prelu_forward(x, weight, layout);
     }
     let w = weight.to_vec_f64()?;
-    if n == 1 {
+    if layout.channels == 1 {
         return x.map_float("prelu", &PreluFn { weight: w[0] });
     }
-    let channels = if x.rank() >= 2 { x.shape()[1] } else { 0 };
-    if channels != n {
-        return Err(Error::invalid(
-            "prelu",
-            format!(
-                "{n} weights need an input with {n} channels in dimension 1; the input has shape {}",
-                x.shape()
-            ),
-        ));
-    }
-    let inner: usize = x.shape()[2..].iter().product();
-    x.map_float_blocks("prelu", inner, |block| PreluFn { weight: w[block % n] })
+    x.map_float_blocks("prelu", layout.inner, |block| PreluFn {
+        weight: w[block % layout.channels],
+    })
 }
 
 /// PyTorch's `x > 0 ? x : w * x`, for one weight.

@@ -2,10 +2,12 @@
 
 pub mod activation;
 mod conv;
+pub mod derivative;
 mod embedding;
 mod norm;
 
 pub use activation::{Activation, log_softmax, prelu, softmax};
 pub use conv::{Conv2dOptions, Padding2d, conv2d};
+pub use derivative::{Derivative, PreluLayout, log_softmax_backward, prelu_backward, softmax_backward};
 pub use embedding::embedding;
 pub use norm::{RunningStats, batch_norm, layer_norm};

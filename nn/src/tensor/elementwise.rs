@@ -93,6 +93,35 @@ impl Tensor {
         Ok(Tensor::from_cpu(data, self.shape.clone()))
     }
 
+    /// A new tensor `f_b(a, b)` of two tensors of one shape and dtype, where the formula changes block by
+    /// block: block `k` (`block` consecutive elements) uses `make(k)`.
+    pub(crate) fn zip_float_blocks<F: BinaryFn>(
+        &self,
+        other: &Tensor,
+        op: &'static str,
+        block: usize,
+        make: impl Fn(usize) -> F + Sync,
+    ) -> Result<Tensor> {
+        if self.shape != other.shape {
+            return Err(Error::shapes(op, &self.shape, &other.shape, "equal shapes"));
+        }
+        let (a, b) = match self.dtype() {
+            DType::F16 | DType::BF16 => (self.to_dtype(DType::F32)?, other.to_dtype(DType::F32)?),
+            _ => (self.clone(), other.to_dtype(self.dtype())?),
+        };
+        let n = self.numel();
+        let data = a.read_cpu(op, |da| {
+            b.read_cpu(op, |db| -> Result<CpuData> {
+                Ok(match (da, db) {
+                    (CpuData::F32(x), CpuData::F32(y)) => map::filled(n, |o| map::binary_blocks(x, y, o, block, &make)),
+                    (CpuData::F64(x), CpuData::F64(y)) => map::filled(n, |o| map::binary_blocks(x, y, o, block, &make)),
+                    _ => return Err(Error::float_only(op, self.dtype())),
+                })
+            })
+        })???;
+        Tensor::from_cpu(data, self.shape.clone()).to_dtype(self.dtype())
+    }
+
     /// `out = f(x)` into an existing tensor of the same shape and dtype (not reallocated).
     pub fn map_float_into<F: UnaryFn>(&self, op: &'static str, f: &F, out: &Tensor) -> Result<()> {
         if out.shape != self.shape {

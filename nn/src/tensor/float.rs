@@ -47,6 +47,8 @@ impl Tensor {
         if self.dtype() == T::DTYPE {
             let mapped = RwLockReadGuard::try_map(guard, |b| match b {
                 Buffer::Cpu(d) => d.as_slice::<T>(),
+                #[cfg(feature = "gpu")]
+                Buffer::Device(_) => None,
             });
             return match mapped {
                 Ok(m) => Ok(FloatRef::Borrowed(m)),
@@ -57,7 +59,11 @@ impl Tensor {
                 }),
             };
         }
-        let Buffer::Cpu(data) = &*guard;
+        let data = match &*guard {
+            Buffer::Cpu(data) => data,
+            #[cfg(feature = "gpu")]
+            Buffer::Device(_) => return Err(self.not_on_cpu(op)),
+        };
         let widened: Vec<T> = match data {
             CpuData::F16(v) => v.iter().map(|x| T::from_f64(f16::to_f64(*x))).collect(),
             CpuData::BF16(v) => v.iter().map(|x| T::from_f64(bf16::to_f64(*x))).collect(),

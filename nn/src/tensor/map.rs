@@ -368,6 +368,40 @@ pub(crate) fn unary_blocks<R: Real, F: UnaryFn>(
     }
 }
 
+/// `dst[i] = f_b(a[i], b[i])` block by block, the formula of block `k` (`block` elements each) being `make(k)`.
+pub(crate) fn binary_blocks<R: Real, F: BinaryFn>(
+    a: &[R],
+    b: &[R],
+    dst: &mut [R],
+    block: usize,
+    make: impl Fn(usize) -> F + Sync,
+) {
+    if block == 0 {
+        return;
+    }
+    let per_task = (CHUNK / block).max(1) * block;
+    let run = |t: usize, ((a, b), d): ((&[R], &[R]), &mut [R])| {
+        let first = t * (per_task / block);
+        for (i, ((a, b), d)) in a
+            .chunks(block)
+            .zip(b.chunks(block))
+            .zip(d.chunks_mut(block))
+            .enumerate()
+        {
+            binary_chunk(a, b, d, make(first + i));
+        }
+    };
+    if a.len() < PARALLEL_THRESHOLD {
+        run(0, ((a, b), dst));
+    } else {
+        a.par_chunks(per_task)
+            .zip(b.par_chunks(per_task))
+            .zip(dst.par_chunks_mut(per_task))
+            .enumerate()
+            .for_each(|(t, p)| run(t, p));
+    }
+}
+
 multiversion! {
     fn lstm_cells<R: Real>(gates: &[R], c: &mut [R], h: &mut [R], hid: usize) {
         let sigmoid = |x: R| R::ONE / (R::ONE + (-x).exp());

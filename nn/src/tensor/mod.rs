@@ -191,21 +191,51 @@ impl Tensor {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
+        #[cfg(feature = "gpu")]
+        if let Buffer::Device(b) = &*self.storage.data.read() {
+            let buffer = crate::gpu::to_dtype(self, b, dtype)?;
+            return Ok(Tensor::from_parts(buffer, dtype, self.device(), self.shape.clone()));
+        }
         let data = self.read_cpu("to_dtype", |d| cast::cast_data(d, dtype))?;
         Ok(Tensor::from_cpu(data, self.shape.clone()))
     }
 
-    /// The tensor on `device`: the same handle when it is already there.
+    /// The tensor on `device`: the same handle when it is already there, else a copy there (host to device,
+    /// device to host, or between devices through the host).
     ///
-    /// Only the CPU is available until device support is compiled in; other devices give
+    /// A device that does not exist, or whose runtime is not compiled in (features `wgpu`, `cuda`), gives
     /// [`Error::DeviceUnavailable`].
+    ///
+    /// ```no_run
+    /// use nn::{Device, Tensor};
+    /// let t = Tensor::from_vec(vec![1.0f32, 2.0], [2])?;
+    /// let on_gpu = t.to_device(Device::Wgpu(0))?;
+    /// assert_eq!(on_gpu.cpu()?.to_vec::<f32>()?, vec![1.0, 2.0]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
     pub fn to_device(&self, device: Device) -> Result<Tensor> {
         if device == self.device() {
             return Ok(self.clone());
         }
+        #[cfg(feature = "gpu")]
+        {
+            let buffer = match &*self.storage.data.read() {
+                Buffer::Cpu(data) => crate::gpu::upload(data, device)?,
+                Buffer::Device(b) => {
+                    let host = crate::gpu::download(b, self.dtype(), self.device())?;
+                    if device.is_cpu() {
+                        Buffer::Cpu(host)
+                    } else {
+                        crate::gpu::upload(&host, device)?
+                    }
+                }
+            };
+            Ok(Tensor::from_parts(buffer, self.dtype(), device, self.shape.clone()))
+        }
+        #[cfg(not(feature = "gpu"))]
         Err(Error::DeviceUnavailable {
             device,
-            reason: "this build of nn has no device support; only the CPU is available".into(),
+            reason: "nn was built without the `wgpu` and `cuda` features; only the CPU is available".into(),
         })
     }
 
@@ -216,6 +246,10 @@ impl Tensor {
 
     /// A copy with its own storage (PyTorch's `clone()`), not tracking gradients.
     pub fn deep_copy(&self) -> Result<Tensor> {
+        #[cfg(feature = "gpu")]
+        if let Buffer::Device(b) = &*self.storage.data.read() {
+            return Ok(Tensor::from_buffer(crate::gpu::deep_copy(b), self));
+        }
         let data = self.read_cpu("deep_copy", |d| d.clone())?;
         Ok(Tensor::from_cpu(data, self.shape.clone()))
     }
@@ -275,9 +309,17 @@ impl Tensor {
         if self.shares_storage(src) {
             return Ok(());
         }
+        #[cfg(feature = "gpu")]
+        if let Buffer::Device(b) = &*self.storage.data.read() {
+            return crate::gpu::copy_into(self, b, src);
+        }
         let src_host = src.cpu()?;
         let src_guard = src_host.storage.data.read();
-        let Buffer::Cpu(src_data) = &*src_guard;
+        let src_data = match &*src_guard {
+            Buffer::Cpu(data) => data,
+            #[cfg(feature = "gpu")]
+            Buffer::Device(_) => return Err(src_host.not_on_cpu("copy_")),
+        };
         self.write_cpu("copy_", |dst| {
             if dst.dtype() == src_data.dtype() {
                 dst.clone_from(src_data);
@@ -289,14 +331,19 @@ impl Tensor {
 
     /// A tensor of its own storage holding `buffer`, with the dtype, device and shape of `like`.
     pub(crate) fn from_buffer(buffer: Buffer, like: &Tensor) -> Tensor {
+        Tensor::from_parts(buffer, like.dtype(), like.device(), like.shape.clone())
+    }
+
+    /// A tensor of its own storage holding `buffer`, which holds `shape`'s elements of `dtype` on `device`.
+    pub(crate) fn from_parts(buffer: Buffer, dtype: DType, device: Device, shape: Shape) -> Tensor {
         let storage = Storage {
-            dtype: like.dtype(),
-            device: like.device(),
-            len: like.numel(),
+            dtype,
+            device,
+            len: shape.numel(),
             data: parking_lot::RwLock::new(buffer),
         };
         Tensor {
-            shape: like.shape.clone(),
+            shape,
             storage: Arc::new(storage),
             grad_meta: None,
         }
@@ -304,6 +351,11 @@ impl Tensor {
 
     /// Sets every element to `value` in place.
     pub fn fill_(&self, value: f64) -> Result<()> {
+        #[cfg(feature = "gpu")]
+        if !self.device().is_cpu() {
+            let host = Tensor::full(self.shape.clone(), value, self.dtype());
+            return self.copy_(&host);
+        }
         self.write_cpu("fill_", |d| *d = CpuData::full(d.dtype(), d.len(), value))
     }
 

@@ -172,7 +172,10 @@ impl Tensor {
 
     fn softmax_impl(&self, op: &'static str, dim: isize, log: bool) -> Result<Tensor> {
         let d = self.dim_index(op, dim)?;
-        let (_, size, inner) = self.split_at_dim(d);
+        let (outer, size, inner) = self.split_at_dim(d);
+        if !self.device().is_cpu() {
+            return crate::gpu::softmax(self, [outer, size, inner], log);
+        }
         let n = self.numel();
         let data = self.read_cpu(op, |data| -> Result<CpuData> {
             Ok(match data {
@@ -190,6 +193,44 @@ impl Tensor {
             })
         })??;
         Ok(Tensor::from_cpu(data, self.shape.clone()))
+    }
+
+    /// Softmax's (or log-softmax's) backward from the forward's output `self` and the gradient `dy`, along
+    /// `dim`: `y · (dy - Σ dy·y)`, or `dy - e^y · Σ dy`. Sums accumulate in `f64`.
+    pub(crate) fn softmax_backward_impl(&self, dy: &Tensor, dim: isize, log: bool) -> Result<Tensor> {
+        let op = if log {
+            "log_softmax_backward"
+        } else {
+            "softmax_backward"
+        };
+        let d = self.dim_index(op, dim)?;
+        let (outer, size, inner) = self.split_at_dim(d);
+        if !self.device().is_cpu() {
+            return crate::gpu::softmax_backward(self, dy, [outer, size, inner], log);
+        }
+        let y = self.f64_values(op)?;
+        let g = dy.f64_values(op)?;
+        let mut dx = vec![0.0f64; y.len()];
+        let block = size * inner;
+        if block > 0 {
+            for ((y, g), dx) in y.chunks(block).zip(g.chunks(block)).zip(dx.chunks_mut(block)) {
+                for lane in 0..inner {
+                    let at = |k: usize| k * inner + lane;
+                    let sum: f64 = (0..size)
+                        .map(|k| if log { g[at(k)] } else { g[at(k)] * y[at(k)] })
+                        .sum();
+                    for k in 0..size {
+                        let i = at(k);
+                        dx[i] = if log {
+                            g[i] - y[i].exp() * sum
+                        } else {
+                            y[i] * (g[i] - sum)
+                        };
+                    }
+                }
+            }
+        }
+        Ok(Tensor::from_f64_values(dx, self.shape.clone(), self.dtype()))
     }
 
     /// The shape read as `(outer, size of dim, inner)`.

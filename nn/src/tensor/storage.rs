@@ -167,7 +167,11 @@ impl CpuData {
 /// Where a storage's elements are: host memory, or a device buffer (added with device support).
 #[derive(Debug)]
 pub(crate) enum Buffer {
+    /// Host memory.
     Cpu(CpuData),
+    /// Memory of a cubecl device.
+    #[cfg(feature = "gpu")]
+    Device(kernels::GpuBuffer),
 }
 
 impl Buffer {
@@ -175,6 +179,8 @@ impl Buffer {
     pub(crate) fn clone_buffer(&self) -> Buffer {
         match self {
             Buffer::Cpu(d) => Buffer::Cpu(d.clone()),
+            #[cfg(feature = "gpu")]
+            Buffer::Device(b) => crate::gpu::deep_copy(b),
         }
     }
 }
@@ -194,6 +200,8 @@ impl Drop for Storage {
     fn drop(&mut self) {
         match self.take_buffer() {
             Buffer::Cpu(data) => super::pool::give(data),
+            #[cfg(feature = "gpu")]
+            Buffer::Device(_) => {}
         }
     }
 }

@@ -5,6 +5,8 @@
 //! separated by a tab — `key<TAB>dtype<TAB>[shape]` for a state dict, `name<TAB>[shape]` for parameters and
 //! buffers, `name<TAB>Type` for modules (the root's name is empty).
 
+pub mod activations;
+
 use std::fmt;
 use std::path::Path;
 

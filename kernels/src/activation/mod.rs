@@ -1,0 +1,322 @@
+//! The activation family: which [`Formula`] each activation is, and the host functions that launch it on
+//! a buffer of any [`FloatType`] the device accepts.
+//!
+//! ```no_run
+//! use kernels::activation::{self, Kind};
+//! use kernels::{Backend, FloatType, GpuBuffer, GpuDevice};
+//! let device = GpuDevice::open(Backend::Wgpu, 0)?;
+//! let x = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[-1.0f32, 2.0]));
+//! let y = activation::forward(Kind::Relu, [0.0, 0.0], FloatType::F32, &x)?;
+//! assert_eq!(y.to_bytes()?, bytemuck::cast_slice::<f32, u8>(&[0.0, 2.0]));
+//! # Ok::<(), kernels::KernelError>(())
+//! ```
+
+mod elu;
+mod gelu;
+mod gelu_tanh;
+mod hard;
+mod hardtanh;
+mod leaky_relu;
+mod relu;
+mod relu6;
+mod shrink;
+mod sigmoid;
+mod softplus;
+mod softsign;
+mod tanh;
+mod threshold;
+
+pub use elu::{Celu, Elu, Selu};
+pub use gelu::Gelu;
+pub use gelu_tanh::GeluTanh;
+pub use hard::{Hardsigmoid, Hardswish};
+pub use hardtanh::Hardtanh;
+pub use leaky_relu::LeakyRelu;
+pub use relu::Relu;
+pub use relu6::Relu6;
+pub use shrink::{Hardshrink, Softshrink};
+pub use sigmoid::{Sigmoid, Silu};
+pub use softplus::{LogSigmoid, Mish, Softplus};
+pub use softsign::Softsign;
+pub use tanh::{Tanh, Tanhshrink};
+pub use threshold::Threshold;
+
+use cubecl::prelude::*;
+
+use crate::dtype::with_float_type;
+use crate::formula::{backward_kernel, forward_in_place_kernel, forward_kernel};
+use crate::launch::{arg, check_same, cube_count, cube_dim, elements, vector_size};
+use crate::{FloatType, Formula, GpuBuffer, Result};
+
+/// Which element-wise activation to run. Its two constants (`[a, b]` in the host functions) are those its
+/// formula documents: LeakyReLU's slope, Threshold's threshold and value, Hardtanh's bounds, ELU's and CELU's
+/// alpha, Softplus's beta and threshold, the shrinks' lambda; the others ignore them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Kind {
+    Relu,
+    Relu6,
+    LeakyRelu,
+    Threshold,
+    Hardtanh,
+    Elu,
+    Selu,
+    Celu,
+    Gelu,
+    GeluTanh,
+    Silu,
+    Mish,
+    Softplus,
+    Softsign,
+    Sigmoid,
+    Tanh,
+    Hardsigmoid,
+    Hardswish,
+    Tanhshrink,
+    Hardshrink,
+    Softshrink,
+    LogSigmoid,
+}
+
+impl Kind {
+    /// Whether [`backward`] takes the forward's output (Sigmoid, Tanh) rather than its input.
+    pub fn grad_from_output(self) -> bool {
+        matches!(self, Kind::Sigmoid | Kind::Tanh)
+    }
+}
+
+/// Runs `$body` with `$f` bound to the [`Formula`] type of a [`Kind`].
+macro_rules! with_kind {
+    ($kind:expr, $f:ident => $body:expr) => {
+        match $kind {
+            Kind::Relu => {
+                type $f = Relu;
+                $body
+            }
+            Kind::Relu6 => {
+                type $f = Relu6;
+                $body
+            }
+            Kind::LeakyRelu => {
+                type $f = LeakyRelu;
+                $body
+            }
+            Kind::Threshold => {
+                type $f = Threshold;
+                $body
+            }
+            Kind::Hardtanh => {
+                type $f = Hardtanh;
+                $body
+            }
+            Kind::Elu => {
+                type $f = Elu;
+                $body
+            }
+            Kind::Selu => {
+                type $f = Selu;
+                $body
+            }
+            Kind::Celu => {
+                type $f = Celu;
+                $body
+            }
+            Kind::Gelu => {
+                type $f = Gelu;
+                $body
+            }
+            Kind::GeluTanh => {
+                type $f = GeluTanh;
+                $body
+            }
+            Kind::Silu => {
+                type $f = Silu;
+                $body
+            }
+            Kind::Mish => {
+                type $f = Mish;
+                $body
+            }
+            Kind::Softplus => {
+                type $f = Softplus;
+                $body
+            }
+            Kind::Softsign => {
+                type $f = Softsign;
+                $body
+            }
+            Kind::Sigmoid => {
+                type $f = Sigmoid;
+                $body
+            }
+            Kind::Tanh => {
+                type $f = Tanh;
+                $body
+            }
+            Kind::Hardsigmoid => {
+                type $f = Hardsigmoid;
+                $body
+            }
+            Kind::Hardswish => {
+                type $f = Hardswish;
+                $body
+            }
+            Kind::Tanhshrink => {
+                type $f = Tanhshrink;
+                $body
+            }
+            Kind::Hardshrink => {
+                type $f = Hardshrink;
+                $body
+            }
+            Kind::Softshrink => {
+                type $f = Softshrink;
+                $body
+            }
+            Kind::LogSigmoid => {
+                type $f = LogSigmoid;
+                $body
+            }
+        }
+    };
+}
+
+/// The type a kernel computes in for storage type `F`: `f32` for the half types, `F` otherwise.
+pub(crate) trait Compute: Float + CubeElement {
+    /// The compute type.
+    type C: Float + LaunchArg<RuntimeArg = Self::C> + FromF64;
+}
+
+/// Conversion of a host constant into a compute type.
+pub(crate) trait FromF64 {
+    /// `value`, rounded to the type.
+    fn from_f64(value: f64) -> Self;
+}
+impl FromF64 for f32 {
+    fn from_f64(value: f64) -> Self {
+        value as f32
+    }
+}
+impl FromF64 for f64 {
+    fn from_f64(value: f64) -> Self {
+        value
+    }
+}
+impl Compute for half::f16 {
+    type C = f32;
+}
+impl Compute for half::bf16 {
+    type C = f32;
+}
+impl Compute for f32 {
+    type C = f32;
+}
+impl Compute for f64 {
+    type C = f64;
+}
+
+/// `A(input)` in a new buffer.
+pub fn forward(kind: Kind, scalars: [f64; 2], dtype: FloatType, input: &GpuBuffer) -> Result<GpuBuffer> {
+    let output = GpuBuffer::uninit(input.device(), input.len());
+    forward_into(kind, scalars, dtype, input, &output)?;
+    Ok(output)
+}
+
+/// `A(input)` written into `output`, a buffer of the same length on the same device.
+pub fn forward_into(
+    kind: Kind,
+    scalars: [f64; 2],
+    dtype: FloatType,
+    input: &GpuBuffer,
+    output: &GpuBuffer,
+) -> Result<()> {
+    input.device().check_dtype("activation", dtype)?;
+    check_same("activation", input, &[output])?;
+    let len = elements("activation", input, dtype)?;
+    if len > 0 {
+        with_float_type!(dtype, F => with_kind!(kind, A => launch_forward::<F, A>(input, output, len, scalars)));
+    }
+    Ok(())
+}
+
+/// `A(data)` written over `data`.
+pub fn forward_in_place(kind: Kind, scalars: [f64; 2], dtype: FloatType, data: &GpuBuffer) -> Result<()> {
+    data.device().check_dtype("activation", dtype)?;
+    let len = elements("activation", data, dtype)?;
+    if len > 0 {
+        with_float_type!(dtype, F => with_kind!(kind, A => launch_in_place::<F, A>(data, len, scalars)));
+    }
+    Ok(())
+}
+
+/// The input's gradient from `saved` (the input, or the output where [`Kind::grad_from_output`]) and the
+/// output's gradient `dy`, in a new buffer.
+pub fn backward(
+    kind: Kind,
+    scalars: [f64; 2],
+    dtype: FloatType,
+    saved: &GpuBuffer,
+    dy: &GpuBuffer,
+) -> Result<GpuBuffer> {
+    saved.device().check_dtype("activation backward", dtype)?;
+    check_same("activation backward", saved, &[dy])?;
+    let len = elements("activation backward", saved, dtype)?;
+    let dx = GpuBuffer::uninit(saved.device(), saved.len());
+    if len > 0 {
+        with_float_type!(dtype, F => with_kind!(kind, A => launch_backward::<F, A>(saved, dy, &dx, len, scalars)));
+    }
+    Ok(dx)
+}
+
+fn launch_forward<F: Compute, A: Formula>(input: &GpuBuffer, output: &GpuBuffer, len: usize, s: [f64; 2]) {
+    let vector = vector_size(len, 1);
+    let units = len / vector;
+    // SAFETY: both buffers hold `len` elements of `F` (checked by `elements`, `output` made with the same
+    // byte length), the grid covers `units` vectors of `vector` elements, and the kernel guards its index.
+    unsafe {
+        forward_kernel::launch_unchecked::<F, F::C, A>(
+            input.device().client(),
+            cube_count(input, units),
+            cube_dim(),
+            vector,
+            arg(input, len),
+            arg(output, len),
+            F::C::from_f64(s[0]),
+            F::C::from_f64(s[1]),
+        )
+    }
+}
+
+fn launch_in_place<F: Compute, A: Formula>(data: &GpuBuffer, len: usize, s: [f64; 2]) {
+    let vector = vector_size(len, 1);
+    // SAFETY: `data` holds `len` elements of `F`; each unit reads and writes only its own vector.
+    unsafe {
+        forward_in_place_kernel::launch_unchecked::<F, F::C, A>(
+            data.device().client(),
+            cube_count(data, len / vector),
+            cube_dim(),
+            vector,
+            arg(data, len),
+            F::C::from_f64(s[0]),
+            F::C::from_f64(s[1]),
+        )
+    }
+}
+
+fn launch_backward<F: Compute, A: Formula>(saved: &GpuBuffer, dy: &GpuBuffer, dx: &GpuBuffer, len: usize, s: [f64; 2]) {
+    let vector = vector_size(len, 1);
+    // SAFETY: the three buffers hold `len` elements of `F` (`check_same` compared their lengths).
+    unsafe {
+        backward_kernel::launch_unchecked::<F, F::C, A>(
+            saved.device().client(),
+            cube_count(saved, len / vector),
+            cube_dim(),
+            vector,
+            arg(saved, len),
+            arg(dy, len),
+            arg(dx, len),
+            F::C::from_f64(s[0]),
+            F::C::from_f64(s[1]),
+        )
+    }
+}

@@ -1,0 +1,91 @@
+//! Softplus `log1p(e^{a·x})/a` (linear above `a·x > b`), Mish `x·tanh(softplus(x))` and LogSigmoid
+//! `min(x, 0) - log1p(e^{-|x|})`, with PyTorch's gradients.
+
+use cubecl::prelude::*;
+
+use super::sigmoid::sigmoid;
+use crate::Formula;
+
+/// `ln(1 + x)`, accurate for small `x` (`x` itself below `1e-4`, where the sum rounds).
+#[cube]
+fn log1p<C: Float, N: Size>(x: Vector<C, N>) -> Vector<C, N> {
+    let one = Vector::new(C::new(1.0));
+    let series = x - x * x * Vector::new(C::new(0.5));
+    select_many(x.abs().less_than(&Vector::new(C::new(1e-4))), series, (one + x).ln())
+}
+
+/// PyTorch's `softplus(x, beta = a, threshold = b)`.
+pub struct Softplus;
+
+#[cube]
+impl Formula for Softplus {
+    fn forward<C: Float, N: Size>(x: Vector<C, N>, a: C, b: C) -> Vector<C, N> {
+        let z = x * Vector::new(a);
+        select_many(
+            z.greater_than(&Vector::new(b)),
+            x,
+            log1p::<C, N>(z.exp()) / Vector::new(a),
+        )
+    }
+
+    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, b: C) -> Vector<C, N> {
+        let z = x * Vector::new(a);
+        let e = z.exp();
+        select_many(
+            z.greater_than(&Vector::new(b)),
+            dy,
+            dy * e / (e + Vector::new(C::new(1.0))),
+        )
+    }
+}
+
+/// `tanh(softplus(x))` without computing either: with `e = e^x`, `tanh(ln(1 + e)) = e(e + 2) / (e(e + 2) + 2)`,
+/// exact to a few ulps with one `exp`; 1 where `x > 20` (the form would overflow; tanh is 1 there in every
+/// float type).
+#[cube]
+fn tanh_softplus<C: Float, N: Size>(x: Vector<C, N>) -> Vector<C, N> {
+    let e = x.exp();
+    let n = e * (e + Vector::new(C::new(2.0)));
+    let one = Vector::new(C::new(1.0));
+    select_many(
+        x.greater_than(&Vector::new(C::new(20.0))),
+        one,
+        n / (n + Vector::new(C::new(2.0))),
+    )
+}
+
+/// PyTorch's `mish`: `x·tanh(softplus(x))`.
+pub struct Mish;
+
+#[cube]
+impl Formula for Mish {
+    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+        x * tanh_softplus::<C, N>(x)
+    }
+
+    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+        let s = sigmoid::<C, N>(x);
+        let t = tanh_softplus::<C, N>(x);
+        dy * (t + x * s * (Vector::new(C::new(1.0)) - t * t))
+    }
+}
+
+/// PyTorch's `logsigmoid`.
+pub struct LogSigmoid;
+
+#[cube]
+impl Formula for LogSigmoid {
+    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+        let zero = Vector::new(C::new(0.0));
+        select_many(x.less_than(&zero), x, zero) - log1p::<C, N>((-x.abs()).exp())
+    }
+
+    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+        let zero = Vector::new(C::new(0.0));
+        let one = Vector::new(C::new(1.0));
+        let negative = x.less_than(&zero);
+        let z = (-x.abs()).exp();
+        let share = z / (one + z);
+        dy * select_many(negative, one - share, share)
+    }
+}

@@ -1,0 +1,61 @@
+//! [`Formula`]: one activation's forward and backward, written once for every float type, and the three
+//! element-wise kernels every formula is instantiated into (forward, forward in place, backward).
+//!
+//! Kernels read elements of the storage type `F` and compute in `C`: `C = F` for `f32` and `f64`, `C = f32`
+//! for `f16` and `bf16` — PyTorch's "opmath", so half-precision results are the `f32` result rounded once.
+
+use cubecl::prelude::*;
+
+/// An element-wise activation: `forward(x)` and `backward(saved, dy)`, with up to two constants `a`, `b`
+/// (a slope, a threshold, …) that each formula documents.
+#[cube]
+pub trait Formula: 'static + Send + Sync {
+    /// The activation of `x`.
+    fn forward<C: Float, N: Size>(x: Vector<C, N>, a: C, b: C) -> Vector<C, N>;
+    /// The input's gradient from the saved tensor (the input, or the output for formulas whose host
+    /// description says so) and the output's gradient `dy`.
+    fn backward<C: Float, N: Size>(saved: Vector<C, N>, dy: Vector<C, N>, a: C, b: C) -> Vector<C, N>;
+}
+
+/// `output = A(input)`.
+#[cube(launch_unchecked)]
+pub(crate) fn forward_kernel<F: Float, C: Float + LaunchArg, N: Size, A: Formula>(
+    input: &[Vector<F, N>],
+    output: &mut [Vector<F, N>],
+    a: C,
+    b: C,
+) {
+    if ABSOLUTE_POS < output.len() {
+        let x = Vector::<C, N>::cast_from(input[ABSOLUTE_POS]);
+        output[ABSOLUTE_POS] = Vector::<F, N>::cast_from(A::forward::<C, N>(x, a, b));
+    }
+}
+
+/// `data = A(data)`.
+#[cube(launch_unchecked)]
+pub(crate) fn forward_in_place_kernel<F: Float, C: Float + LaunchArg, N: Size, A: Formula>(
+    data: &mut [Vector<F, N>],
+    a: C,
+    b: C,
+) {
+    if ABSOLUTE_POS < data.len() {
+        let x = Vector::<C, N>::cast_from(data[ABSOLUTE_POS]);
+        data[ABSOLUTE_POS] = Vector::<F, N>::cast_from(A::forward::<C, N>(x, a, b));
+    }
+}
+
+/// `dx = A'(saved, dy)`.
+#[cube(launch_unchecked)]
+pub(crate) fn backward_kernel<F: Float, C: Float + LaunchArg, N: Size, A: Formula>(
+    saved: &[Vector<F, N>],
+    dy: &[Vector<F, N>],
+    dx: &mut [Vector<F, N>],
+    a: C,
+    b: C,
+) {
+    if ABSOLUTE_POS < dx.len() {
+        let s = Vector::<C, N>::cast_from(saved[ABSOLUTE_POS]);
+        let g = Vector::<C, N>::cast_from(dy[ABSOLUTE_POS]);
+        dx[ABSOLUTE_POS] = Vector::<F, N>::cast_from(A::backward::<C, N>(s, g, a, b));
+    }
+}

@@ -1,0 +1,67 @@
+//! How a launch is shaped: vector width, units per cube, and a cube count spread over as many dispatch
+//! dimensions as the device needs (one dimension holds at most 65,535 cubes on wgpu).
+
+use cubecl::prelude::*;
+
+use crate::{FloatType, GpuBuffer, KernelError, Result};
+
+/// Units per cube.
+pub(crate) const CUBE_SIZE: u32 = 256;
+
+/// The widest vector (4, 2 or 1 elements) that divides `len` and `align`, so no vector straddles the end or
+/// a block boundary.
+pub(crate) fn vector_size(len: usize, align: usize) -> usize {
+    [4, 2]
+        .into_iter()
+        .find(|&v| len.is_multiple_of(v) && align.is_multiple_of(v))
+        .unwrap_or(1)
+}
+
+/// Cubes of [`CUBE_SIZE`] units for `units` units, spread over two or three dimensions when one cannot hold
+/// them. Kernels guard with `ABSOLUTE_POS < len`, as the grid may be larger than asked.
+pub(crate) fn cube_count(buffer: &GpuBuffer, units: usize) -> CubeCount {
+    cubecl::calculate_cube_count_elemwise(buffer.device().client(), units, CubeDim::new_1d(CUBE_SIZE))
+}
+
+/// A cube of [`CUBE_SIZE`] units in one dimension.
+pub(crate) fn cube_dim() -> CubeDim {
+    CubeDim::new_1d(CUBE_SIZE)
+}
+
+/// Checks that `buffer` holds a whole number of `dtype` elements, and returns how many.
+pub(crate) fn elements(op: &'static str, buffer: &GpuBuffer, dtype: FloatType) -> Result<usize> {
+    let size = dtype.size_in_bytes();
+    if !buffer.len().is_multiple_of(size) {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("{} bytes is not a whole number of {dtype} elements", buffer.len()),
+        });
+    }
+    Ok(buffer.len() / size)
+}
+
+/// Checks that every buffer is on `first`'s device and has its length.
+pub(crate) fn check_same(op: &'static str, first: &GpuBuffer, others: &[&GpuBuffer]) -> Result<()> {
+    for other in others {
+        if !other.device().same(first.device()) {
+            return Err(KernelError::InvalidArgument {
+                op,
+                message: format!("buffers on {} and {}", first.device(), other.device()),
+            });
+        }
+        if other.len() != first.len() {
+            return Err(KernelError::InvalidArgument {
+                op,
+                message: format!("buffers of {} and {} bytes", first.len(), other.len()),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The buffer as a kernel argument of `len` elements.
+pub(crate) fn arg(buffer: &GpuBuffer, len: usize) -> BufferArg {
+    // SAFETY: `len` elements of the kernel's element type fit in the buffer: every caller derives `len` from
+    // the buffer's byte length through `elements` (or checks it against it), and kernels index below `len`.
+    unsafe { BufferArg::from_raw_parts(buffer.handle().clone(), len) }
+}

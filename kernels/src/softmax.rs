@@ -1,0 +1,218 @@
+//! Softmax and LogSoftmax over one dimension, forward and backward.
+//!
+//! The tensor is seen as `[outer, size, inner]` around the reduced dimension. Each unit owns one line (a
+//! vector of `N` neighbouring `inner` positions) and walks its `size` elements: max, then the sum of
+//! exponentials, then the outputs — in the compute type (`f32` for the half types), as PyTorch does.
+
+use cubecl::prelude::*;
+
+use crate::activation::Compute;
+use crate::dtype::with_float_type;
+use crate::launch::{arg, check_same, cube_count, cube_dim, elements, vector_size};
+use crate::math::exp_reduced;
+use crate::{FloatType, GpuBuffer, KernelError, Result};
+
+/// A tensor's shape as `[outer, size, inner]` around the softmax dimension.
+///
+/// ```
+/// // softmax over dim 1 of [2, 5, 3]
+/// let layout = kernels::softmax::Layout { outer: 2, size: 5, inner: 3 };
+/// assert_eq!(layout.len(), 30);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Elements before the dimension.
+    pub outer: usize,
+    /// The dimension's length.
+    pub size: usize,
+    /// Elements after the dimension.
+    pub inner: usize,
+}
+
+impl Layout {
+    /// Elements in the tensor.
+    pub fn len(&self) -> usize {
+        self.outer * self.size * self.inner
+    }
+
+    /// Whether the tensor is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Index of element `s` of line `line`, in vectors: `inner_vectors` is `inner / N`.
+#[cube]
+fn at(line: usize, s: usize, size: usize, inner_vectors: usize) -> usize {
+    let o = line / inner_vectors;
+    let i = line % inner_vectors;
+    (o * size + s) * inner_vectors + i
+}
+
+/// Terms summed into a partial sum before it joins the line's total: a two-level sum whose rounding error
+/// grows with `BLOCK + size / BLOCK` rather than `size` (compensated sums do not survive the shader compilers'
+/// algebraic simplification).
+const BLOCK: usize = 16;
+
+/// `output = softmax(input)` (or `log_softmax` when `log`) along each line.
+#[cube(launch_unchecked)]
+fn softmax_kernel<F: Float, C: Float, N: Size>(
+    input: &[Vector<F, N>],
+    output: &mut [Vector<F, N>],
+    lines: usize,
+    size: usize,
+    inner_vectors: usize,
+    #[comptime] log: bool,
+) {
+    let line = ABSOLUTE_POS;
+    if line < lines {
+        let mut max = Vector::<C, N>::cast_from(input[at(line, 0, size, inner_vectors)]);
+        for s in 1..size {
+            let x = Vector::<C, N>::cast_from(input[at(line, s, size, inner_vectors)]);
+            max = select_many(x.greater_than(&max).or(x.is_nan()), x, max);
+        }
+        let mut sum = Vector::<C, N>::new(C::new(0.0));
+        let mut block = Vector::<C, N>::new(C::new(0.0));
+        for s in 0..size {
+            block += exp_reduced::<C, N>(Vector::<C, N>::cast_from(input[at(line, s, size, inner_vectors)]) - max);
+            if (s + 1) % BLOCK == 0 {
+                sum += block;
+                block = Vector::<C, N>::new(C::new(0.0));
+            }
+        }
+        sum += block;
+        if log {
+            let shift = max + sum.ln();
+            for s in 0..size {
+                let k = at(line, s, size, inner_vectors);
+                output[k] = Vector::<F, N>::cast_from(Vector::<C, N>::cast_from(input[k]) - shift);
+            }
+        } else {
+            let scale = Vector::<C, N>::new(C::new(1.0)) / sum;
+            for s in 0..size {
+                let k = at(line, s, size, inner_vectors);
+                output[k] =
+                    Vector::<F, N>::cast_from(exp_reduced::<C, N>(Vector::<C, N>::cast_from(input[k]) - max) * scale);
+            }
+        }
+    }
+}
+
+/// Softmax's `dx = y·(dy - Σ dy·y)`, or LogSoftmax's `dx = dy - e^y·Σ dy`, from the output `y`.
+#[cube(launch_unchecked)]
+fn softmax_backward_kernel<F: Float, C: Float, N: Size>(
+    y: &[Vector<F, N>],
+    dy: &[Vector<F, N>],
+    dx: &mut [Vector<F, N>],
+    lines: usize,
+    size: usize,
+    inner_vectors: usize,
+    #[comptime] log: bool,
+) {
+    let line = ABSOLUTE_POS;
+    if line < lines {
+        let mut sum = Vector::<C, N>::new(C::new(0.0));
+        let mut block = Vector::<C, N>::new(C::new(0.0));
+        for s in 0..size {
+            let k = at(line, s, size, inner_vectors);
+            let g = Vector::<C, N>::cast_from(dy[k]);
+            if log {
+                block += g;
+            } else {
+                block += g * Vector::<C, N>::cast_from(y[k]);
+            }
+            if (s + 1) % BLOCK == 0 {
+                sum += block;
+                block = Vector::<C, N>::new(C::new(0.0));
+            }
+        }
+        sum += block;
+        for s in 0..size {
+            let k = at(line, s, size, inner_vectors);
+            let out = Vector::<C, N>::cast_from(y[k]);
+            let g = Vector::<C, N>::cast_from(dy[k]);
+            if log {
+                dx[k] = Vector::<F, N>::cast_from(g - exp_reduced::<C, N>(out) * sum);
+            } else {
+                dx[k] = Vector::<F, N>::cast_from(out * (g - sum));
+            }
+        }
+    }
+}
+
+fn check(op: &'static str, dtype: FloatType, x: &GpuBuffer, layout: Layout) -> Result<usize> {
+    x.device().check_dtype(op, dtype)?;
+    let len = elements(op, x, dtype)?;
+    if len != layout.len() {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("{len} elements do not fit the layout {layout:?}"),
+        });
+    }
+    Ok(len)
+}
+
+/// `softmax(x)` (or `log_softmax(x)` when `log`) in a new buffer.
+pub fn forward(dtype: FloatType, x: &GpuBuffer, layout: Layout, log: bool) -> Result<GpuBuffer> {
+    let len = check("softmax", dtype, x, layout)?;
+    let output = GpuBuffer::uninit(x.device(), x.len());
+    if len > 0 {
+        with_float_type!(dtype, F => launch_forward::<F>(x, &output, layout, log));
+    }
+    Ok(output)
+}
+
+/// The input gradient of `softmax` (or `log_softmax` when `log`) from its output `y` and `dy`.
+pub fn backward(dtype: FloatType, y: &GpuBuffer, dy: &GpuBuffer, layout: Layout, log: bool) -> Result<GpuBuffer> {
+    let len = check("softmax backward", dtype, y, layout)?;
+    check_same("softmax backward", y, &[dy])?;
+    let dx = GpuBuffer::uninit(y.device(), y.len());
+    if len > 0 {
+        with_float_type!(dtype, F => launch_backward::<F>(y, dy, &dx, layout, log));
+    }
+    Ok(dx)
+}
+
+fn launch_forward<F: Compute>(x: &GpuBuffer, output: &GpuBuffer, layout: Layout, log: bool) {
+    let len = layout.len();
+    let vector = vector_size(layout.inner, layout.inner);
+    let lines = layout.outer * layout.inner / vector;
+    // SAFETY: both buffers hold `len` elements of `F` (`check`); a unit touches only its own line's
+    // elements, at indices below `len` as `line < lines` and `s < size`.
+    unsafe {
+        softmax_kernel::launch_unchecked::<F, F::C>(
+            x.device().client(),
+            cube_count(x, lines),
+            cube_dim(),
+            vector,
+            arg(x, len),
+            arg(output, len),
+            lines,
+            layout.size,
+            layout.inner / vector,
+            log,
+        )
+    }
+}
+
+fn launch_backward<F: Compute>(y: &GpuBuffer, dy: &GpuBuffer, dx: &GpuBuffer, layout: Layout, log: bool) {
+    let len = layout.len();
+    let vector = vector_size(layout.inner, layout.inner);
+    let lines = layout.outer * layout.inner / vector;
+    // SAFETY: as in `launch_forward`; `dy` and `dx` hold `len` elements too (`check_same`).
+    unsafe {
+        softmax_backward_kernel::launch_unchecked::<F, F::C>(
+            y.device().client(),
+            cube_count(y, lines),
+            cube_dim(),
+            vector,
+            arg(y, len),
+            arg(dy, len),
+            arg(dx, len),
+            lines,
+            layout.size,
+            layout.inner / vector,
+            log,
+        )
+    }
+}

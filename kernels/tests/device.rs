@@ -1,0 +1,162 @@
+//! Kernels on a real wgpu device (lavapipe in CI). Without an adapter these skip with a printed reason,
+//! unless `CI=true`, where a missing adapter fails.
+
+#![cfg(feature = "wgpu")]
+
+use kernels::activation::{self, Kind};
+use kernels::{Backend, FloatType, GpuBuffer, GpuDevice, KernelError};
+
+fn device() -> Option<GpuDevice> {
+    match GpuDevice::open(Backend::Wgpu, 0) {
+        Ok(d) => Some(d),
+        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipped: no wgpu adapter ({e})");
+            None
+        }
+        Err(e) => panic!("CI=true but no wgpu adapter: {e}"),
+    }
+}
+
+fn upload(device: &GpuDevice, xs: &[f32]) -> GpuBuffer {
+    GpuBuffer::from_bytes(device, bytemuck::cast_slice(xs))
+}
+
+fn download(buffer: &GpuBuffer) -> Vec<f32> {
+    bytemuck::pod_collect_to_vec(&buffer.to_bytes().unwrap())
+}
+
+#[test]
+fn relu_forward_backward_and_in_place() {
+    let Some(dev) = device() else { return };
+    let xs: Vec<f32> = (0..1001).map(|i| (i as f32 - 500.0) / 7.0).collect();
+    let x = upload(&dev, &xs);
+    let y = download(&activation::forward(Kind::Relu, [0.0; 2], FloatType::F32, &x).unwrap());
+    assert_eq!(y, xs.iter().map(|&v| v.max(0.0)).collect::<Vec<_>>());
+    let dy = upload(&dev, &vec![2.0; xs.len()]);
+    let dx = download(&activation::backward(Kind::Relu, [0.0; 2], FloatType::F32, &x, &dy).unwrap());
+    assert_eq!(
+        dx,
+        xs.iter().map(|&v| if v > 0.0 { 2.0 } else { 0.0 }).collect::<Vec<_>>()
+    );
+    activation::forward_in_place(Kind::Threshold, [0.5, -3.0], FloatType::F32, &x).unwrap();
+    let t = download(&x);
+    assert_eq!(
+        t,
+        xs.iter().map(|&v| if v <= 0.5 { -3.0 } else { v }).collect::<Vec<_>>()
+    );
+}
+
+/// 17M elements of odd length: vector width 1, more cubes than one dispatch dimension holds.
+#[test]
+fn large_launch_spreads_over_two_dimensions() {
+    let Some(dev) = device() else { return };
+    let n = 65_535 * 256 + 3;
+    let xs: Vec<f32> = (0..n)
+        .map(|i| if i % 2 == 0 { -(i as f32) } else { i as f32 })
+        .collect();
+    let x = upload(&dev, &xs);
+    let y = download(&activation::forward(Kind::Relu, [0.0; 2], FloatType::F32, &x).unwrap());
+    assert_eq!(y.len(), n);
+    let wrong = y.iter().zip(&xs).filter(|(a, b)| **a != b.max(0.0)).count();
+    assert_eq!(wrong, 0, "{wrong} of {n} elements wrong; last {}", y[n - 1]);
+}
+
+#[test]
+fn prelu_weight_gradient_is_reduced_per_channel() {
+    let Some(dev) = device() else { return };
+    let layout = kernels::prelu::Layout {
+        outer: 3,
+        channels: 5,
+        inner: 7,
+    };
+    let xs: Vec<f32> = (0..layout.len()).map(|i| ((i * 37) % 23) as f32 - 11.0).collect();
+    let ws = [0.1f32, 0.2, 0.3, 0.4, 0.5];
+    let dys: Vec<f32> = (0..layout.len()).map(|i| ((i * 11) % 5) as f32 - 2.0).collect();
+    let (dx, dw) = kernels::prelu::backward(
+        FloatType::F32,
+        &upload(&dev, &xs),
+        &upload(&dev, &ws),
+        &upload(&dev, &dys),
+        layout,
+    )
+    .unwrap();
+    let (dx, dw) = (download(&dx), download(&dw));
+    let mut expect_dw = [0.0f32; 5];
+    for (i, (&x, &g)) in xs.iter().zip(&dys).enumerate() {
+        let c = (i / 7) % 5;
+        assert_eq!(dx[i], if x > 0.0 { g } else { ws[c] * g }, "dx[{i}]");
+        if x <= 0.0 {
+            expect_dw[c] += x * g;
+        }
+    }
+    assert_eq!(dw, expect_dw);
+}
+
+#[test]
+fn softmax_lines_sum_to_one() {
+    let Some(dev) = device() else { return };
+    let layout = kernels::softmax::Layout {
+        outer: 2,
+        size: 9,
+        inner: 4,
+    };
+    let xs: Vec<f32> = (0..layout.len()).map(|i| (i as f32 * 0.37).sin() * 5.0).collect();
+    let y = download(&kernels::softmax::forward(FloatType::F32, &upload(&dev, &xs), layout, false).unwrap());
+    for o in 0..2 {
+        for i in 0..4 {
+            let sum: f32 = (0..9).map(|s| y[(o * 9 + s) * 4 + i]).sum();
+            assert!((sum - 1.0).abs() < 1e-6, "line ({o}, {i}) sums to {sum}");
+        }
+    }
+}
+
+#[test]
+fn unsupported_dtype_is_an_error_not_zeros() {
+    let Some(dev) = device() else { return };
+    let x = GpuBuffer::from_bytes(&dev, &[0u8; 8]);
+    for dtype in FloatType::ALL {
+        match activation::forward(Kind::Gelu, [0.0; 2], dtype, &x) {
+            Ok(_) => {}
+            Err(KernelError::Unsupported { dtype: d, .. }) => assert_eq!(d, dtype),
+            Err(e) => panic!("unexpected error for {dtype}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn prelu_forward_per_channel() {
+    let Some(dev) = device() else { return };
+    let layout = kernels::prelu::Layout {
+        outer: 2,
+        channels: 3,
+        inner: 4,
+    };
+    let xs: Vec<f32> = (0..layout.len()).map(|i| i as f32 - 12.0).collect();
+    let ws = [0.5f32, -1.0, 2.0];
+    let y = download(&kernels::prelu::forward(FloatType::F32, &upload(&dev, &xs), &upload(&dev, &ws), layout).unwrap());
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(y[i], if x > 0.0 { x } else { ws[(i / 4) % 3] * x }, "y[{i}]");
+    }
+}
+
+#[test]
+fn hardswish_backward_at_each_piece() {
+    let Some(dev) = device() else { return };
+    let xs = [-4.0f32, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0];
+    let dy = upload(&dev, &[1.0; 9]);
+    let dx =
+        download(&activation::backward(Kind::Hardswish, [0.0; 2], FloatType::F32, &upload(&dev, &xs), &dy).unwrap());
+    let want: Vec<f32> = xs
+        .iter()
+        .map(|&x| {
+            if x < -3.0 {
+                0.0
+            } else if x >= 3.0 {
+                1.0
+            } else {
+                x / 3.0 + 0.5
+            }
+        })
+        .collect();
+    assert_eq!(dx, want);
+}

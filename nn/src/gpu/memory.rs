@@ -1,0 +1,100 @@
+//! Device memory behind tensors: opening devices, moving bytes to and from them, copies on the device, and
+//! the translation of the kernels' errors into [`Error`]s that name the tensor's device and dtype.
+
+use kernels::{Backend, FloatType, GpuBuffer, GpuDevice, KernelError};
+
+use crate::tensor::cast;
+use crate::tensor::storage::{Buffer, CpuData};
+use crate::{DType, Device, Error, Result, Tensor};
+
+/// The cubecl device behind `device` (opened once per process).
+pub(crate) fn open(device: Device) -> Result<GpuDevice> {
+    let (backend, index) = match device {
+        Device::Wgpu(i) => (Backend::Wgpu, i),
+        Device::Cuda(i) => (Backend::Cuda, i),
+        Device::Cpu => {
+            return Err(Error::invalid("to_device", "the CPU is not a cubecl device"));
+        }
+    };
+    GpuDevice::open(backend, index).map_err(|e| kernel_error(e, "to_device", DType::F32, device))
+}
+
+/// The kernels' name for a floating-point dtype, or an error naming `op` for any other dtype.
+pub(crate) fn float_type(op: &'static str, dtype: DType) -> Result<FloatType> {
+    match dtype {
+        DType::F16 => Ok(FloatType::F16),
+        DType::BF16 => Ok(FloatType::BF16),
+        DType::F32 => Ok(FloatType::F32),
+        DType::F64 => Ok(FloatType::F64),
+        other => Err(Error::float_only(op, other)),
+    }
+}
+
+/// `KernelError` as the crate's error, for `op` on a tensor of `dtype` on `device`.
+pub(crate) fn kernel_error(e: KernelError, op: &'static str, dtype: DType, device: Device) -> Error {
+    match e {
+        KernelError::DeviceUnavailable { reason, .. } => Error::DeviceUnavailable { device, reason },
+        KernelError::Unsupported { reason, .. } => Error::UnsupportedOnDevice {
+            op,
+            dtype,
+            device,
+            reason,
+        },
+        KernelError::InvalidArgument { message, .. } => Error::invalid(op, message),
+        KernelError::Device { message, .. } => Error::DeviceFailure { op, device, message },
+        other => Error::DeviceFailure {
+            op,
+            device,
+            message: other.to_string(),
+        },
+    }
+}
+
+/// Copies host data to `device`.
+pub(crate) fn upload(data: &CpuData, device: Device) -> Result<Buffer> {
+    let gpu = open(device)?;
+    Ok(Buffer::Device(GpuBuffer::from_bytes(&gpu, data.as_bytes())))
+}
+
+/// Copies device memory holding `dtype` elements to the host (waiting for the kernels writing it).
+pub(crate) fn download(buffer: &GpuBuffer, dtype: DType, device: Device) -> Result<CpuData> {
+    let bytes = buffer.to_bytes().map_err(|e| kernel_error(e, "cpu", dtype, device))?;
+    CpuData::from_bytes(dtype, &bytes)
+}
+
+/// A copy in new memory on the same device.
+pub(crate) fn deep_copy(buffer: &GpuBuffer) -> Buffer {
+    Buffer::Device(buffer.deep_copy())
+}
+
+/// `dst.copy_(src)` for a `dst` on a device: on the device when `src` is there in the same dtype, else
+/// through the host (casting as PyTorch's `copy_` does).
+pub(crate) fn copy_into(dst: &Tensor, dst_buffer: &GpuBuffer, src: &Tensor) -> Result<()> {
+    let fail = |e| kernel_error(e, "copy_", dst.dtype(), dst.device());
+    if src.device() == dst.device() && src.dtype() == dst.dtype() {
+        let guard = src.storage.data.read();
+        if let Buffer::Device(src_buffer) = &*guard {
+            return dst_buffer.copy_from(src_buffer).map_err(fail);
+        }
+    }
+    let host = src.cpu()?.to_dtype(dst.dtype())?;
+    host.read_cpu("copy_", |d| dst_buffer.write(d.as_bytes()))?
+        .map_err(fail)
+}
+
+/// `x.to_dtype(dtype)` for `x` on a device: cast on the host, the result back on the device.
+pub(crate) fn to_dtype(x: &Tensor, buffer: &GpuBuffer, dtype: DType) -> Result<Buffer> {
+    let data = download(buffer, x.dtype(), x.device())?;
+    upload(&cast::cast_data(&data, dtype), x.device())
+}
+
+/// The device memory of a tensor on a device.
+pub(crate) fn buffer_of(x: &Tensor, op: &'static str) -> Result<GpuBuffer> {
+    match &*x.storage.data.read() {
+        Buffer::Device(b) => Ok(b.clone()),
+        Buffer::Cpu(_) => Err(Error::invalid(
+            op,
+            "expected a tensor on a device, found one on the CPU",
+        )),
+    }
+}
