@@ -95,6 +95,14 @@ impl GpuDevice {
         &self.inner.client
     }
 
+    /// Waits until every kernel launched on the device has finished; an error if one failed.
+    pub fn synchronize(&self) -> Result<()> {
+        cubecl::future::block_on(self.client().sync()).map_err(|e| KernelError::Device {
+            device: self.to_string(),
+            message: format!("waiting for the device failed: {e}"),
+        })
+    }
+
     /// Whether two handles are the same open device.
     pub fn same(&self, other: &GpuDevice) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)

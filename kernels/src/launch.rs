@@ -65,3 +65,17 @@ pub(crate) fn arg(buffer: &GpuBuffer, len: usize) -> BufferArg {
     // the buffer's byte length through `elements` (or checks it against it), and kernels index below `len`.
     unsafe { BufferArg::from_raw_parts(buffer.handle().clone(), len) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::vector_size;
+
+    #[test]
+    fn vector_width_divides_length_and_alignment() {
+        assert_eq!(vector_size(16, 16), 4);
+        assert_eq!(vector_size(6, 6), 2);
+        assert_eq!(vector_size(7, 7), 1);
+        assert_eq!(vector_size(16, 6), 2);
+        assert_eq!(vector_size(16, 1), 1);
+    }
+}

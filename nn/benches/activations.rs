@@ -2,7 +2,10 @@
 //! (allocating its output, as a user calls it), into a preallocated output, and in place — next to a memcpy of
 //! the same size in the same run.
 //!
-//! `cargo bench -p nn --bench activations` (`-- relu` for one)
+//! Then the same on wgpu (`wgpu f32 16M`, skipped with a message when there is no adapter): each iteration
+//! launches the kernel on device-resident data and waits for the device.
+//!
+//! `cargo bench -p nn --bench activations` (`-- relu` for one, `-- wgpu` for the device)
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use nn::functional::{Activation, prelu};
@@ -102,5 +105,79 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+fn bench_wgpu(c: &mut Criterion) {
+    let device = Device::Wgpu(0);
+    nn::manual_seed(0);
+    let host = Tensor::randn([N], DType::F32).mul_scalar(3.0).unwrap();
+    let x = match host.to_device(device) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("wgpu benchmarks skipped: {e}");
+            return;
+        }
+    };
+    let sync = || nn::gpu::synchronize(device).unwrap();
+    let mut g = c.benchmark_group("wgpu f32 16M");
+    g.throughput(Throughput::Bytes((2 * N * 4) as u64));
+    g.sample_size(10);
+    g.bench_function("copy (device memcpy)", |b| {
+        b.iter(|| {
+            black_box(x.deep_copy().unwrap());
+            sync();
+        })
+    });
+    let out = Tensor::zeros([N], DType::F32).to_device(device).unwrap();
+    for act in activations() {
+        let name = act.name();
+        act.forward(&x).unwrap(); // the parity probe runs once, outside the measurement
+        g.bench_function(format!("{name} out-of-place"), |b| {
+            b.iter(|| {
+                black_box(act.forward(&x).unwrap());
+                sync();
+            })
+        });
+        g.bench_function(format!("{name} into preallocated"), |b| {
+            b.iter(|| {
+                act.forward_into(&x, &out).unwrap();
+                sync();
+            })
+        });
+        // Fresh input every iteration (copied outside the measurement): repeated in-place application drives
+        // GELU, SiLU, Mish to denormals, which the CPU behind lavapipe handles slowly.
+        g.bench_function(format!("{name} in-place"), |b| {
+            b.iter_batched(
+                || {
+                    let t = x.deep_copy().unwrap();
+                    sync();
+                    t
+                },
+                |t| {
+                    act.forward_(&t).unwrap();
+                    sync();
+                    t
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    let w = Tensor::full([1], 0.25, DType::F32).to_device(device).unwrap();
+    g.bench_function("prelu out-of-place", |b| {
+        b.iter(|| {
+            black_box(prelu(&x, &w).unwrap());
+            sync();
+        })
+    });
+    let rows = host.reshape([N / 1024, 1024]).unwrap().to_device(device).unwrap();
+    for (name, log) in [("softmax", false), ("log_softmax", true)] {
+        g.bench_function(format!("{name} out-of-place"), |b| {
+            b.iter(|| {
+                black_box(if log { rows.log_softmax(-1) } else { rows.softmax(-1) }.unwrap());
+                sync();
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_wgpu);
 criterion_main!(benches);

@@ -80,3 +80,19 @@ pub fn short(dtype: DType) -> &'static str {
         DType::Bool => "bool",
     }
 }
+
+/// `Device::Wgpu(0)` when this machine has a wgpu adapter. Without one the caller skips, printing why —
+/// unless `CI=true`, where a missing adapter is a failure (CI installs Mesa's Vulkan driver).
+pub fn wgpu_or_skip(test: &str) -> Option<nn::Device> {
+    let device = nn::Device::Wgpu(0);
+    match Tensor::zeros([1], DType::F32).to_device(device) {
+        Ok(_) => Some(device),
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("{test}: CI=true but no wgpu adapter: {e}")
+        }
+        Err(e) => {
+            eprintln!("{test}: skipped, no wgpu adapter on this machine ({e})");
+            None
+        }
+    }
+}

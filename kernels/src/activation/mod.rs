@@ -269,7 +269,7 @@ pub fn backward(
 }
 
 fn launch_forward<F: Compute, A: Formula>(input: &GpuBuffer, output: &GpuBuffer, len: usize, s: [f64; 2]) {
-    let vector = vector_size(len, 1);
+    let vector = vector_size(len, len);
     let units = len / vector;
     // SAFETY: both buffers hold `len` elements of `F` (checked by `elements`, `output` made with the same
     // byte length), the grid covers `units` vectors of `vector` elements, and the kernel guards its index.
@@ -288,7 +288,7 @@ fn launch_forward<F: Compute, A: Formula>(input: &GpuBuffer, output: &GpuBuffer,
 }
 
 fn launch_in_place<F: Compute, A: Formula>(data: &GpuBuffer, len: usize, s: [f64; 2]) {
-    let vector = vector_size(len, 1);
+    let vector = vector_size(len, len);
     // SAFETY: `data` holds `len` elements of `F`; each unit reads and writes only its own vector.
     unsafe {
         forward_in_place_kernel::launch_unchecked::<F, F::C, A>(
@@ -304,7 +304,7 @@ fn launch_in_place<F: Compute, A: Formula>(data: &GpuBuffer, len: usize, s: [f64
 }
 
 fn launch_backward<F: Compute, A: Formula>(saved: &GpuBuffer, dy: &GpuBuffer, dx: &GpuBuffer, len: usize, s: [f64; 2]) {
-    let vector = vector_size(len, 1);
+    let vector = vector_size(len, len);
     // SAFETY: the three buffers hold `len` elements of `F` (`check_same` compared their lengths).
     unsafe {
         backward_kernel::launch_unchecked::<F, F::C, A>(

@@ -36,3 +36,25 @@ pub(crate) use ops::*;
 mod disabled;
 #[cfg(not(feature = "gpu"))]
 pub(crate) use disabled::*;
+
+/// Waits until every kernel launched on `device` has finished (launches are asynchronous; reading a tensor
+/// back waits by itself). Immediate for the CPU.
+///
+/// ```no_run
+/// nn::gpu::synchronize(nn::Device::Wgpu(0))?;
+/// # Ok::<(), nn::Error>(())
+/// ```
+pub fn synchronize(device: crate::Device) -> crate::Result<()> {
+    if device.is_cpu() {
+        return Ok(());
+    }
+    #[cfg(feature = "gpu")]
+    return memory::open(device)?
+        .synchronize()
+        .map_err(|e| memory::kernel_error(e, "synchronize", crate::DType::F32, device));
+    #[cfg(not(feature = "gpu"))]
+    Err(crate::Error::DeviceUnavailable {
+        device,
+        reason: "nn was built without the `wgpu` and `cuda` features".into(),
+    })
+}

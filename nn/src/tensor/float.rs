@@ -59,10 +59,8 @@ impl Tensor {
                 }),
             };
         }
-        let data = match &*guard {
-            Buffer::Cpu(data) => data,
-            #[cfg(feature = "gpu")]
-            Buffer::Device(_) => return Err(self.not_on_cpu(op)),
+        let Some(data) = guard.host() else {
+            return Err(self.not_on_cpu(op));
         };
         let widened: Vec<T> = match data {
             CpuData::F16(v) => v.iter().map(|x| T::from_f64(f16::to_f64(*x))).collect(),

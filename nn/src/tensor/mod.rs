@@ -315,10 +315,8 @@ impl Tensor {
         }
         let src_host = src.cpu()?;
         let src_guard = src_host.storage.data.read();
-        let src_data = match &*src_guard {
-            Buffer::Cpu(data) => data,
-            #[cfg(feature = "gpu")]
-            Buffer::Device(_) => return Err(src_host.not_on_cpu("copy_")),
+        let Some(src_data) = src_guard.host() else {
+            return Err(src_host.not_on_cpu("copy_"));
         };
         self.write_cpu("copy_", |dst| {
             if dst.dtype() == src_data.dtype() {

@@ -175,6 +175,15 @@ pub(crate) enum Buffer {
 }
 
 impl Buffer {
+    /// The host data, or `None` for device memory.
+    pub(crate) fn host(&self) -> Option<&CpuData> {
+        match self {
+            Buffer::Cpu(d) => Some(d),
+            #[cfg(feature = "gpu")]
+            Buffer::Device(_) => None,
+        }
+    }
+
     /// A copy of the contents, on the same device.
     pub(crate) fn clone_buffer(&self) -> Buffer {
         match self {

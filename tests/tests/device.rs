@@ -1,0 +1,206 @@
+//! Tensors and modules on wgpu (lavapipe in CI): data moves for real, activation layers run their kernels
+//! there, state goes in and out; without an adapter these skip (and fail under `CI=true`).
+
+use integration_tests::{bit_equal, wgpu_or_skip};
+use nn::functional::Activation;
+use nn::prelude::*;
+use nn::{Error, Result};
+
+fn samples(n: usize) -> Tensor {
+    let xs: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 50.0 - 10.0).collect();
+    Tensor::from_vec(xs, [n]).unwrap()
+}
+
+#[test]
+fn every_dtype_round_trips_bit_for_bit() {
+    let Some(dev) = wgpu_or_skip("round_trip") else { return };
+    for dtype in [
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+        DType::I64,
+        DType::I32,
+        DType::U8,
+        DType::Bool,
+    ] {
+        for n in [0usize, 1, 3, 5, 1000] {
+            let host = samples(n).to_dtype(dtype).unwrap();
+            let on = host.to_device(dev).unwrap();
+            assert_eq!((on.device(), on.dtype(), on.shape()), (dev, dtype, host.shape()));
+            assert_eq!(
+                on.to_vec_f64().unwrap(),
+                host.to_vec_f64().unwrap(),
+                "reading values downloads them"
+            );
+            let back = on.cpu().unwrap();
+            assert!(bit_equal(&back, &host), "{dtype} x {n}");
+            let copy = on.deep_copy().unwrap();
+            assert!(!copy.shares_storage(&on));
+            assert!(bit_equal(&copy.cpu().unwrap(), &host), "deep_copy {dtype} x {n}");
+        }
+    }
+}
+
+#[test]
+fn copy_fill_and_to_dtype_on_the_device() {
+    let Some(dev) = wgpu_or_skip("copy_fill") else { return };
+    let t = Tensor::zeros([5], DType::F32).to_device(dev).unwrap();
+    let alias = t.clone();
+    t.copy_(&Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.5], [5]).unwrap())
+        .unwrap();
+    assert_eq!(
+        alias.cpu().unwrap().to_vec::<f32>().unwrap(),
+        vec![1.0, 2.0, 3.0, 4.0, 5.5]
+    );
+    let other = Tensor::full([5], 7.0, DType::F32).to_device(dev).unwrap();
+    t.copy_(&other).unwrap();
+    assert_eq!(alias.cpu().unwrap().to_vec::<f32>().unwrap(), vec![7.0; 5]);
+    t.fill_(-1.25).unwrap();
+    assert_eq!(alias.cpu().unwrap().to_vec::<f32>().unwrap(), vec![-1.25; 5]);
+    let half = t.to_dtype(DType::F16).unwrap();
+    assert_eq!((half.device(), half.dtype()), (dev, DType::F16));
+    assert_eq!(half.cpu().unwrap().to_vec_f64().unwrap(), vec![-1.25; 5]);
+    let err = t.copy_(&Tensor::zeros([4], DType::F32)).unwrap_err();
+    assert!(matches!(err, Error::ShapeMismatch { .. }), "{err}");
+}
+
+#[test]
+fn activations_run_on_the_device_in_place_and_into() {
+    let Some(dev) = wgpu_or_skip("in_place") else { return };
+    let host = samples(4099);
+    for act in [
+        Activation::Relu,
+        Activation::Threshold {
+            threshold: 0.1,
+            value: 20.0,
+        },
+        Activation::Gelu,
+    ] {
+        let want = act.forward(&host).unwrap();
+        let x = host.to_device(dev).unwrap();
+        let y = act.forward(&x).unwrap();
+        assert_eq!(y.device(), dev);
+        let err = integration_tests::max_rel_diff(&y.cpu().unwrap(), &want, 1.0);
+        assert!(err <= 1e-6, "{} out of place: {err:e}", act.name());
+        let out = Tensor::zeros([4099], DType::F32).to_device(dev).unwrap();
+        act.forward_into(&x, &out).unwrap();
+        assert!(integration_tests::max_rel_diff(&out.cpu().unwrap(), &want, 1.0) <= 1e-6);
+        let alias = x.clone();
+        act.forward_(&x).unwrap();
+        assert!(
+            integration_tests::max_rel_diff(&alias.cpu().unwrap(), &want, 1.0) <= 1e-6,
+            "{}",
+            act.name()
+        );
+    }
+    let cpu_out = Tensor::zeros([4099], DType::F32);
+    let err = Activation::Relu
+        .forward_into(&host.to_device(dev).unwrap(), &cpu_out)
+        .unwrap_err();
+    assert!(matches!(err, Error::DeviceMismatch { .. }), "{err}");
+}
+
+/// 65,535 × 256 + 1 elements of f16: an odd length (vector width 1) over more cubes than one dispatch
+/// dimension holds.
+#[test]
+fn a_tensor_larger_than_one_dispatch_dimension() {
+    let Some(dev) = wgpu_or_skip("large") else { return };
+    let n = 65_535 * 256 + 1;
+    let host = Tensor::from_vec((0..n).map(|i| if i % 3 == 0 { -1.0f32 } else { 2.0 }).collect(), [n])
+        .unwrap()
+        .to_dtype(DType::F16)
+        .unwrap();
+    let y = Activation::Relu
+        .forward(&host.to_device(dev).unwrap())
+        .unwrap()
+        .cpu()
+        .unwrap();
+    let ys = y.to_vec_f64().unwrap();
+    let wrong = ys
+        .iter()
+        .enumerate()
+        .filter(|(i, v)| **v != if i % 3 == 0 { 0.0 } else { 2.0 })
+        .count();
+    assert_eq!(wrong, 0);
+}
+
+#[derive(Module)]
+struct Head {
+    act: PReLU,
+    gelu: GELU,
+    softmax: Softmax,
+}
+
+impl Forward for Head {
+    type Input = Tensor;
+    type Output = Tensor;
+    fn forward(&self, x: Tensor) -> Result<Tensor> {
+        self.softmax.forward(self.gelu.forward(self.act.forward(x)?)?)
+    }
+}
+
+fn head() -> Head {
+    let mut act = PReLU::new(3, 0.25);
+    act.weight = Param::new(Tensor::from_vec(vec![0.1f32, -0.3, 2.0], [3]).unwrap());
+    Head {
+        act,
+        gelu: GELU::new("none").unwrap(),
+        softmax: Softmax::new(1),
+    }
+}
+
+#[test]
+fn a_module_moved_to_wgpu_runs_there_and_its_state_moves_back() {
+    let Some(dev) = wgpu_or_skip("module") else { return };
+    let x = Tensor::from_vec((0..2 * 3 * 5).map(|i| (i as f32 - 14.0) / 3.0).collect(), [2, 3, 5]).unwrap();
+    let cpu = head();
+    let want = cpu.forward(x.clone()).unwrap();
+    let mut model = head();
+    model.wgpu(0).unwrap();
+    assert!(model.parameters().iter().all(|p| p.device() == dev));
+    let y = model.call(x.to_device(dev).unwrap()).unwrap();
+    assert_eq!(y.device(), dev);
+    assert!(integration_tests::max_rel_diff(&y.cpu().unwrap(), &want, 1.0) <= 1e-6);
+
+    // A CPU state dict loads into the device model, and stays on the device.
+    let mut state = cpu.state_dict();
+    state.insert(
+        "act.weight".into(),
+        Tensor::from_vec(vec![1.0f64, 2.0, 3.0], [3]).unwrap(),
+    );
+    model.load_state_dict(&state, true, false).unwrap();
+    let w = model.get_parameter("act.weight").unwrap();
+    assert_eq!((w.device(), w.dtype()), (dev, DType::F32));
+    assert_eq!(w.data().cpu().unwrap().to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
+
+    // Saved from the device, loaded on the CPU.
+    let path = std::env::temp_dir().join(format!("nn-device-{}.safetensors", std::process::id()));
+    model.save_safetensors(&path).unwrap();
+    let mut back = head();
+    back.load_safetensors(&path, true).unwrap();
+    std::fs::remove_file(&path).ok();
+    assert_eq!(
+        back.get_parameter("act.weight")
+            .unwrap()
+            .data()
+            .to_vec::<f32>()
+            .unwrap(),
+        vec![1.0, 2.0, 3.0]
+    );
+
+    // And the whole model back on the CPU.
+    model.cpu().unwrap();
+    assert!(model.parameters().iter().all(|p| p.device() == Device::Cpu));
+}
+
+#[test]
+fn an_operation_without_a_kernel_says_so() {
+    let Some(dev) = wgpu_or_skip("no_kernel") else { return };
+    let mut linear = Linear::new(3, 2, true);
+    linear.wgpu(0).unwrap();
+    let err = linear
+        .forward(Tensor::zeros([1, 3], DType::F32).to_device(dev).unwrap())
+        .unwrap_err();
+    assert!(err.to_string().contains("wgpu:0"), "{err}");
+}
