@@ -46,16 +46,4 @@ pub fn layer(name: &str, fixture: &StateDict, dtype: &str) -> Option<Box<dyn Fn(
     }
 }
 
-/// The `(name, dtype)` cases of a fixture: every `{name}.{dtype}.x`.
-pub fn cases(fixture: &StateDict) -> Vec<(String, String)> {
-    let mut cases: Vec<(String, String)> = fixture
-        .keys()
-        .filter_map(|k| {
-            let mut parts = k.split('.');
-            let (name, dtype, field) = (parts.next()?, parts.next()?, parts.next()?);
-            (field == "x").then(|| (name.to_owned(), dtype.to_owned()))
-        })
-        .collect();
-    cases.sort();
-    cases
-}
+pub use nn::parity::activations::cases;
