@@ -127,8 +127,8 @@ formula!(/// ELU.
     EluFn { alpha }, |s, x| if x > R::ZERO { x } else { R::of(s.alpha) * x.exp_m1() });
 formula!(/// SELU.
     SeluFn {}, |_s, x| R::of(SELU_SCALE) * if x > R::ZERO { x } else { R::of(SELU_ALPHA) * x.exp_m1() });
-formula!(/// CELU.
-    CeluFn { alpha }, |s, x| if x > R::ZERO { x } else { R::of(s.alpha) * (x / R::of(s.alpha)).exp_m1() });
+formula!(/// CELU, as PyTorch computes it: ELU with input scale `1/alpha` (a product, not a division).
+    CeluFn { alpha }, |s, x| if x > R::ZERO { x } else { R::of(s.alpha) * (x * R::of(1.0 / s.alpha)).exp_m1() });
 formula!(/// GELU (erf).
     GeluFn {}, |_s, x| x.gelu());
 formula!(/// GELU (tanh).
