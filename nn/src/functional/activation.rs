@@ -165,8 +165,8 @@ SoftshrinkFn { lambd }, |s, x| {
 });
 formula!(/// LogSigmoid.
 LogSigmoidFn {}, |_s, x| {
-    let min = if x < R::ZERO { x } else { R::ZERO };
-    min - (-x.abs()).exp().ln_1p()
+    // min(x, 0) - log1p(e^-|x|), PyTorch's formula, is exactly -softplus(-x).
+    -(-x).log1p_exp()
 });
 
 #[inline(always)]
@@ -185,7 +185,9 @@ fn softplus<R: Real>(x: R, beta: R, threshold: R) -> R {
     if x * beta > threshold {
         x
     } else {
-        (x * beta).exp().ln_1p() / beta
+        // log1p(exp(z)) / beta, through the overflow-free `max(z, 0) + log1p(e^-|z|)` whose log1p only
+        // sees (0, 1].
+        (x * beta).log1p_exp() / beta
     }
 }
 
