@@ -14,16 +14,7 @@ fn samples(n: usize) -> Tensor {
 #[test]
 fn every_dtype_round_trips_bit_for_bit() {
     let Some(dev) = wgpu_or_skip("round_trip") else { return };
-    for dtype in [
-        DType::F16,
-        DType::BF16,
-        DType::F32,
-        DType::F64,
-        DType::I64,
-        DType::I32,
-        DType::U8,
-        DType::Bool,
-    ] {
+    for dtype in DType::ALL {
         for n in [0usize, 1, 3, 5, 1000] {
             let host = samples(n).to_dtype(dtype).unwrap();
             let on = host.to_device(dev).unwrap();
