@@ -1,18 +1,25 @@
-//! cubecl kernels for `nn`'s activations, forward and backward, shared by the wgpu and CUDA runtimes.
+//! cubecl kernels for `nn` on wgpu and CUDA devices: the activations forward and backward, and what the layers
+//! need to run there (layout moves, broadcast arithmetic, linear, conv2d, batch and layer norm, LSTM).
 //!
 //! Each activation is a [`Formula`] (forward and backward side by side, generic over the float type and the
 //! vector width), instantiated into element-wise kernels. Devices are opened through cubecl's probing API, so
 //! a missing device is an error, never a panic.
 
 pub mod activation;
+pub mod binary;
 mod buffer;
+pub mod conv2d;
 mod copy;
 mod device;
 mod dtype;
 mod error;
 mod formula;
+pub mod gather;
 mod launch;
+pub mod linear;
+pub mod lstm;
 mod math;
+pub mod norm;
 pub mod prelu;
 pub mod softmax;
 

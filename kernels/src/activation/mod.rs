@@ -20,10 +20,10 @@ mod leaky_relu;
 mod relu;
 mod relu6;
 mod shrink;
-mod sigmoid;
+pub(crate) mod sigmoid;
 mod softplus;
 mod softsign;
-mod tanh;
+pub(crate) mod tanh;
 mod threshold;
 
 pub use elu::{Celu, Elu, Selu};

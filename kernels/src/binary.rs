@@ -1,0 +1,381 @@
+//! Element-wise arithmetic between two tensors with PyTorch's broadcasting, `x·scale + shift`, and integer
+//! addition of a constant (BatchNorm's `num_batches_tracked += 1` on a device).
+
+use cubecl::prelude::*;
+
+use crate::activation::{Compute, FromF64};
+use crate::dtype::with_float_type;
+use crate::gather::metadata;
+use crate::launch::{arg, cube_count, cube_dim, elements, vector_size};
+use crate::{FloatType, GpuBuffer, KernelError, Result};
+
+/// An arithmetic operation of two operands.
+#[cube]
+pub trait BinaryFormula: 'static + Send + Sync {
+    /// The result for `a` and `b`.
+    fn apply<C: Float>(a: C, b: C) -> C;
+}
+
+macro_rules! binary_formula {
+    ($(#[$doc:meta])* $name:ident, |$a:ident, $b:ident| $body:expr) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        #[cube]
+        impl BinaryFormula for $name {
+            fn apply<C: Float>($a: C, $b: C) -> C {
+                $body
+            }
+        }
+    };
+}
+
+binary_formula!(/// `a + b`.
+    Add, |a, b| a + b);
+binary_formula!(/// `a - b`.
+    Sub, |a, b| a - b);
+binary_formula!(/// `a * b`.
+    Mul, |a, b| a * b);
+binary_formula!(/// `a / b`.
+    Div, |a, b| a / b);
+
+/// Which arithmetic operation to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `a / b`.
+    Div,
+}
+
+macro_rules! with_op {
+    ($op:expr, $o:ident => $body:expr) => {
+        match $op {
+            BinaryOp::Add => {
+                type $o = Add;
+                $body
+            }
+            BinaryOp::Sub => {
+                type $o = Sub;
+                $body
+            }
+            BinaryOp::Mul => {
+                type $o = Mul;
+                $body
+            }
+            BinaryOp::Div => {
+                type $o = Div;
+                $body
+            }
+        }
+    };
+}
+
+/// Offsets into `a` and `b` of output element `i`: `meta` holds the output's shape, then `a`'s strides,
+/// then `b`'s (0 along broadcast dimensions).
+#[cube]
+fn offsets(i: usize, meta: &[u32], rank: usize) -> (usize, usize) {
+    let mut rest = i;
+    let mut ia = 0;
+    let mut ib = 0;
+    for k in 0..rank {
+        let d = rank - 1 - k;
+        let size = meta[d] as usize;
+        let index = rest % size;
+        rest /= size;
+        ia += index * (meta[rank + d] as usize);
+        ib += index * (meta[2 * rank + d] as usize);
+    }
+    (ia, ib)
+}
+
+/// `out[i] = O(a[ia], b[ib])` over the broadcast shape.
+#[cube(launch_unchecked)]
+fn binary_kernel<F: Float, C: Float, O: BinaryFormula>(a: &[F], b: &[F], out: &mut [F], meta: &[u32], rank: usize) {
+    if ABSOLUTE_POS < out.len() {
+        let (ia, ib) = offsets(ABSOLUTE_POS, meta, rank);
+        out[ABSOLUTE_POS] = F::cast_from(O::apply::<C>(C::cast_from(a[ia]), C::cast_from(b[ib])));
+    }
+}
+
+/// `a[i] = O(a[i], b[ib])`, `b` broadcast to `a`'s shape.
+#[cube(launch_unchecked)]
+fn binary_in_place_kernel<F: Float, C: Float, O: BinaryFormula>(a: &mut [F], b: &[F], meta: &[u32], rank: usize) {
+    if ABSOLUTE_POS < a.len() {
+        let (_, ib) = offsets(ABSOLUTE_POS, meta, rank);
+        a[ABSOLUTE_POS] = F::cast_from(O::apply::<C>(C::cast_from(a[ABSOLUTE_POS]), C::cast_from(b[ib])));
+    }
+}
+
+/// `out = x·scale + shift`.
+#[cube(launch_unchecked)]
+fn affine_kernel<F: Float, C: Float + LaunchArg, N: Size>(
+    x: &[Vector<F, N>],
+    out: &mut [Vector<F, N>],
+    scale: C,
+    shift: C,
+) {
+    if ABSOLUTE_POS < out.len() {
+        let v = Vector::<C, N>::cast_from(x[ABSOLUTE_POS]);
+        out[ABSOLUTE_POS] = Vector::<F, N>::cast_from(v * Vector::new(scale) + Vector::new(shift));
+    }
+}
+
+/// `x = x·scale + shift` in place.
+#[cube(launch_unchecked)]
+fn affine_in_place_kernel<F: Float, C: Float + LaunchArg, N: Size>(x: &mut [Vector<F, N>], scale: C, shift: C) {
+    if ABSOLUTE_POS < x.len() {
+        let v = Vector::<C, N>::cast_from(x[ABSOLUTE_POS]);
+        x[ABSOLUTE_POS] = Vector::<F, N>::cast_from(v * Vector::new(scale) + Vector::new(shift));
+    }
+}
+
+/// Wrapping addition of `(low, high)` to each integer of `words` 32-bit words (1: i32, 2: i64, low word
+/// first), with the carry between the words.
+#[cube(launch_unchecked)]
+fn add_integer_kernel(data: &mut [u32], low: u32, high: u32, #[comptime] words: usize) {
+    let i = ABSOLUTE_POS * words;
+    if i < data.len() {
+        let sum = data[i] + low;
+        data[i] = sum;
+        if comptime!(words == 2) {
+            let carry = select(sum < low, 1u32, 0u32);
+            data[i + 1] = data[i + 1] + high + carry;
+        }
+    }
+}
+
+/// Broadcast strides of `shape` against `out` (aligned at the right), in elements.
+fn strides_in(shape: &[usize], out: &[usize]) -> Vec<usize> {
+    let mut strides = vec![0; out.len()];
+    let mut step = 1;
+    for (k, &size) in shape.iter().enumerate().rev() {
+        let d = out.len() - shape.len() + k;
+        strides[d] = if size == 1 { 0 } else { step };
+        step *= size;
+    }
+    strides
+}
+
+fn check_operands(
+    op: &'static str,
+    dtype: FloatType,
+    a: &GpuBuffer,
+    a_shape: &[usize],
+    b: &GpuBuffer,
+    b_shape: &[usize],
+    out_shape: &[usize],
+) -> Result<()> {
+    a.device().check_dtype(op, dtype)?;
+    if !a.device().same(b.device()) {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("operands on {} and {}", a.device(), b.device()),
+        });
+    }
+    let fits = |shape: &[usize]| {
+        shape.len() <= out_shape.len()
+            && shape
+                .iter()
+                .rev()
+                .zip(out_shape.iter().rev())
+                .all(|(&s, &o)| s == o || s == 1)
+    };
+    for (buffer, shape) in [(a, a_shape), (b, b_shape)] {
+        if elements(op, buffer, dtype)? != shape.iter().product::<usize>() || !fits(shape) {
+            return Err(KernelError::InvalidArgument {
+                op,
+                message: format!(
+                    "an operand of shape {shape:?} ({} bytes) does not broadcast to {out_shape:?}",
+                    buffer.len()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `op(a, b)` over `out_shape`, the shape `a_shape` and `b_shape` broadcast to, in a new buffer.
+///
+/// ```no_run
+/// use kernels::binary::{binary, BinaryOp};
+/// use kernels::{Backend, FloatType, GpuBuffer, GpuDevice};
+/// let device = GpuDevice::open(Backend::Wgpu, 0)?;
+/// let a = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[1.0f32, 2.0, 3.0, 4.0]));
+/// let b = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[10.0f32, 20.0]));
+/// let y = binary(BinaryOp::Add, FloatType::F32, &a, &[2, 2], &b, &[2], &[2, 2])?;
+/// assert_eq!(y.to_bytes()?, bytemuck::cast_slice::<f32, u8>(&[11.0, 22.0, 13.0, 24.0]));
+/// # Ok::<(), kernels::KernelError>(())
+/// ```
+pub fn binary(
+    op: BinaryOp,
+    dtype: FloatType,
+    a: &GpuBuffer,
+    a_shape: &[usize],
+    b: &GpuBuffer,
+    b_shape: &[usize],
+    out_shape: &[usize],
+) -> Result<GpuBuffer> {
+    let name = "binary";
+    check_operands(name, dtype, a, a_shape, b, b_shape, out_shape)?;
+    let n: usize = out_shape.iter().product();
+    let out = GpuBuffer::uninit(a.device(), n * dtype.size_in_bytes());
+    if n == 0 {
+        return Ok(out);
+    }
+    let (sa, sb) = (strides_in(a_shape, out_shape), strides_in(b_shape, out_shape));
+    let meta = metadata(name, a, out_shape.iter().chain(&sa).chain(&sb))?;
+    let rank = out_shape.len();
+    with_float_type!(dtype, F => with_op!(op, O => {
+        // SAFETY: `a` and `b` hold the elements of their shapes (checked), and a broadcast offset of an index
+        // of `out_shape` is below that count; `out` holds `n` elements and the kernel guards its index;
+        // `meta` holds `3 · rank` u32s.
+        unsafe {
+            binary_kernel::launch_unchecked::<F, <F as Compute>::C, O>(
+                a.device().client(),
+                cube_count(a, n),
+                cube_dim(),
+                arg(a, a_shape.iter().product()),
+                arg(b, b_shape.iter().product()),
+                arg(&out, n),
+                arg(&meta, (3 * rank).max(1)),
+                rank,
+            )
+        }
+    }));
+    Ok(out)
+}
+
+/// `a = op(a, b)` in place, `b` broadcast to `a_shape`.
+pub fn binary_in_place(
+    op: BinaryOp,
+    dtype: FloatType,
+    a: &GpuBuffer,
+    a_shape: &[usize],
+    b: &GpuBuffer,
+    b_shape: &[usize],
+) -> Result<()> {
+    let name = "binary_in_place";
+    check_operands(name, dtype, a, a_shape, b, b_shape, a_shape)?;
+    let n: usize = a_shape.iter().product();
+    if n == 0 {
+        return Ok(());
+    }
+    let (sa, sb) = (strides_in(a_shape, a_shape), strides_in(b_shape, a_shape));
+    let meta = metadata(name, a, a_shape.iter().chain(&sa).chain(&sb))?;
+    let rank = a_shape.len();
+    with_float_type!(dtype, F => with_op!(op, O => {
+        // SAFETY: as in `binary`, with `a` as the output: each unit reads and writes only its own `a[i]`.
+        unsafe {
+            binary_in_place_kernel::launch_unchecked::<F, <F as Compute>::C, O>(
+                a.device().client(),
+                cube_count(a, n),
+                cube_dim(),
+                arg(a, n),
+                arg(b, b_shape.iter().product()),
+                arg(&meta, (3 * rank).max(1)),
+                rank,
+            )
+        }
+    }));
+    Ok(())
+}
+
+/// `x·scale + shift` in a new buffer (computed in `f32` for the half types).
+pub fn affine(dtype: FloatType, x: &GpuBuffer, scale: f64, shift: f64) -> Result<GpuBuffer> {
+    x.device().check_dtype("affine", dtype)?;
+    let len = elements("affine", x, dtype)?;
+    let out = GpuBuffer::uninit(x.device(), x.len());
+    if len > 0 {
+        let vector = vector_size(len, len);
+        with_float_type!(dtype, F => {
+            // SAFETY: `x` and `out` hold `len` elements of `F`; the grid covers `len / vector` vectors and the
+            // kernel guards its index.
+            unsafe {
+                affine_kernel::launch_unchecked::<F, <F as Compute>::C>(
+                    x.device().client(),
+                    cube_count(x, len / vector),
+                    cube_dim(),
+                    vector,
+                    arg(x, len),
+                    arg(&out, len),
+                    <F as Compute>::C::from_f64(scale),
+                    <F as Compute>::C::from_f64(shift),
+                )
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// `x = x·scale + shift` in place.
+pub fn affine_in_place(dtype: FloatType, x: &GpuBuffer, scale: f64, shift: f64) -> Result<()> {
+    x.device().check_dtype("affine", dtype)?;
+    let len = elements("affine", x, dtype)?;
+    if len > 0 {
+        let vector = vector_size(len, len);
+        with_float_type!(dtype, F => {
+            // SAFETY: `x` holds `len` elements of `F`; each unit reads and writes only its own vector.
+            unsafe {
+                affine_in_place_kernel::launch_unchecked::<F, <F as Compute>::C>(
+                    x.device().client(),
+                    cube_count(x, len / vector),
+                    cube_dim(),
+                    vector,
+                    arg(x, len),
+                    <F as Compute>::C::from_f64(scale),
+                    <F as Compute>::C::from_f64(shift),
+                )
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Adds `value` (wrapping, two's complement) to every integer of a buffer of `i32` (`bytes = 4`) or `i64`
+/// (`bytes = 8`) elements, in place.
+pub fn add_integer_in_place(data: &GpuBuffer, bytes: usize, value: i64) -> Result<()> {
+    let op = "add_integer";
+    if !(bytes == 4 || bytes == 8) || !data.len().is_multiple_of(bytes) {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("{} bytes of {bytes}-byte integers", data.len()),
+        });
+    }
+    let n = data.len() / bytes;
+    if n == 0 {
+        return Ok(());
+    }
+    let (low, high) = (value as u64 as u32, ((value as u64) >> 32) as u32);
+    // SAFETY: `data` holds `n · bytes / 4` words; unit `i < n` reads and writes words `i·w` and `i·w + 1`
+    // (for `w = 2`) only, which the kernel guards by `i·w < len`, and the length is a multiple of `w`.
+    unsafe {
+        add_integer_kernel::launch_unchecked(
+            data.device().client(),
+            cube_count(data, n),
+            cube_dim(),
+            arg(data, n * bytes / 4),
+            low,
+            high,
+            bytes / 4,
+        )
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strides_in;
+
+    #[test]
+    fn broadcast_strides_align_at_the_right() {
+        assert_eq!(strides_in(&[3], &[2, 3]), vec![0, 1]);
+        assert_eq!(strides_in(&[2, 1], &[2, 3]), vec![1, 0]);
+        assert_eq!(strides_in(&[2, 3], &[2, 3]), vec![3, 1]);
+        assert_eq!(strides_in(&[], &[2, 3]), vec![0, 0]);
+    }
+}

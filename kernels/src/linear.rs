@@ -1,0 +1,103 @@
+//! PyTorch's `F.linear`: `out[m, n] = bias[n] + Σ_k x[m, k]·w[n, k]`, accumulated in the compute type (`f32`
+//! for the half types). One unit per output element.
+
+use cubecl::prelude::*;
+
+use crate::activation::Compute;
+use crate::dtype::with_float_type;
+use crate::launch::{arg, cube_count, cube_dim, elements};
+use crate::{FloatType, GpuBuffer, KernelError, Result};
+
+/// `out = x·wᵀ (+ bias)`, `x` of `rows × inputs`, `w` of `outputs × inputs`.
+#[cube(launch_unchecked)]
+fn linear_kernel<F: Float, C: Float>(
+    x: &[F],
+    w: &[F],
+    bias: &[F],
+    out: &mut [F],
+    inputs: usize,
+    outputs: usize,
+    #[comptime] has_bias: bool,
+) {
+    if ABSOLUTE_POS < out.len() {
+        let m = ABSOLUTE_POS / outputs;
+        let n = ABSOLUTE_POS % outputs;
+        let mut acc = C::new(0.0);
+        if has_bias {
+            acc = C::cast_from(bias[n]);
+        }
+        for k in 0..inputs {
+            acc += C::cast_from(x[m * inputs + k]) * C::cast_from(w[n * inputs + k]);
+        }
+        out[ABSOLUTE_POS] = F::cast_from(acc);
+    }
+}
+
+/// `x·wᵀ + bias` for `x` of `rows × inputs` and `w` of `outputs × inputs`, in a new `rows × outputs` buffer.
+///
+/// ```no_run
+/// use kernels::{Backend, FloatType, GpuBuffer, GpuDevice};
+/// let device = GpuDevice::open(Backend::Wgpu, 0)?;
+/// let x = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[1.0f32, 2.0]));
+/// let w = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[1.0f32, 1.0, 0.0, 2.0]));
+/// let y = kernels::linear::linear(FloatType::F32, &x, &w, None, 1, 2, 2)?;
+/// assert_eq!(y.to_bytes()?, bytemuck::cast_slice::<f32, u8>(&[3.0, 4.0]));
+/// # Ok::<(), kernels::KernelError>(())
+/// ```
+pub fn linear(
+    dtype: FloatType,
+    x: &GpuBuffer,
+    w: &GpuBuffer,
+    bias: Option<&GpuBuffer>,
+    rows: usize,
+    inputs: usize,
+    outputs: usize,
+) -> Result<GpuBuffer> {
+    let op = "linear";
+    x.device().check_dtype(op, dtype)?;
+    let mut operands = vec![(x, rows * inputs, "input"), (w, outputs * inputs, "weight")];
+    if let Some(b) = bias {
+        operands.push((b, outputs, "bias"));
+    }
+    for (buffer, want, name) in operands {
+        let have = elements(op, buffer, dtype)?;
+        if have != want || !buffer.device().same(x.device()) {
+            return Err(KernelError::InvalidArgument {
+                op,
+                message: format!(
+                    "the {name} holds {have} elements on {}, expected {want} on {} for {rows} rows of {inputs} \
+                     inputs and {outputs} outputs",
+                    buffer.device(),
+                    x.device()
+                ),
+            });
+        }
+    }
+    let n = rows * outputs;
+    let out = GpuBuffer::uninit(x.device(), n * dtype.size_in_bytes());
+    if n == 0 {
+        return Ok(out);
+    }
+    let b = bias.unwrap_or(w);
+    let b_len = if bias.is_some() { outputs } else { 1 };
+    with_float_type!(dtype, F => {
+        // SAFETY: `x`, `w` and `bias` hold `rows·inputs`, `outputs·inputs` and `outputs` elements (checked);
+        // unit `i < rows·outputs` reads row `i / outputs` of `x` and row `i % outputs` of `w` and the bias only
+        // when there is one, and writes `out[i]`.
+        unsafe {
+            linear_kernel::launch_unchecked::<F, <F as Compute>::C>(
+                x.device().client(),
+                cube_count(x, n),
+                cube_dim(),
+                arg(x, rows * inputs),
+                arg(w, outputs * inputs),
+                arg(b, b_len),
+                arg(&out, n),
+                inputs,
+                outputs,
+                bias.is_some(),
+            )
+        }
+    });
+    Ok(out)
+}

@@ -1,0 +1,475 @@
+//! Batch and layer normalisation: per-channel (or per-row) mean and biased variance reduced by one cube
+//! each in shared memory (two passes: the mean, then the squared deviations from it), then
+//! `y = x·scale + shift`. Statistics are kept in the compute type (`f32` for the half types).
+
+use cubecl::prelude::*;
+
+use crate::activation::{Compute, FromF64};
+use crate::dtype::with_float_type;
+use crate::launch::{CUBE_SIZE, arg, cube_count, cube_dim, elements};
+use crate::{FloatType, GpuBuffer, KernelError, Result};
+
+/// A tensor seen as `[outer, channels, inner]` around its channel dimension (dim 1 for a batch norm).
+///
+/// ```
+/// let l = kernels::norm::Layout { outer: 4, channels: 3, inner: 25 };
+/// assert_eq!(l.per_channel(), 100);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The batch.
+    pub outer: usize,
+    /// Channels.
+    pub channels: usize,
+    /// Elements after the channel dimension.
+    pub inner: usize,
+}
+
+impl Layout {
+    /// Elements in the tensor.
+    pub fn len(&self) -> usize {
+        self.outer * self.channels * self.inner
+    }
+
+    /// Whether the tensor is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Elements of one channel.
+    pub fn per_channel(&self) -> usize {
+        self.outer * self.inner
+    }
+}
+
+/// The sum of every unit's `value` over the cube, returned to every unit.
+#[cube]
+fn cube_sum<C: Float>(value: C, partial: &mut Shared<[C]>) -> C {
+    let unit = UNIT_POS as usize;
+    partial[unit] = value;
+    sync_cube();
+    #[unroll]
+    for level in 1..9usize {
+        let step = CUBE_SIZE as usize >> level;
+        if unit < step {
+            let sum = partial[unit] + partial[unit + step];
+            partial[unit] = sum;
+        }
+        sync_cube();
+    }
+    let total = partial[0];
+    sync_cube();
+    total
+}
+
+/// Element `k` of channel `c` (`k` over `outer · inner`).
+#[cube]
+fn channel_index(k: usize, c: usize, channels: usize, inner: usize) -> usize {
+    ((k / inner) * channels + c) * inner + k % inner
+}
+
+/// `mean[c]` and biased `var[c]` of channel `c` (cube `c`).
+#[cube(launch_unchecked)]
+fn channel_stats_kernel<F: Float, C: Float>(
+    x: &[F],
+    mean_out: &mut [C],
+    var_out: &mut [C],
+    channels: usize,
+    inner: usize,
+    count: usize,
+) {
+    let c = CUBE_POS;
+    let unit = UNIT_POS as usize;
+    let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
+    let mut acc = C::new(0.0);
+    if c < channels {
+        let mut k = unit;
+        while k < count {
+            acc += C::cast_from(x[channel_index(k, c, channels, inner)]);
+            k += CUBE_SIZE as usize;
+        }
+    }
+    let mean = cube_sum::<C>(acc, &mut partial) / C::cast_from(count);
+    let mut dev = C::new(0.0);
+    if c < channels {
+        let mut k = unit;
+        while k < count {
+            let d = C::cast_from(x[channel_index(k, c, channels, inner)]) - mean;
+            dev += d * d;
+            k += CUBE_SIZE as usize;
+        }
+    }
+    let var = cube_sum::<C>(dev, &mut partial) / C::cast_from(count);
+    if unit == 0 && c < channels {
+        mean_out[c] = mean;
+        var_out[c] = var;
+    }
+}
+
+/// `scale[c] = w[c] / sqrt(var[c] + eps)`, `shift[c] = b[c] - mean[c]·scale[c]` into `affine` (`scale` then
+/// `shift`), from statistics of type `S` (the batch's, in the compute type, or the running ones).
+#[cube(launch_unchecked)]
+fn scale_shift_kernel<F: Float, S: Float, C: Float + LaunchArg>(
+    mean: &[S],
+    var: &[S],
+    weight: &[F],
+    bias: &[F],
+    affine: &mut [C],
+    channels: usize,
+    eps: C,
+    #[comptime] has_weight: bool,
+    #[comptime] has_bias: bool,
+) {
+    let c = ABSOLUTE_POS;
+    if c < channels {
+        let mut scale = C::new(1.0) / (C::cast_from(var[c]) + eps).sqrt();
+        if has_weight {
+            scale *= C::cast_from(weight[c]);
+        }
+        let mut shift = -C::cast_from(mean[c]) * scale;
+        if has_bias {
+            shift += C::cast_from(bias[c]);
+        }
+        affine[c] = scale;
+        affine[channels + c] = shift;
+    }
+}
+
+/// `y = x·scale[c] + shift[c]` for the channel `c` of each element.
+#[cube(launch_unchecked)]
+fn apply_kernel<F: Float, C: Float>(x: &[F], affine: &[C], y: &mut [F], channels: usize, inner: usize) {
+    if ABSOLUTE_POS < y.len() {
+        let c = (ABSOLUTE_POS / inner) % channels;
+        y[ABSOLUTE_POS] = F::cast_from(C::cast_from(x[ABSOLUTE_POS]) * affine[c] + affine[channels + c]);
+    }
+}
+
+/// `running = (1 - momentum)·running + momentum·batch`, the variance made unbiased by `correction`.
+#[cube(launch_unchecked)]
+fn running_update_kernel<F: Float, C: Float + LaunchArg>(
+    mean: &[C],
+    var: &[C],
+    running_mean: &mut [F],
+    running_var: &mut [F],
+    channels: usize,
+    momentum: C,
+    correction: C,
+) {
+    let c = ABSOLUTE_POS;
+    if c < channels {
+        let keep = C::new(1.0) - momentum;
+        running_mean[c] = F::cast_from(keep * C::cast_from(running_mean[c]) + momentum * mean[c]);
+        running_var[c] = F::cast_from(keep * C::cast_from(running_var[c]) + momentum * var[c] * correction);
+    }
+}
+
+/// Layer norm of each row of `inner` elements (cube `r` normalises row `r`).
+#[cube(launch_unchecked)]
+fn layer_norm_kernel<F: Float, C: Float + LaunchArg>(
+    x: &[F],
+    weight: &[F],
+    bias: &[F],
+    y: &mut [F],
+    rows: usize,
+    inner: usize,
+    eps: C,
+    #[comptime] has_weight: bool,
+    #[comptime] has_bias: bool,
+) {
+    let r = CUBE_POS;
+    let unit = UNIT_POS as usize;
+    let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
+    let base = r * inner;
+    let mut acc = C::new(0.0);
+    if r < rows {
+        let mut k = unit;
+        while k < inner {
+            acc += C::cast_from(x[base + k]);
+            k += CUBE_SIZE as usize;
+        }
+    }
+    let mean = cube_sum::<C>(acc, &mut partial) / C::cast_from(inner);
+    let mut dev = C::new(0.0);
+    if r < rows {
+        let mut k = unit;
+        while k < inner {
+            let d = C::cast_from(x[base + k]) - mean;
+            dev += d * d;
+            k += CUBE_SIZE as usize;
+        }
+    }
+    let rstd = C::new(1.0) / (cube_sum::<C>(dev, &mut partial) / C::cast_from(inner) + eps).sqrt();
+    if r < rows {
+        let mut k = unit;
+        while k < inner {
+            let mut v = (C::cast_from(x[base + k]) - mean) * rstd;
+            if has_weight {
+                v *= C::cast_from(weight[k]);
+            }
+            if has_bias {
+                v += C::cast_from(bias[k]);
+            }
+            y[base + k] = F::cast_from(v);
+            k += CUBE_SIZE as usize;
+        }
+    }
+}
+
+/// Where a batch norm's statistics come from.
+pub enum Statistics<'a> {
+    /// The batch's own, optionally folded into running statistics (`running_mean`, `running_var`) with
+    /// `momentum`.
+    Batch {
+        /// Running statistics to update, with the momentum.
+        running: Option<(&'a GpuBuffer, &'a GpuBuffer, f64)>,
+    },
+    /// Running statistics (evaluation).
+    Running {
+        /// Per-channel mean.
+        mean: &'a GpuBuffer,
+        /// Per-channel variance.
+        var: &'a GpuBuffer,
+    },
+}
+
+fn check_len(
+    op: &'static str,
+    dtype: FloatType,
+    on: &GpuBuffer,
+    buffer: &GpuBuffer,
+    want: usize,
+    name: &str,
+) -> Result<()> {
+    let have = elements(op, buffer, dtype)?;
+    if have != want || !buffer.device().same(on.device()) {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!(
+                "the {name} holds {have} elements on {}, expected {want} on {}",
+                buffer.device(),
+                on.device()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// PyTorch's `F.batch_norm` over `[outer, channels, inner]`, in a new buffer; the running statistics of
+/// [`Statistics::Batch`] are updated in place (variance made unbiased).
+///
+/// ```no_run
+/// use kernels::norm::{batch_norm, Layout, Statistics};
+/// use kernels::{Backend, FloatType, GpuBuffer, GpuDevice};
+/// let device = GpuDevice::open(Backend::Wgpu, 0)?;
+/// let x = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[1.0f32, 3.0]));
+/// let layout = Layout { outer: 2, channels: 1, inner: 1 };
+/// let y = batch_norm(FloatType::F32, &x, layout, Statistics::Batch { running: None }, None, None, 0.0)?;
+/// assert_eq!(y.to_bytes()?, bytemuck::cast_slice::<f32, u8>(&[-1.0, 1.0]));
+/// # Ok::<(), kernels::KernelError>(())
+/// ```
+pub fn batch_norm(
+    dtype: FloatType,
+    x: &GpuBuffer,
+    layout: Layout,
+    stats: Statistics<'_>,
+    weight: Option<&GpuBuffer>,
+    bias: Option<&GpuBuffer>,
+    eps: f64,
+) -> Result<GpuBuffer> {
+    let op = "batch_norm";
+    x.device().check_dtype(op, dtype)?;
+    let channels = layout.channels;
+    check_len(op, dtype, x, x, layout.len(), "input")?;
+    for (b, name) in [(weight, "weight"), (bias, "bias")] {
+        if let Some(b) = b {
+            check_len(op, dtype, x, b, channels, name)?;
+        }
+    }
+    match &stats {
+        Statistics::Batch {
+            running: Some((m, v, _)),
+        }
+        | Statistics::Running { mean: m, var: v } => {
+            check_len(op, dtype, x, m, channels, "running mean")?;
+            check_len(op, dtype, x, v, channels, "running variance")?;
+        }
+        Statistics::Batch { running: None } => {}
+    }
+    if matches!(stats, Statistics::Batch { .. }) && layout.per_channel() == 0 {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("no values per channel to take statistics of in {layout:?}"),
+        });
+    }
+    let y = GpuBuffer::uninit(x.device(), x.len());
+    if channels == 0 {
+        return Ok(y);
+    }
+    with_float_type!(dtype, F => launch_batch_norm::<F>(x, &y, layout, stats, weight, bias, eps));
+    Ok(y)
+}
+
+fn launch_batch_norm<F: Compute>(
+    x: &GpuBuffer,
+    y: &GpuBuffer,
+    layout: Layout,
+    stats: Statistics<'_>,
+    weight: Option<&GpuBuffer>,
+    bias: Option<&GpuBuffer>,
+    eps: f64,
+) {
+    let client = x.device().client();
+    let channels = layout.channels;
+    let c_size = size_of::<F::C>();
+    let affine = GpuBuffer::uninit(x.device(), 2 * channels * c_size);
+    let w = weight.unwrap_or(x);
+    let b = bias.unwrap_or(x);
+    let (w_len, b_len) = (
+        if weight.is_some() { channels } else { 1 },
+        if bias.is_some() { channels } else { 1 },
+    );
+    let eps = F::C::from_f64(eps);
+    // SAFETY (every launch below): `x` and `y` hold `layout.len()` elements of `F`, the weight, bias and
+    // running statistics `channels` each (checked by `batch_norm`), the optional ones read only when present;
+    // the batch statistics (`channels` each) and `affine` (`2·channels`) are allocated here in `F::C`. Reductions run one cube
+    // per channel and guard `c < channels`; element-wise kernels guard their index.
+    unsafe {
+        match stats {
+            Statistics::Batch { running } => {
+                let batch_mean = GpuBuffer::uninit(x.device(), channels * c_size);
+                let batch_var = GpuBuffer::uninit(x.device(), channels * c_size);
+                channel_stats_kernel::launch_unchecked::<F, F::C>(
+                    client,
+                    cube_count(x, channels * CUBE_SIZE as usize),
+                    cube_dim(),
+                    arg(x, layout.len()),
+                    arg(&batch_mean, channels),
+                    arg(&batch_var, channels),
+                    channels,
+                    layout.inner,
+                    layout.per_channel(),
+                );
+                if let Some((mean, var, momentum)) = running {
+                    let count = layout.per_channel() as f64;
+                    let correction = if count > 1.0 {
+                        count / (count - 1.0)
+                    } else {
+                        f64::INFINITY
+                    };
+                    running_update_kernel::launch_unchecked::<F, F::C>(
+                        client,
+                        cube_count(x, channels),
+                        cube_dim(),
+                        arg(&batch_mean, channels),
+                        arg(&batch_var, channels),
+                        arg(mean, channels),
+                        arg(var, channels),
+                        channels,
+                        F::C::from_f64(momentum),
+                        F::C::from_f64(correction),
+                    );
+                }
+                scale_shift_kernel::launch_unchecked::<F, F::C, F::C>(
+                    client,
+                    cube_count(x, channels),
+                    cube_dim(),
+                    arg(&batch_mean, channels),
+                    arg(&batch_var, channels),
+                    arg(w, w_len),
+                    arg(b, b_len),
+                    arg(&affine, 2 * channels),
+                    channels,
+                    eps,
+                    weight.is_some(),
+                    bias.is_some(),
+                );
+            }
+            Statistics::Running { mean, var } => {
+                scale_shift_kernel::launch_unchecked::<F, F, F::C>(
+                    client,
+                    cube_count(x, channels),
+                    cube_dim(),
+                    arg(mean, channels),
+                    arg(var, channels),
+                    arg(w, w_len),
+                    arg(b, b_len),
+                    arg(&affine, 2 * channels),
+                    channels,
+                    eps,
+                    weight.is_some(),
+                    bias.is_some(),
+                );
+            }
+        }
+        let len = layout.len();
+        if len > 0 {
+            apply_kernel::launch_unchecked::<F, F::C>(
+                client,
+                cube_count(x, len),
+                cube_dim(),
+                arg(x, len),
+                arg(&affine, 2 * channels),
+                arg(y, len),
+                channels,
+                layout.inner.max(1),
+            );
+        }
+    }
+}
+
+/// PyTorch's `F.layer_norm` over rows of `inner` elements (the normalised shape's size), with an optional
+/// element-wise weight and bias of `inner` elements, in a new buffer.
+pub fn layer_norm(
+    dtype: FloatType,
+    x: &GpuBuffer,
+    inner: usize,
+    weight: Option<&GpuBuffer>,
+    bias: Option<&GpuBuffer>,
+    eps: f64,
+) -> Result<GpuBuffer> {
+    let op = "layer_norm";
+    x.device().check_dtype(op, dtype)?;
+    let len = elements(op, x, dtype)?;
+    if inner == 0 || !len.is_multiple_of(inner) {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("{len} elements are not rows of {inner}"),
+        });
+    }
+    for (b, name) in [(weight, "weight"), (bias, "bias")] {
+        if let Some(b) = b {
+            check_len(op, dtype, x, b, inner, name)?;
+        }
+    }
+    let y = GpuBuffer::uninit(x.device(), x.len());
+    let rows = len / inner;
+    if rows == 0 {
+        return Ok(y);
+    }
+    let (w, b) = (weight.unwrap_or(x), bias.unwrap_or(x));
+    let (w_len, b_len) = (
+        if weight.is_some() { inner } else { 1 },
+        if bias.is_some() { inner } else { 1 },
+    );
+    with_float_type!(dtype, F => {
+        // SAFETY: `x` and `y` hold `rows·inner` elements of `F`, weight and bias `inner` (checked) and are
+        // read only when present; cube `r` touches row `r < rows` only.
+        unsafe {
+            layer_norm_kernel::launch_unchecked::<F, <F as Compute>::C>(
+                x.device().client(),
+                cube_count(x, rows * CUBE_SIZE as usize),
+                cube_dim(),
+                arg(x, len),
+                arg(w, w_len),
+                arg(b, b_len),
+                arg(&y, len),
+                rows,
+                inner,
+                <F as Compute>::C::from_f64(eps),
+                weight.is_some(),
+                bias.is_some(),
+            )
+        }
+    });
+    Ok(y)
+}
