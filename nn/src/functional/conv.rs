@@ -73,6 +73,22 @@ pub fn conv2d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dO
     if x.rank() == 3 {
         return conv2d(&x.unsqueeze(0)?, weight, bias, opts)?.squeeze(0);
     }
+    let geo = geometry(x, weight, bias, opts)?;
+    if !x.device().is_cpu() {
+        return crate::gpu::conv2d(x, weight, bias, &geo);
+    }
+    with_float_type!(x.dtype(), T => {
+        let xs = x.float_ref::<T>(op)?;
+        let ws = weight.float_ref::<T>(op)?;
+        let bs = bias.map(|b| b.float_ref::<T>(op)).transpose()?;
+        let out = run::<T>(&geo, &xs, &ws, bs.as_deref());
+        Tensor::from_computed(out, Shape::from([geo.n, geo.o, geo.ho, geo.wo]), x.dtype())
+    })
+}
+
+/// Checks a convolution's arguments (`x` of rank 4) and works out its sizes.
+pub(crate) fn geometry(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dOptions) -> Result<Geometry> {
+    let op = "conv2d";
     if x.rank() != 4 || weight.rank() != 4 {
         return Err(Error::shapes(
             op,
@@ -167,31 +183,26 @@ pub fn conv2d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dO
         stride: opts.stride,
         dilation: opts.dilation,
     };
-    with_float_type!(x.dtype(), T => {
-        let xs = x.float_ref::<T>(op)?;
-        let ws = weight.float_ref::<T>(op)?;
-        let bs = bias.map(|b| b.float_ref::<T>(op)).transpose()?;
-        let out = run::<T>(&geo, &xs, &ws, bs.as_deref());
-        Tensor::from_computed(out, Shape::from([n, o, ho, wo]), x.dtype())
-    })
+    Ok(geo)
 }
 
-/// Sizes of one convolution.
-struct Geometry {
-    n: usize,
-    c: usize,
-    h: usize,
-    w: usize,
-    o: usize,
-    g: usize,
-    kh: usize,
-    kw: usize,
-    ho: usize,
-    wo: usize,
-    pt: usize,
-    pl: usize,
-    stride: [usize; 2],
-    dilation: [usize; 2],
+/// Sizes of one convolution: input `(n, c, h, w)`, `o` output channels in `g` groups, kernel `(kh, kw)`,
+/// output `(ho, wo)`, padding before `(pt, pl)`.
+pub(crate) struct Geometry {
+    pub(crate) n: usize,
+    pub(crate) c: usize,
+    pub(crate) h: usize,
+    pub(crate) w: usize,
+    pub(crate) o: usize,
+    pub(crate) g: usize,
+    pub(crate) kh: usize,
+    pub(crate) kw: usize,
+    pub(crate) ho: usize,
+    pub(crate) wo: usize,
+    pub(crate) pt: usize,
+    pub(crate) pl: usize,
+    pub(crate) stride: [usize; 2],
+    pub(crate) dilation: [usize; 2],
 }
 
 /// Columns of im2col kept below this many elements: larger batches run in chunks.

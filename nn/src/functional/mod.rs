@@ -1,10 +1,10 @@
 //! Functions on tensors behind the layers (PyTorch's `torch.nn.functional`).
 
 pub mod activation;
-mod conv;
+pub(crate) mod conv;
 pub mod derivative;
 mod embedding;
-mod norm;
+pub(crate) mod norm;
 
 pub use activation::{Activation, log_softmax, prelu, softmax};
 pub use conv::{Conv2dOptions, Padding2d, conv2d};

@@ -11,6 +11,17 @@ pub struct RunningStats<'a> {
     pub var: &'a Tensor,
 }
 
+/// The arguments of a batch norm besides its input, as the device path takes them.
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))] // read by the device path only
+pub(crate) struct BatchNormArgs<'a> {
+    pub(crate) running: Option<RunningStats<'a>>,
+    pub(crate) weight: Option<&'a Tensor>,
+    pub(crate) bias: Option<&'a Tensor>,
+    pub(crate) training: bool,
+    pub(crate) momentum: f64,
+    pub(crate) eps: f64,
+}
+
 /// PyTorch's `F.batch_norm`: normalises each channel (dimension 1) over the batch and spatial dimensions.
 ///
 /// In `training`, the batch's statistics are used and, when `running` is given, it is updated in place:
@@ -65,6 +76,17 @@ pub fn batch_norm(
                 x.shape()
             ),
         ));
+    }
+    if !x.device().is_cpu() {
+        let args = BatchNormArgs {
+            running,
+            weight,
+            bias,
+            training,
+            momentum,
+            eps,
+        };
+        return crate::gpu::batch_norm(x, args);
     }
     let xs = x.to_dtype(DType::F64)?.to_vec::<f64>()?;
     let (mean, var) = if training {
@@ -142,6 +164,9 @@ pub fn layer_norm(
                 format!("{name} has shape {}, expected {normalized_shape:?}", t.shape()),
             ));
         }
+    }
+    if !x.device().is_cpu() {
+        return crate::gpu::layer_norm(x, inner, weight, bias, eps);
     }
     with_float_type!(x.dtype(), T => {
         let xs = x.float_ref::<T>(op)?;

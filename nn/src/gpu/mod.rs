@@ -1,5 +1,6 @@
 //! Tensors on cubecl devices (`Device::Wgpu(i)`, `Device::Cuda(i)`): moving data there and back, and the
-//! activations that run there as cubecl kernels, with no trip through the host.
+//! operations that run there as cubecl kernels, with no trip through the host: the activations, linear,
+//! conv2d, batch and layer norm, the LSTM, broadcast arithmetic, `narrow` / `permute` / `cat`.
 //!
 //! Compiled with the `wgpu` feature (on by default) or `cuda`; without either, every device is
 //! [`Error::DeviceUnavailable`](crate::Error::DeviceUnavailable).
@@ -21,16 +22,24 @@
 //! ```
 
 #[cfg(feature = "gpu")]
+mod layers;
+#[cfg(feature = "gpu")]
 mod memory;
 #[cfg(feature = "gpu")]
 mod ops;
 #[cfg(feature = "gpu")]
 mod probe;
+#[cfg(feature = "gpu")]
+mod tensors;
 
+#[cfg(feature = "gpu")]
+pub(crate) use layers::*;
 #[cfg(feature = "gpu")]
 pub(crate) use memory::{copy_into, deep_copy, download, to_dtype, upload};
 #[cfg(feature = "gpu")]
 pub(crate) use ops::*;
+#[cfg(feature = "gpu")]
+pub(crate) use tensors::*;
 
 #[cfg(not(feature = "gpu"))]
 mod disabled;

@@ -58,7 +58,7 @@ fn worst_of(results: &[(f64, usize)], xs: &[f64]) -> Measured {
         .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
     Measured {
         error,
-        input: xs[i % xs.len()],
+        at: format!("x = {}", xs[i % xs.len()]),
     }
 }
 

@@ -55,10 +55,36 @@ pub(crate) fn worst(device_result: &Tensor, reference: &Tensor) -> Result<(f64, 
     Ok(worst)
 }
 
-/// What a probe measured: the worst relative error, and at which input.
+/// What a probe measured: the worst relative error, and where (`x = 3.1`, `element 4 of result 0`).
 pub(crate) struct Measured {
     pub(crate) error: f64,
-    pub(crate) input: f64,
+    pub(crate) at: String,
+}
+
+/// The worst of several `(device result, CPU result)` pairs.
+pub(crate) fn measure(pairs: &[(Tensor, Tensor)]) -> Result<Measured> {
+    let mut measured = Measured {
+        error: 0.0,
+        at: "every element".into(),
+    };
+    for (k, (device_result, reference)) in pairs.iter().enumerate() {
+        if device_result.shape() != reference.shape() {
+            return Err(Error::shapes(
+                "probe",
+                device_result.shape(),
+                reference.shape(),
+                "the device's result in the CPU's shape",
+            ));
+        }
+        let (error, i) = worst(device_result, reference)?;
+        if error > measured.error {
+            measured = Measured {
+                error,
+                at: format!("element {i} of result {k}"),
+            };
+        }
+    }
+    Ok(measured)
 }
 
 type Verdicts = HashMap<(Device, &'static str, DType), std::result::Result<(), String>>;
@@ -86,9 +112,9 @@ pub(crate) fn ensure(
                 Ok(())
             } else {
                 Err(format!(
-                    "its result differs from the CPU's by {:.3e} (relative, at x = {}) where {tol:e} is allowed: \
+                    "its result differs from the CPU's by {:.3e} (relative, at {}) where {tol:e} is allowed: \
                      the device's math functions are wrong in this dtype; run it in another dtype or on the CPU",
-                    measured.error, measured.input
+                    measured.error, measured.at
                 ))
             };
             verdicts.insert((device, op, dtype), v.clone());
@@ -101,4 +127,9 @@ pub(crate) fn ensure(
         device,
         reason,
     })
+}
+
+/// `n` deterministic values in `[-1.5, 1.5]` (`phase` makes different operands), for the layers' probes.
+pub(crate) fn wave(n: usize, phase: f64) -> Vec<f64> {
+    (0..n).map(|i| 1.5 * ((i as f64 + phase) * 0.917).sin()).collect()
 }

@@ -250,48 +250,37 @@ impl Forward for LSTM {
                 (h, c)
             }
             None => (
-                Tensor::zeros(state_shape.clone(), x.dtype()),
-                Tensor::zeros(state_shape.clone(), x.dtype()),
+                Tensor::zeros(state_shape.clone(), x.dtype()).to_device(x.device())?,
+                Tensor::zeros(state_shape.clone(), x.dtype()).to_device(x.device())?,
             ),
         };
-        let dtype = x.dtype();
-        let (out, h_n, c_n) = with_float_type!(dtype, T => {
-            let mut layer_in: Vec<T> = x.float_ref::<T>(op)?.to_vec();
-            let h0 = h0.float_ref::<T>(op)?;
-            let c0 = c0.float_ref::<T>(op)?;
-            let mut h_n = vec![T::ZERO; layers * dirs * batch * hid];
-            let mut c_n = h_n.clone();
-            for layer in 0..layers {
-                let in_size = layer_in.len() / (seq * batch).max(1);
-                let mut out = vec![T::ZERO; seq * batch * dirs * hid];
-                for d in 0..dirs {
-                    let (w_ih, w_hh, b_ih, b_hh) = self.weights(layer, d);
-                    let w_ih = w_ih.float_ref::<T>(op)?;
-                    let w_hh = w_hh.float_ref::<T>(op)?;
-                    let b_ih = b_ih.as_ref().map(|b| b.float_ref::<T>(op)).transpose()?;
-                    let b_hh = b_hh.as_ref().map(|b| b.float_ref::<T>(op)).transpose()?;
-                    let slot = (layer * dirs + d) * batch * hid;
-                    let cell = Cell { w_ih: &w_ih, w_hh: &w_hh, b_ih: b_ih.as_deref(), b_hh: b_hh.as_deref(), hid, in_size };
-                    let (h, c) = cell.run(&layer_in, seq, batch, &h0[slot..slot + batch * hid], &c0[slot..slot + batch * hid], d == 1, &mut out, d, dirs);
-                    h_n[slot..slot + batch * hid].copy_from_slice(&h);
-                    c_n[slot..slot + batch * hid].copy_from_slice(&c);
-                }
-                if self.training && self.options.dropout > 0.0 && layer + 1 < layers {
-                    let keep = 1.0 - self.options.dropout;
-                    random::with_global(|g| {
-                        for v in out.iter_mut() {
-                            *v = if g.unit() < keep { T::of(v.f64() / keep) } else { T::ZERO };
-                        }
-                    });
-                }
-                layer_in = out;
-            }
-            (
-                Tensor::from_computed(layer_in, Shape::from([seq, batch, dirs * hid]), dtype)?,
-                Tensor::from_computed(h_n, state_shape.clone(), dtype)?,
-                Tensor::from_computed(c_n, state_shape.clone(), dtype)?,
-            )
-        });
+        let sizes = LstmSizes {
+            seq,
+            batch,
+            input_size: self.input_size,
+            hidden: hid,
+            layers,
+            dirs,
+        };
+        let cells: Vec<CellTensors> = (0..layers)
+            .flat_map(|layer| (0..dirs).map(move |d| (layer, d)))
+            .map(|(layer, d)| self.weights(layer, d))
+            .collect();
+        let dropout = (self.training && self.options.dropout > 0.0 && layers > 1).then_some(self.options.dropout);
+        let (out, h_n, c_n) = if x.device().is_cpu() {
+            run_cpu(&x, &h0, &c0, &cells, sizes, dropout)?
+        } else if dropout.is_some() {
+            return Err(Error::UnsupportedOnDevice {
+                op,
+                dtype: x.dtype(),
+                device: x.device(),
+                reason: "dropout between layers in training draws from the CPU's generator; call eval(), set \
+                         dropout to 0, or run on the CPU"
+                    .into(),
+            });
+        } else {
+            crate::gpu::lstm(&x, &h0, &c0, &cells, sizes)?
+        };
         let out = if unbatched {
             out.squeeze(1)?
         } else if self.options.batch_first {
@@ -306,6 +295,81 @@ impl Forward for LSTM {
         };
         Ok((out, (h_n, c_n)))
     }
+}
+
+/// The weights of one layer and direction: `weight_ih`, `weight_hh`, and the biases when the LSTM has them.
+pub(crate) type CellTensors = (Tensor, Tensor, Option<Tensor>, Option<Tensor>);
+
+/// The sizes of one LSTM run.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))] // read by the device path only
+pub(crate) struct LstmSizes {
+    pub(crate) seq: usize,
+    pub(crate) batch: usize,
+    pub(crate) input_size: usize,
+    pub(crate) hidden: usize,
+    pub(crate) layers: usize,
+    pub(crate) dirs: usize,
+}
+
+/// The LSTM on the CPU: `x` `(seq, batch, input)`, state `(layers·dirs, batch, hidden)`, `cells` layer-major;
+/// `dropout` between layers (training). Returns the outputs `(seq, batch, dirs·hidden)`, `h_n` and `c_n`.
+pub(crate) fn run_cpu(
+    x: &Tensor,
+    h0: &Tensor,
+    c0: &Tensor,
+    cells: &[CellTensors],
+    sizes: LstmSizes,
+    dropout: Option<f64>,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let dtype = x.dtype();
+    let op = "LSTM";
+    let LstmSizes {
+        seq,
+        batch,
+        hidden: hid,
+        layers,
+        dirs,
+        ..
+    } = sizes;
+    let state_shape = Shape::from([layers * dirs, batch, hid]);
+    Ok(with_float_type!(dtype, T => {
+        let mut layer_in: Vec<T> = x.float_ref::<T>(op)?.to_vec();
+        let h0 = h0.float_ref::<T>(op)?;
+        let c0 = c0.float_ref::<T>(op)?;
+        let mut h_n = vec![T::ZERO; layers * dirs * batch * hid];
+        let mut c_n = h_n.clone();
+        for layer in 0..layers {
+            let in_size = layer_in.len() / (seq * batch).max(1);
+            let mut out = vec![T::ZERO; seq * batch * dirs * hid];
+            for d in 0..dirs {
+                let (w_ih, w_hh, b_ih, b_hh) = &cells[layer * dirs + d];
+                let w_ih = w_ih.float_ref::<T>(op)?;
+                let w_hh = w_hh.float_ref::<T>(op)?;
+                let b_ih = b_ih.as_ref().map(|b| b.float_ref::<T>(op)).transpose()?;
+                let b_hh = b_hh.as_ref().map(|b| b.float_ref::<T>(op)).transpose()?;
+                let slot = (layer * dirs + d) * batch * hid;
+                let cell = Cell { w_ih: &w_ih, w_hh: &w_hh, b_ih: b_ih.as_deref(), b_hh: b_hh.as_deref(), hid, in_size };
+                let (h, c) = cell.run(&layer_in, seq, batch, &h0[slot..slot + batch * hid], &c0[slot..slot + batch * hid], d == 1, &mut out, d, dirs);
+                h_n[slot..slot + batch * hid].copy_from_slice(&h);
+                c_n[slot..slot + batch * hid].copy_from_slice(&c);
+            }
+            if let Some(p) = dropout.filter(|_| layer + 1 < layers) {
+                let keep = 1.0 - p;
+                random::with_global(|g| {
+                    for v in out.iter_mut() {
+                        *v = if g.unit() < keep { T::of(v.f64() / keep) } else { T::ZERO };
+                    }
+                });
+            }
+            layer_in = out;
+        }
+        (
+            Tensor::from_computed(layer_in, Shape::from([seq, batch, dirs * hid]), dtype)?,
+            Tensor::from_computed(h_n, state_shape.clone(), dtype)?,
+            Tensor::from_computed(c_n, state_shape.clone(), dtype)?,
+        )
+    }))
 }
 
 /// One layer and direction of an LSTM.

@@ -9,7 +9,7 @@ mod flatten;
 mod identity;
 mod layer_norm;
 mod linear;
-mod lstm;
+pub(crate) mod lstm;
 mod prelu;
 mod softmax;
 

@@ -223,20 +223,8 @@ impl Tensor {
     /// `a = f(a, b)` in place, with `b` broadcast to `a`'s shape (which does not change).
     pub fn zip_float_<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<()> {
         let f = *f;
-        let out_shape = broadcast_shape(op, &self.shape, &other.shape)?;
-        if out_shape != self.shape {
-            return Err(Error::shapes(
-                op,
-                &self.shape,
-                &other.shape,
-                "the right side broadcastable to the left",
-            ));
-        }
-        let other = if other.shares_storage(self) {
-            other.deep_copy()?
-        } else {
-            other.to_dtype(self.dtype())?
-        };
+        let other = in_place_operand(op, self, other)?;
+        let out_shape = self.shape.clone();
         let so = broadcast_strides(&other.shape, &out_shape);
         let data = other.read_cpu(op, |o| -> Result<CpuData> {
             let ss = broadcast_strides(&self.shape, &out_shape);
@@ -263,6 +251,32 @@ impl Tensor {
             })?
         })??;
         self.write_cpu(op, |d| *d = data)
+    }
+}
+
+/// The right side of an in-place operation on `target`: broadcastable to its shape, on its device, in its
+/// dtype, and never sharing its storage (a copy when it does).
+fn in_place_operand(op: &'static str, target: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let out_shape = broadcast_shape(op, &target.shape, &other.shape)?;
+    if out_shape != target.shape {
+        return Err(Error::shapes(
+            op,
+            &target.shape,
+            &other.shape,
+            "the right side broadcastable to the left",
+        ));
+    }
+    if other.device() != target.device() {
+        return Err(Error::DeviceMismatch {
+            op,
+            lhs: target.device(),
+            rhs: other.device(),
+        });
+    }
+    if other.shares_storage(target) {
+        other.to_dtype(target.dtype())?.deep_copy()
+    } else {
+        other.to_dtype(target.dtype())
     }
 }
 
@@ -456,8 +470,17 @@ unary_fn!(/// `1 / (1 + e^-x)`.
 unary_fn!(/// `1 / x`.
     Recip, recip, |x| R::ONE / x);
 
+/// The arithmetic operations that also run on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Arith {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
 macro_rules! binary_fn {
-    ($(#[$doc:meta])* $name:ident, $method:ident, $method_:ident, |$a:ident, $b:ident| $body:expr) => {
+    ($(#[$doc:meta])* $name:ident, $method:ident, $method_:ident, $device:expr, |$a:ident, $b:ident| $body:expr) => {
         #[derive(Clone, Copy, Debug, Default)]
         pub(crate) struct $name;
         impl BinaryFn for $name {
@@ -469,30 +492,43 @@ macro_rules! binary_fn {
         impl Tensor {
             $(#[$doc])*
             pub fn $method(&self, other: &Tensor) -> Result<Tensor> {
-                self.zip_float(other, stringify!($method), &$name)
+                let op = stringify!($method);
+                let device: Option<Arith> = $device;
+                if let Some(arith) = device && !self.device().is_cpu() {
+                    let (a, b, _) = promote_pair(op, self, other)?;
+                    let out_shape = broadcast_shape(op, &a.shape, &b.shape)?;
+                    return crate::gpu::arith(arith, op, &a, &b, out_shape);
+                }
+                self.zip_float(other, op, &$name)
             }
             $(#[$doc])*
             ///
             /// In place: `other` broadcasts to this tensor's shape.
             pub fn $method_(&self, other: &Tensor) -> Result<()> {
-                self.zip_float_(other, stringify!($method_), &$name)
+                let op = stringify!($method_);
+                let device: Option<Arith> = $device;
+                if let Some(arith) = device && !self.device().is_cpu() {
+                    let other = in_place_operand(op, self, other)?;
+                    return crate::gpu::arith_(arith, op, self, &other);
+                }
+                self.zip_float_(other, op, &$name)
             }
         }
     };
 }
 
 binary_fn!(/// `a + b`, broadcasting.
-    Add, add, add_, |a, b| a + b);
+    Add, add, add_, Some(Arith::Add), |a, b| a + b);
 binary_fn!(/// `a - b`, broadcasting.
-    Sub, sub, sub_, |a, b| a - b);
+    Sub, sub, sub_, Some(Arith::Sub), |a, b| a - b);
 binary_fn!(/// `a * b`, broadcasting.
-    Mul, mul, mul_, |a, b| a * b);
+    Mul, mul, mul_, Some(Arith::Mul), |a, b| a * b);
 binary_fn!(/// `a / b`, broadcasting.
-    Div, div, div_, |a, b| a / b);
+    Div, div, div_, Some(Arith::Div), |a, b| a / b);
 binary_fn!(/// The larger of `a` and `b` (NaN if either is), broadcasting.
-    Maximum, maximum, maximum_, |a, b| a.max_nan(b));
+    Maximum, maximum, maximum_, None, |a, b| a.max_nan(b));
 binary_fn!(/// The smaller of `a` and `b` (NaN if either is), broadcasting.
-    Minimum, minimum, minimum_, |a, b| a.min_nan(b));
+    Minimum, minimum, minimum_, None, |a, b| a.min_nan(b));
 
 #[derive(Clone, Copy)]
 struct Affine {
@@ -540,6 +576,9 @@ impl UnaryFn for Powf {
 impl Tensor {
     /// `x + value`; integer tensors stay integer (the value is truncated to the integer type).
     pub fn add_scalar(&self, value: f64) -> Result<Tensor> {
+        if self.is_floating_point() && !self.device().is_cpu() {
+            return crate::gpu::affine(self, 1.0, value);
+        }
         if self.is_floating_point() {
             return self.map_float(
                 "add_scalar",
@@ -556,6 +595,9 @@ impl Tensor {
 
     /// `x * value`.
     pub fn mul_scalar(&self, value: f64) -> Result<Tensor> {
+        if self.is_floating_point() && !self.device().is_cpu() {
+            return crate::gpu::affine(self, value, 0.0);
+        }
         self.map_float(
             "mul_scalar",
             &Affine {
@@ -567,6 +609,9 @@ impl Tensor {
 
     /// `x * scale + shift` in one pass.
     pub fn affine(&self, scale: f64, shift: f64) -> Result<Tensor> {
+        if self.is_floating_point() && !self.device().is_cpu() {
+            return crate::gpu::affine(self, scale, shift);
+        }
         self.map_float("affine", &Affine { scale, shift })
     }
 
@@ -582,6 +627,9 @@ impl Tensor {
 
     /// `x += value` in place, for every dtype but bool (BatchNorm's `num_batches_tracked += 1`).
     pub fn add_scalar_(&self, value: f64) -> Result<()> {
+        if !self.device().is_cpu() {
+            return crate::gpu::add_scalar_(self, value);
+        }
         self.write_cpu("add_scalar_", |d| -> Result<()> {
             match d {
                 CpuData::F32(v) => map_in_place(v, |x| x + value as f32),
@@ -605,6 +653,9 @@ impl Tensor {
 
     /// `x *= value` in place; floating-point dtypes only.
     pub fn mul_scalar_(&self, value: f64) -> Result<()> {
+        if self.is_floating_point() && !self.device().is_cpu() {
+            return crate::gpu::affine_(self, value, 0.0);
+        }
         self.map_float_(
             "mul_scalar_",
             &Affine {

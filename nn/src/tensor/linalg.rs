@@ -175,6 +175,9 @@ impl Tensor {
         let rows = self.numel() / in_f;
         let mut out_shape: Shape = self.shape[..self.rank() - 1].iter().copied().collect();
         out_shape.push(out_f);
+        if !self.device().is_cpu() {
+            return crate::gpu::linear(self, weight, bias, out_shape);
+        }
         let x = self.float_vec(op)?;
         let w = weight.float_vec(op)?;
         let b = bias.map(|b| b.float_vec(op)).transpose()?;

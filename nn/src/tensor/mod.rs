@@ -15,6 +15,8 @@ pub(crate) mod reduce;
 mod shape_ops;
 pub(crate) mod storage;
 
+pub(crate) use elementwise::Arith;
+
 use std::sync::Arc;
 
 pub use autograd::GradMeta;

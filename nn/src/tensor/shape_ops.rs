@@ -130,6 +130,9 @@ impl Tensor {
         let in_strides = self.shape.strides();
         let out_shape: Shape = order.iter().map(|&o| self.shape[o]).collect();
         let strides: Vec<usize> = order.iter().map(|&o| in_strides[o]).collect();
+        if !self.device().is_cpu() {
+            return crate::gpu::gather("permute", self, out_shape, &strides, 0);
+        }
         let data = self.read_cpu(
             "permute",
             |d| with_cpu_data!(d, v => CpuData::from_vec(gather(v, &out_shape, &strides, 0))),
@@ -169,6 +172,9 @@ impl Tensor {
         sizes[d] = len;
         out_shape = Shape::from(sizes);
         let offset = start * strides[d];
+        if !self.device().is_cpu() {
+            return crate::gpu::gather("narrow", self, out_shape, &strides, offset);
+        }
         let data = self.read_cpu(
             "narrow",
             |dd| with_cpu_data!(dd, v => CpuData::from_vec(gather(v, &out_shape, &strides, offset))),
@@ -210,6 +216,9 @@ impl Tensor {
         let mut sizes = first.shape.to_vec();
         sizes[d] = total;
         let out_shape = Shape::from(sizes);
+        if !first.device().is_cpu() {
+            return crate::gpu::cat(tensors, d, out_shape);
+        }
         let outer: usize = first.shape[..d].iter().product();
         let mut out = CpuData::zeros(first.dtype(), out_shape.numel());
         let row = |t: &Tensor| t.shape[d..].iter().product::<usize>();
