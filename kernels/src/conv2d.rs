@@ -6,7 +6,6 @@ use cubecl::prelude::*;
 
 use crate::activation::Compute;
 use crate::dtype::with_float_type;
-use crate::gather::metadata;
 use crate::launch::{arg, cube_count, cube_dim, elements};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
@@ -62,62 +61,47 @@ impl Geometry {
     }
 }
 
-/// Indices of the geometry in the kernel's metadata.
-const C_IN: usize = 0;
-const H: usize = 1;
-const W: usize = 2;
-const O: usize = 3;
-const GROUPS: usize = 4;
-const KH: usize = 5;
-const KW: usize = 6;
-const HO: usize = 7;
-const WO: usize = 8;
-const PT: usize = 9;
-const PL: usize = 10;
-const SH: usize = 11;
-const SW: usize = 12;
-const DH: usize = 13;
-const DW: usize = 14;
-const META: usize = 15;
-
+/// One output element per unit; the kernel size is compiled in (its loops unrolled), the rest of the
+/// geometry comes as scalars.
 #[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
 fn conv2d_kernel<F: Float, C: Float>(
     x: &[F],
     w: &[F],
     bias: &[F],
     out: &mut [F],
-    g: &[u32],
+    sizes: Sizes,
+    #[comptime] kh: usize,
+    #[comptime] kw: usize,
     #[comptime] has_bias: bool,
 ) {
     if ABSOLUTE_POS < out.len() {
-        let (c_in, h, wd) = (g[C_IN] as usize, g[H] as usize, g[W] as usize);
-        let (o, kh, kw) = (g[O] as usize, g[KH] as usize, g[KW] as usize);
-        let (ho, wo) = (g[HO] as usize, g[WO] as usize);
-        let per_group_in = c_in / (g[GROUPS] as usize);
-        let per_group_out = o / (g[GROUPS] as usize);
-        let ox = ABSOLUTE_POS % wo;
-        let oy = (ABSOLUTE_POS / wo) % ho;
-        let oc = (ABSOLUTE_POS / (wo * ho)) % o;
-        let n = ABSOLUTE_POS / (wo * ho * o);
-        let first_in = (oc / per_group_out) * per_group_in;
+        let plane = sizes.ho * sizes.wo;
+        let ox = ABSOLUTE_POS % sizes.wo;
+        let oy = (ABSOLUTE_POS / sizes.wo) % sizes.ho;
+        let oc = (ABSOLUTE_POS / plane) % sizes.o;
+        let n = ABSOLUTE_POS / (plane * sizes.o);
+        let first_in = (oc / sizes.per_group_out) * sizes.per_group_in;
+        let y0 = oy * sizes.sh;
+        let x0 = ox * sizes.sw;
         let mut acc = C::new(0.0);
         if has_bias {
             acc = C::cast_from(bias[oc]);
         }
-        for ci in 0..per_group_in {
-            let x_plane = (n * c_in + first_in + ci) * h;
-            let w_plane = (oc * per_group_in + ci) * kh;
+        for ci in 0..sizes.per_group_in {
+            let x_plane = (n * sizes.c + first_in + ci) * sizes.h;
+            let w_plane = (oc * sizes.per_group_in + ci) * kh;
+            #[unroll]
             for ky in 0..kh {
                 // Row in the padded input; inside the real input when `pt <= py < pt + h`.
-                let py = oy * (g[SH] as usize) + ky * (g[DH] as usize);
-                let pt = g[PT] as usize;
-                if py >= pt && py < pt + h {
+                let py = y0 + ky * sizes.dh;
+                if py >= sizes.pt && py < sizes.pt + sizes.h {
+                    let x_row = (x_plane + py - sizes.pt) * sizes.w;
+                    #[unroll]
                     for kx in 0..kw {
-                        let px = ox * (g[SW] as usize) + kx * (g[DW] as usize);
-                        let pl = g[PL] as usize;
-                        if px >= pl && px < pl + wd {
-                            let xv = C::cast_from(x[(x_plane + py - pt) * wd + px - pl]);
-                            acc += xv * C::cast_from(w[(w_plane + ky) * kw + kx]);
+                        let px = x0 + kx * sizes.dw;
+                        if px >= sizes.pl && px < sizes.pl + sizes.w {
+                            acc += C::cast_from(x[x_row + px - sizes.pl]) * C::cast_from(w[(w_plane + ky) * kw + kx]);
                         }
                     }
                 }
@@ -125,6 +109,25 @@ fn conv2d_kernel<F: Float, C: Float>(
         }
         out[ABSOLUTE_POS] = F::cast_from(acc);
     }
+}
+
+/// The geometry as the kernel reads it.
+#[derive(CubeLaunch, CubeType)]
+struct Sizes {
+    c: usize,
+    h: usize,
+    w: usize,
+    o: usize,
+    per_group_in: usize,
+    per_group_out: usize,
+    ho: usize,
+    wo: usize,
+    pt: usize,
+    pl: usize,
+    sh: usize,
+    sw: usize,
+    dh: usize,
+    dw: usize,
 }
 
 /// The convolution of `x` with `w` (and `bias`) in a new `(N, O, Ho, Wo)` buffer.
@@ -191,18 +194,22 @@ pub fn conv2d(
     if n == 0 {
         return Ok(out);
     }
-    let mut meta = [0usize; META];
-    meta[C_IN] = g.channels;
-    meta[H] = g.height;
-    meta[W] = g.width;
-    meta[O] = g.out_channels;
-    meta[GROUPS] = g.groups;
-    [meta[KH], meta[KW]] = g.kernel;
-    [meta[HO], meta[WO]] = g.out_size;
-    [meta[PT], meta[PL]] = g.padding;
-    [meta[SH], meta[SW]] = g.stride;
-    [meta[DH], meta[DW]] = g.dilation;
-    let meta = metadata(op, x, meta.iter())?;
+    let sizes = SizesLaunch::new(
+        g.channels,
+        g.height,
+        g.width,
+        g.out_channels,
+        g.channels / g.groups,
+        g.out_channels / g.groups,
+        g.out_size[0],
+        g.out_size[1],
+        g.padding[0],
+        g.padding[1],
+        g.stride[0],
+        g.stride[1],
+        g.dilation[0],
+        g.dilation[1],
+    );
     let b = bias.unwrap_or(w);
     let b_len = if bias.is_some() { g.out_channels } else { 1 };
     with_float_type!(dtype, F => {
@@ -218,7 +225,9 @@ pub fn conv2d(
                 arg(w, g.weight_len()),
                 arg(b, b_len),
                 arg(&out, n),
-                arg(&meta, META),
+                sizes,
+                g.kernel[0],
+                g.kernel[1],
                 bias.is_some(),
             )
         }
