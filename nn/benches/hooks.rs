@@ -1,6 +1,8 @@
 //! The cost of hooks on a call: a small module called directly (`forward`), through `call` with no hook, with
-//! one forward pre-hook, and with one forward hook. Two modules: `Identity` (its forward costs ~1 ns, so the
-//! figures are the hooks' own cost) and `Linear(4, 4)` on a (1, 4) input (a real small layer).
+//! one forward pre-hook, and with one forward hook. Three modules: `Flatten` (a real layer whose forward is a
+//! few nanoseconds and reads its input: the figures are the hooks' own cost), `Identity` (whose output *is*
+//! its input, so a forward hook, which is shown the input after `forward`, costs one more tensor handle) and
+//! `Linear(4, 4)` on a (1, 4) input.
 //!
 //! `cargo bench -p nn --bench hooks`
 
@@ -44,6 +46,7 @@ fn four<M: Module + Forward<Input = Tensor, Output = Tensor> + RegisterHooks>(
 }
 
 fn bench(c: &mut Criterion) {
+    four(c, "Flatten", || Flatten::new(0, -1));
     four(c, "Identity", Identity::new);
     four(c, "Linear(4, 4)", || Linear::new(4, 4, true));
 }

@@ -36,4 +36,22 @@ pub trait Forward {
     type Output;
     /// Computes the output. Calling it directly skips the module's hooks, as in PyTorch.
     fn forward(&self, input: Self::Input) -> Result<Self::Output>;
+
+    /// [`forward`](Self::forward) on a borrowed input, for a caller that keeps the input: a module call with
+    /// forward hooks shows them the input after `forward`. The default clones the input (for tensors, a
+    /// handle: no data is copied); the built-in layers, which only read their input, override it to skip
+    /// that clone.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let fc = Linear::new(4, 2, true);
+    /// let x = Tensor::zeros([3, 4], DType::F32);
+    /// assert_eq!(fc.forward_ref(&x).unwrap().shape(), &[3, 2]);
+    /// ```
+    fn forward_ref(&self, input: &Self::Input) -> Result<Self::Output>
+    where
+        Self::Input: Clone,
+    {
+        self.forward(input.clone())
+    }
 }

@@ -52,7 +52,6 @@ where
     if !post.iter().any(Entry::live) {
         return module.forward(input);
     }
-    let saved = input.clone();
     fn post_hook<M: Module + Forward>(e: &Entry) -> Option<&PostHook<M>> {
         e.f.downcast_ref::<PostHook<M>>()
     }
@@ -61,16 +60,18 @@ where
     let always_from = |from: usize| {
         for entry in post.iter().skip(from).filter(|e| e.always_call && e.live()) {
             if let Some(hook) = post_hook::<M>(entry) {
-                let _ = catch_unwind(AssertUnwindSafe(|| hook(module, &saved, None)));
+                let _ = catch_unwind(AssertUnwindSafe(|| hook(module, &input, None)));
             }
         }
     };
-    match catch_unwind(AssertUnwindSafe(|| module.forward(input))) {
+    // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
+    // copy; the default clones the handle).
+    match catch_unwind(AssertUnwindSafe(|| module.forward_ref(&input))) {
         Ok(Ok(mut output)) => {
             for (i, entry) in post.iter().enumerate() {
                 if entry.live()
                     && let Some(hook) = post_hook::<M>(entry)
-                    && let Err(panic) = catch_unwind(AssertUnwindSafe(|| hook(module, &saved, Some(&mut output))))
+                    && let Err(panic) = catch_unwind(AssertUnwindSafe(|| hook(module, &input, Some(&mut output))))
                 {
                     always_from(i + 1);
                     resume_unwind(panic);

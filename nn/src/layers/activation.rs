@@ -17,6 +17,16 @@ fn run(act: Activation, x: Tensor, inplace: bool) -> Result<Tensor> {
     }
 }
 
+/// [`run`] on a borrowed input: in place, the caller's tensor is changed and a handle to it returned.
+fn run_ref(act: Activation, x: &Tensor, inplace: bool) -> Result<Tensor> {
+    if inplace {
+        act.forward_(x)?;
+        Ok(x.clone())
+    } else {
+        act.forward(x)
+    }
+}
+
 /// `inplace=True` alone, or nothing (PyTorch's `ReLU`, `SELU`, `SiLU`, `Mish`, `ReLU6`).
 fn inplace_only(inplace: bool) -> String {
     if inplace { "inplace=True".into() } else { String::new() }
@@ -61,6 +71,9 @@ macro_rules! simple_activation {
             fn forward(&self, x: Tensor) -> Result<Tensor> {
                 run($act, x, self.inplace)
             }
+            fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
+                run_ref($act, x, self.inplace)
+            }
         }
     };
     ($(#[$doc:meta])* $name:ident, $printed:literal, $act:expr) => {
@@ -86,7 +99,10 @@ macro_rules! simple_activation {
             type Input = Tensor;
             type Output = Tensor;
             fn forward(&self, x: Tensor) -> Result<Tensor> {
-                $act.forward(&x)
+                self.forward_ref(&x)
+            }
+            fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
+                $act.forward(x)
             }
         }
     };
@@ -169,6 +185,9 @@ macro_rules! silent_inplace_activation {
             fn forward(&self, x: Tensor) -> Result<Tensor> {
                 run($act, x, self.inplace)
             }
+            fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
+                run_ref($act, x, self.inplace)
+            }
         }
     };
 }
@@ -244,7 +263,10 @@ impl Forward for GELU {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, x: Tensor) -> Result<Tensor> {
-        self.activation().forward(&x)
+        self.forward_ref(&x)
+    }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
+        self.activation().forward(x)
     }
 }
 
@@ -293,6 +315,15 @@ impl Forward for LeakyReLU {
     type Output = Tensor;
     fn forward(&self, x: Tensor) -> Result<Tensor> {
         run(
+            Activation::LeakyRelu {
+                negative_slope: self.negative_slope,
+            },
+            x,
+            self.inplace,
+        )
+    }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
+        run_ref(
             Activation::LeakyRelu {
                 negative_slope: self.negative_slope,
             },
@@ -350,6 +381,16 @@ impl Forward for Threshold {
     type Output = Tensor;
     fn forward(&self, x: Tensor) -> Result<Tensor> {
         run(
+            Activation::Threshold {
+                threshold: self.threshold,
+                value: self.value,
+            },
+            x,
+            self.inplace,
+        )
+    }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
+        run_ref(
             Activation::Threshold {
                 threshold: self.threshold,
                 value: self.value,
@@ -429,6 +470,16 @@ impl Forward for Hardtanh {
             self.inplace,
         )
     }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
+        run_ref(
+            Activation::Hardtanh {
+                min_val: self.min_val,
+                max_val: self.max_val,
+            },
+            x,
+            self.inplace,
+        )
+    }
 }
 
 /// `ELU` and `CELU`: an `alpha` and `inplace`, printed `alpha=1.0`.
@@ -466,6 +517,9 @@ macro_rules! alpha_activation {
             type Output = Tensor;
             fn forward(&self, x: Tensor) -> Result<Tensor> {
                 run(Activation::$variant { alpha: self.alpha }, x, self.inplace)
+            }
+            fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
+                run_ref(Activation::$variant { alpha: self.alpha }, x, self.inplace)
             }
         }
     };
@@ -520,11 +574,14 @@ impl Forward for Softplus {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, x: Tensor) -> Result<Tensor> {
+        self.forward_ref(&x)
+    }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
         Activation::Softplus {
             beta: self.beta,
             threshold: self.threshold,
         }
-        .forward(&x)
+        .forward(x)
     }
 }
 
@@ -560,7 +617,10 @@ macro_rules! shrink_activation {
             type Input = Tensor;
             type Output = Tensor;
             fn forward(&self, x: Tensor) -> Result<Tensor> {
-                Activation::$variant { lambd: self.lambd }.forward(&x)
+                self.forward_ref(&x)
+            }
+            fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
+                Activation::$variant { lambd: self.lambd }.forward(x)
             }
         }
     };

@@ -77,6 +77,9 @@ macro_rules! batch_norm_layer {
             type Input = Tensor;
             type Output = Tensor;
             fn forward(&self, x: Tensor) -> Result<Tensor> {
+                self.forward_ref(&x)
+            }
+            fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
                 if !$ranks.contains(&x.rank()) {
                     return Err(Error::invalid($printed, format!(concat!("expected ", $expected, " input (got {}D input of shape {})"), x.rank(), x.shape())));
                 }
@@ -130,7 +133,7 @@ struct BatchNormParts<'a> {
 }
 
 /// PyTorch's `_BatchNorm.forward`; an input it refuses leaves the running statistics untouched.
-fn forward(x: Tensor, p: &BatchNormParts<'_>) -> Result<Tensor> {
+fn forward(x: &Tensor, p: &BatchNormParts<'_>) -> Result<Tensor> {
     if x.shape()[1] != p.num_features {
         return Err(Error::invalid(
             "batch_norm",
@@ -170,7 +173,7 @@ fn forward(x: Tensor, p: &BatchNormParts<'_>) -> Result<Tensor> {
     let weight = p.weight.map(Param::data);
     let bias = p.bias.map(Param::data);
     batch_norm(
-        &x,
+        x,
         running,
         weight.as_ref(),
         bias.as_ref(),

@@ -124,7 +124,10 @@ impl Forward for Conv2d {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, x: Tensor) -> Result<Tensor> {
+        self.forward_ref(&x)
+    }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
         let bias = self.bias.as_ref().map(Param::data);
-        conv2d(&x, &self.weight.data(), bias.as_ref(), &self.options)
+        conv2d(x, &self.weight.data(), bias.as_ref(), &self.options)
     }
 }

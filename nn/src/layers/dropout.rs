@@ -57,6 +57,12 @@ impl Forward for Dropout {
         if !self.training || self.p == 0.0 {
             return Ok(x);
         }
+        self.forward_ref(&x)
+    }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
+        if !self.training || self.p == 0.0 {
+            return Ok(x.clone());
+        }
         let keep = 1.0 - self.p;
         let scale = if keep > 0.0 { 1.0 / keep } else { 0.0 };
         let mask: Vec<f64> = random::with_global(|g| {
@@ -67,7 +73,7 @@ impl Forward for Dropout {
         let mask = Tensor::from_vec(mask, x.shape().clone())?.to_dtype(x.dtype())?;
         if self.inplace {
             x.mul_(&mask)?;
-            Ok(x)
+            Ok(x.clone())
         } else {
             x.mul(&mask)
         }

@@ -73,6 +73,9 @@ impl Forward for Embedding {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, indices: Tensor) -> Result<Tensor> {
-        embedding(&indices, &self.weight.data())
+        self.forward_ref(&indices)
+    }
+    fn forward_ref(&self, indices: &Tensor) -> Result<Tensor> {
+        embedding(indices, &self.weight.data())
     }
 }

@@ -49,6 +49,9 @@ impl Forward for Flatten {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, x: Tensor) -> Result<Tensor> {
+        self.forward_ref(&x)
+    }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
         x.flatten(self.start_dim, self.end_dim)
     }
 }

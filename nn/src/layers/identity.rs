@@ -37,4 +37,7 @@ impl Forward for Identity {
     fn forward(&self, x: Tensor) -> Result<Tensor> {
         Ok(x)
     }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.clone())
+    }
 }

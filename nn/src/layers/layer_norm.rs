@@ -70,8 +70,11 @@ impl Forward for LayerNorm {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, x: Tensor) -> Result<Tensor> {
+        self.forward_ref(&x)
+    }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
         let w = self.weight.as_ref().map(Param::data);
         let b = self.bias.as_ref().map(Param::data);
-        layer_norm(&x, &self.normalized_shape, w.as_ref(), b.as_ref(), self.eps)
+        layer_norm(x, &self.normalized_shape, w.as_ref(), b.as_ref(), self.eps)
     }
 }

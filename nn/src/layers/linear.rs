@@ -95,6 +95,9 @@ impl Forward for Linear {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, x: Tensor) -> Result<Tensor> {
+        self.forward_ref(&x)
+    }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
         let bias = self.bias.as_ref().map(Param::data);
         x.linear(&self.weight.data(), bias.as_ref())
     }

@@ -51,6 +51,9 @@ impl Forward for PReLU {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, x: Tensor) -> Result<Tensor> {
-        functional::prelu(&x, &self.weight.data())
+        self.forward_ref(&x)
+    }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
+        functional::prelu(x, &self.weight.data())
     }
 }

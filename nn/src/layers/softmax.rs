@@ -54,6 +54,9 @@ impl Forward for Softmax {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, x: Tensor) -> Result<Tensor> {
+        self.forward_ref(&x)
+    }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
         x.softmax(self.dim.unwrap_or_else(|| implicit_dim(x.rank())))
     }
 }
@@ -89,6 +92,9 @@ impl Forward for LogSoftmax {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, x: Tensor) -> Result<Tensor> {
+        self.forward_ref(&x)
+    }
+    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
         x.log_softmax(self.dim.unwrap_or_else(|| implicit_dim(x.rank())))
     }
 }
