@@ -1,5 +1,6 @@
-//! EfficientZero's DynamicsNetwork forward on the CPU, batch 256, the shared fixture's config
-//! (`tests/fixtures/dynamics_small/config.json`), in eval and train mode.
+//! EfficientZero's DynamicsNetwork forward, batch 256, the shared fixture's config
+//! (`tests/fixtures/dynamics_small/config.json`), in eval and train mode, on the CPU and (when this machine
+//! has an adapter) on wgpu, where each iteration waits for the device.
 //!
 //! `cargo bench -p nn --bench dynamics`
 
@@ -27,6 +28,24 @@ fn bench(c: &mut Criterion) {
     c.bench_function("DynamicsNetwork forward, train, batch 256", |b| {
         b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
     });
+
+    let dev = Device::Wgpu(0);
+    if let Err(e) = net.to_device(dev) {
+        eprintln!("wgpu benchmarks skipped: {e}");
+        return;
+    }
+    let on = |t: &Tensor| t.to_device(dev).unwrap();
+    let (x, h, cell) = (on(&x), on(&h), on(&cell));
+    for (mode, training) in [("eval", false), ("train", true)] {
+        net.train(training);
+        c.bench_function(&format!("DynamicsNetwork forward, {mode}, batch 256, wgpu"), |b| {
+            b.iter(|| {
+                let out = net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap();
+                nn::gpu::synchronize(dev).unwrap();
+                black_box(out)
+            })
+        });
+    }
 }
 
 criterion_group!(benches, bench);
