@@ -142,12 +142,26 @@ fn check(op: &'static str, dtype: FloatType, x: &GpuBuffer, weight: &GpuBuffer, 
 
 /// `prelu(x, weight)` in a new buffer.
 pub fn forward(dtype: FloatType, x: &GpuBuffer, weight: &GpuBuffer, layout: Layout) -> Result<GpuBuffer> {
-    let len = check("prelu", dtype, x, weight, layout)?;
     let output = GpuBuffer::uninit(x.device(), x.len());
-    if len > 0 {
-        with_float_type!(dtype, F => launch_forward::<F>(x, weight, &output, layout));
-    }
+    forward_into(dtype, x, weight, &output, layout)?;
     Ok(output)
+}
+
+/// `prelu(x, weight)` written into `output`, a buffer of `x`'s length on its device (it may be `x` itself:
+/// each unit reads and writes only its own elements).
+pub fn forward_into(
+    dtype: FloatType,
+    x: &GpuBuffer,
+    weight: &GpuBuffer,
+    output: &GpuBuffer,
+    layout: Layout,
+) -> Result<()> {
+    let len = check("prelu", dtype, x, weight, layout)?;
+    check_same("prelu", x, &[output])?;
+    if len > 0 {
+        with_float_type!(dtype, F => launch_forward::<F>(x, weight, output, layout));
+    }
+    Ok(())
 }
 
 /// `(dx, dweight)` of `prelu(x, weight)` for the output gradient `dy`.

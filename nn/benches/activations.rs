@@ -8,7 +8,7 @@
 //! `cargo bench -p nn --bench activations` (`-- relu` for one, `-- wgpu` for the device)
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use nn::functional::{Activation, prelu};
+use nn::functional::{Activation, prelu, prelu_into};
 use nn::prelude::*;
 use std::hint::black_box;
 
@@ -95,6 +95,19 @@ fn bench(c: &mut Criterion) {
     }
     let w = Tensor::full([1], 0.25, DType::F32);
     g.bench_function("prelu out-of-place", |b| b.iter(|| black_box(prelu(&x, &w).unwrap())));
+    g.bench_function("prelu into preallocated", |b| {
+        b.iter(|| prelu_into(&x, &w, &out).unwrap())
+    });
+    g.bench_function("prelu in-place", |b| {
+        b.iter_batched(
+            || x.deep_copy().unwrap(),
+            |t| {
+                prelu_into(&t, &w, &t).unwrap();
+                t
+            },
+            BatchSize::LargeInput,
+        )
+    });
     let rows = x.reshape([N / 1024, 1024]).unwrap();
     g.bench_function("softmax out-of-place", |b| {
         b.iter(|| black_box(rows.softmax(-1).unwrap()))
@@ -166,6 +179,27 @@ fn bench_wgpu(c: &mut Criterion) {
             black_box(prelu(&x, &w).unwrap());
             sync();
         })
+    });
+    g.bench_function("prelu into preallocated", |b| {
+        b.iter(|| {
+            prelu_into(&x, &w, &out).unwrap();
+            sync();
+        })
+    });
+    g.bench_function("prelu in-place", |b| {
+        b.iter_batched(
+            || {
+                let t = x.deep_copy().unwrap();
+                sync();
+                t
+            },
+            |t| {
+                prelu_into(&t, &w, &t).unwrap();
+                sync();
+                t
+            },
+            BatchSize::PerIteration,
+        )
     });
     let rows = host.reshape([N / 1024, 1024]).unwrap().to_device(device).unwrap();
     for (name, log) in [("softmax", false), ("log_softmax", true)] {

@@ -39,3 +39,39 @@ fn shared_fixture_activations_match_pytorch() {
 fn the_other_activations_match_pytorch() {
     check_file("activations_more.safetensors");
 }
+
+#[test]
+fn prelu_into_a_preallocated_output_and_in_place() {
+    use nn::functional::{prelu, prelu_into};
+    use nn::{DType, Tensor};
+    for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
+        let x = Tensor::from_vec((0..2 * 3 * 5).map(|i| i as f64 / 3.0 - 4.0).collect(), [2, 3, 5])
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap();
+        for w in [vec![0.25], vec![0.1, -0.5, 2.0]] {
+            let n = w.len();
+            let w = Tensor::from_vec(w, [n]).unwrap().to_dtype(dtype).unwrap();
+            let want = prelu(&x, &w).unwrap();
+            let out = Tensor::zeros([2, 3, 5], dtype);
+            prelu_into(&x, &w, &out).unwrap();
+            assert_eq!(
+                out.to_bytes().unwrap(),
+                want.to_bytes().unwrap(),
+                "{dtype} into, {n} weights"
+            );
+            let inplace = x.deep_copy().unwrap();
+            prelu_into(&inplace, &w, &inplace).unwrap();
+            assert_eq!(
+                inplace.to_bytes().unwrap(),
+                want.to_bytes().unwrap(),
+                "{dtype} in place, {n} weights"
+            );
+        }
+    }
+    let x = Tensor::zeros([2, 3], DType::F32);
+    let w = Tensor::full([3], 0.25, DType::F32);
+    assert!(prelu_into(&x, &w, &Tensor::zeros([3, 2], DType::F32)).is_err());
+    assert!(prelu_into(&x, &w, &Tensor::zeros([2, 3], DType::F64)).is_err());
+    assert!(prelu_into(&x, &Tensor::full([4], 0.25, DType::F32), &x).is_err());
+}

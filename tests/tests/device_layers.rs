@@ -454,3 +454,23 @@ fn other_float_dtypes_pass_or_are_refused() {
         });
     }
 }
+
+#[test]
+fn prelu_into_and_in_place_on_the_device() {
+    let Some(dev) = wgpu_or_skip("prelu_into") else { return };
+    use nn::functional::{prelu, prelu_into};
+    let x = values(&[2, 3, 4, 5], 0.0, DType::F32);
+    let w = Tensor::from_vec(vec![0.1f32, -0.5, 2.0], [3]).unwrap();
+    let want = prelu(&x, &w).unwrap();
+    let (xd, wd) = (x.to_device(dev).unwrap(), w.to_device(dev).unwrap());
+    let out = Tensor::zeros([2, 3, 4, 5], DType::F32).to_device(dev).unwrap();
+    prelu_into(&xd, &wd, &out).unwrap();
+    assert_close("prelu into", &out, &want, dev, 0.0);
+    prelu_into(&xd, &wd, &xd).unwrap();
+    assert_close("prelu in place", &xd, &want, dev, 0.0);
+    let host_out = Tensor::zeros([2, 3, 4, 5], DType::F32);
+    assert!(matches!(
+        prelu_into(&xd, &wd, &host_out).unwrap_err(),
+        Error::DeviceMismatch { .. }
+    ));
+}

@@ -4,7 +4,7 @@
 //! zeros and NaN: `relu(-0.0)` is `-0.0`, `relu(NaN)` is NaN.
 
 use crate::tensor::real::Real;
-use crate::{Result, Tensor, UnaryFn};
+use crate::{Error, Result, Tensor, UnaryFn};
 
 /// An element-wise activation with its constants: what a layer runs, on any device.
 ///
@@ -370,6 +370,61 @@ pub fn prelu(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
     x.map_float_blocks("prelu", layout.inner, |block| PreluFn {
         weight: w[block % layout.channels],
     })
+}
+
+/// [`prelu`] written into `out`, an existing tensor of `x`'s shape, dtype and device (no allocation; `out` may
+/// be `x` itself, for PReLU in place).
+///
+/// ```
+/// use nn::{Tensor, functional::prelu_into};
+/// let x = Tensor::from_vec(vec![-1.0f32, 2.0, -3.0, 4.0], [2, 2]).unwrap();
+/// let w = Tensor::from_vec(vec![0.5f32, 0.1], [2]).unwrap();
+/// let out = Tensor::zeros([2, 2], nn::DType::F32);
+/// prelu_into(&x, &w, &out).unwrap();
+/// assert_eq!(out.to_vec::<f32>().unwrap(), vec![-0.5, 2.0, -1.5, 4.0]);
+/// prelu_into(&x, &w, &x).unwrap(); // in place
+/// assert_eq!(x.to_vec::<f32>().unwrap(), vec![-0.5, 2.0, -1.5, 4.0]);
+/// ```
+pub fn prelu_into(x: &Tensor, weight: &Tensor, out: &Tensor) -> Result<()> {
+    let op = "prelu_into";
+    let layout = super::derivative::prelu_layout(op, x, weight)?;
+    if out.shape() != x.shape() {
+        return Err(Error::shapes(
+            op,
+            x.shape(),
+            out.shape(),
+            "an output of the input's shape",
+        ));
+    }
+    if out.dtype() != x.dtype() {
+        return Err(Error::DTypeMismatch {
+            op,
+            expected: x.dtype(),
+            got: out.dtype(),
+        });
+    }
+    if out.device() != x.device() {
+        return Err(Error::DeviceMismatch {
+            op,
+            lhs: x.device(),
+            rhs: out.device(),
+        });
+    }
+    if !x.device().is_cpu() {
+        return crate::gpu::prelu_forward_into(x, weight, out, layout);
+    }
+    let w = weight.to_vec_f64()?;
+    if layout.channels == 1 {
+        return x.map_float_into(op, &PreluFn { weight: w[0] }, out);
+    }
+    x.map_float_blocks_into(
+        op,
+        layout.inner,
+        |block| PreluFn {
+            weight: w[block % layout.channels],
+        },
+        out,
+    )
 }
 
 /// PyTorch's `x > 0 ? x : w * x`, for one weight.

@@ -6,7 +6,7 @@ pub mod derivative;
 mod embedding;
 pub(crate) mod norm;
 
-pub use activation::{Activation, log_softmax, prelu, softmax};
+pub use activation::{Activation, log_softmax, prelu, prelu_into, softmax};
 pub use conv::{Conv2dOptions, Padding2d, conv2d};
 pub use derivative::{Derivative, PreluLayout, log_softmax_backward, prelu_backward, softmax_backward};
 pub use embedding::embedding;

@@ -35,6 +35,10 @@ pub(crate) fn prelu_forward(x: &Tensor, _: &Tensor, _: PreluLayout) -> Result<Te
     Err(unavailable(x))
 }
 
+pub(crate) fn prelu_forward_into(x: &Tensor, _: &Tensor, _: &Tensor, _: PreluLayout) -> Result<()> {
+    Err(unavailable(x))
+}
+
 pub(crate) fn prelu_backward(x: &Tensor, _: &Tensor, _: &Tensor, _: PreluLayout) -> Result<(Tensor, Tensor)> {
     Err(unavailable(x))
 }

@@ -270,6 +270,20 @@ pub(crate) fn prelu_forward(x: &Tensor, weight: &Tensor, layout: PreluLayout) ->
     prelu_unchecked(x, weight, layout)
 }
 
+/// `prelu(x, weight)` written into `out`, all three on one device (shapes and dtypes checked by the caller).
+pub(crate) fn prelu_forward_into(x: &Tensor, weight: &Tensor, out: &Tensor, layout: PreluLayout) -> Result<()> {
+    let op = "prelu";
+    admit_prelu(op, x, weight)?;
+    kernels::prelu::forward_into(
+        float_type(op, x.dtype())?,
+        &buffer_of(x, op)?,
+        &buffer_of(weight, op)?,
+        &buffer_of(out, op)?,
+        prelu_kernel_layout(x, layout),
+    )
+    .map_err(|e| kernel_error(e, op, x.dtype(), x.device()))
+}
+
 /// `(dx, dweight)` of PReLU on one device.
 pub(crate) fn prelu_backward(
     x: &Tensor,

@@ -93,6 +93,29 @@ impl Tensor {
         Ok(Tensor::from_cpu(data, self.shape.clone()))
     }
 
+    /// [`map_float_blocks`](Self::map_float_blocks) written into `out` (same shape and dtype, checked by the
+    /// caller). `f32` and `f64` write in place; the half types, and an `out` sharing this tensor's storage, go
+    /// through a new tensor copied over.
+    pub(crate) fn map_float_blocks_into<F: UnaryFn>(
+        &self,
+        op: &'static str,
+        block: usize,
+        make: impl Fn(usize) -> F + Sync,
+        out: &Tensor,
+    ) -> Result<()> {
+        let direct = !out.shares_storage(self) && matches!(self.dtype(), DType::F32 | DType::F64);
+        if !direct {
+            return out.copy_(&self.map_float_blocks(op, block, make)?);
+        }
+        self.read_cpu(op, |src| {
+            out.write_cpu(op, |dst| match (src, dst) {
+                (CpuData::F32(s), CpuData::F32(d)) => map::unary_blocks(s, d, block, &make),
+                (CpuData::F64(s), CpuData::F64(d)) => map::unary_blocks(s, d, block, &make),
+                _ => unreachable!("f32 or f64 in both, checked above and by the caller"),
+            })
+        })?
+    }
+
     /// A new tensor `f_b(a, b)` of two tensors of one shape and dtype, where the formula changes block by
     /// block: block `k` (`block` consecutive elements) uses `make(k)`.
     pub(crate) fn zip_float_blocks<F: BinaryFn>(
