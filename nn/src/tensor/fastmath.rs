@@ -30,17 +30,17 @@ fn pow2i(n: i32) -> f32 {
     f32::from_bits(((n + 127) << 23) as u32)
 }
 
-/// `e^x`, within 2 ulp; `+inf` above 88.72, `0` below -103.97 (through the subnormals), NaN for NaN.
+/// `e^x` as `p·2^n`: `n = round(x / ln 2)` and `p = e^r` for `r = x - n·ln 2` (`|r| ≤ ln 2 / 2`), by a
+/// polynomial; `x` must be finite and within `[-104, 89]`.
 #[inline(always)]
-pub fn exp(x: f32) -> f32 {
+fn exp_reduced(x: f32) -> (f32, i32) {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_145_75;
     const LN2_LO: f32 = 1.428_606_8e-6;
-    let xc = x.clamp(-104.0, 89.0);
-    let t = xc * LOG2E + MAGIC;
+    let t = x * LOG2E + MAGIC;
     let n = t - MAGIC;
     let ni = t.to_bits() as i32 - MAGIC_BITS;
-    let r = (-n).mul_add(LN2_LO, (-n).mul_add(LN2_HI, xc));
+    let r = (-n).mul_add(LN2_LO, (-n).mul_add(LN2_HI, x));
     let p = horner(
         r,
         [
@@ -53,6 +53,13 @@ pub fn exp(x: f32) -> f32 {
             0.001_383_817_080_199_077_7,
         ],
     );
+    (p, ni)
+}
+
+/// `e^x`, within 2 ulp; `+inf` above 88.72, `0` below -103.97 (through the subnormals), NaN for NaN.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    let (p, ni) = exp_reduced(x.clamp(-104.0, 89.0));
     // 2^n in two halves, so that n down to -150 (subnormal results) and up to 128 stay representable.
     let half = ni >> 1;
     let y = p * pow2i(half) * pow2i(ni - half);
@@ -184,8 +191,17 @@ pub fn tanh(x: f32) -> f32 {
         ],
     );
     let small = (x * x2).mul_add(q, x);
-    let large = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
-    if a < 0.625 { small } else { large.copysign(x) }
+    // 1 - 2/(e^2a + 1); past 2a = 80, where tanh rounds to 1, the argument stays at 80: no overflow, so
+    // none of `exp`'s range handling.
+    let (p, n) = exp_reduced((2.0 * a).min(80.0));
+    let large = 1.0 - 2.0 / p.mul_add(pow2i(n), 1.0);
+    if a < 0.625 {
+        small
+    } else if x.is_nan() {
+        x
+    } else {
+        large.copysign(x)
+    }
 }
 
 /// `x²` as an unevaluated sum `hi + lo` (Dekker's product with Veltkamp's split: exact, without FMA).
