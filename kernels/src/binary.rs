@@ -3,10 +3,11 @@
 
 use cubecl::prelude::*;
 
-use crate::activation::{Compute, FromF64};
+use crate::Formula;
+use crate::activation::{Compute, forward_formula, forward_formula_in_place};
 use crate::dtype::with_float_type;
 use crate::gather::metadata;
-use crate::launch::{arg, cube_count, cube_dim, elements, vector_size};
+use crate::launch::{arg, cube_count, cube_dim, elements};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// An arithmetic operation of two operands.
@@ -111,26 +112,17 @@ fn binary_in_place_kernel<F: Float, C: Float, O: BinaryFormula>(a: &mut [F], b: 
     }
 }
 
-/// `out = x·scale + shift`.
-#[cube(launch_unchecked)]
-fn affine_kernel<F: Float, C: Float + LaunchArg, N: Size>(
-    x: &[Vector<F, N>],
-    out: &mut [Vector<F, N>],
-    scale: C,
-    shift: C,
-) {
-    if ABSOLUTE_POS < out.len() {
-        let v = Vector::<C, N>::cast_from(x[ABSOLUTE_POS]);
-        out[ABSOLUTE_POS] = Vector::<F, N>::cast_from(v * Vector::new(scale) + Vector::new(shift));
-    }
-}
+/// `x·a + b`, an element-wise [`Formula`] (its gradient is `dy·a`).
+pub struct Affine;
 
-/// `x = x·scale + shift` in place.
-#[cube(launch_unchecked)]
-fn affine_in_place_kernel<F: Float, C: Float + LaunchArg, N: Size>(x: &mut [Vector<F, N>], scale: C, shift: C) {
-    if ABSOLUTE_POS < x.len() {
-        let v = Vector::<C, N>::cast_from(x[ABSOLUTE_POS]);
-        x[ABSOLUTE_POS] = Vector::<F, N>::cast_from(v * Vector::new(scale) + Vector::new(shift));
+#[cube]
+impl Formula for Affine {
+    fn forward<C: Float, N: Size>(x: Vector<C, N>, a: C, b: C) -> Vector<C, N> {
+        x * Vector::new(a) + Vector::new(b)
+    }
+
+    fn backward<C: Float, N: Size>(_x: Vector<C, N>, dy: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
+        dy * Vector::new(a)
     }
 }
 
@@ -159,6 +151,21 @@ fn strides_in(shape: &[usize], out: &[usize]) -> Vec<usize> {
         step *= size;
     }
     strides
+}
+
+/// The metadata of a broadcast (`out_shape`, then `a`'s and `b`'s strides in it) on `a`'s device, and the rank.
+fn broadcast_metadata(
+    op: &'static str,
+    a: &GpuBuffer,
+    a_shape: &[usize],
+    b_shape: &[usize],
+    out_shape: &[usize],
+) -> Result<(GpuBuffer, usize)> {
+    let (sa, sb) = (strides_in(a_shape, out_shape), strides_in(b_shape, out_shape));
+    Ok((
+        metadata(op, a, out_shape.iter().chain(&sa).chain(&sb))?,
+        out_shape.len(),
+    ))
 }
 
 fn check_operands(
@@ -227,9 +234,7 @@ pub fn binary(
     if n == 0 {
         return Ok(out);
     }
-    let (sa, sb) = (strides_in(a_shape, out_shape), strides_in(b_shape, out_shape));
-    let meta = metadata(name, a, out_shape.iter().chain(&sa).chain(&sb))?;
-    let rank = out_shape.len();
+    let (meta, rank) = broadcast_metadata(name, a, a_shape, b_shape, out_shape)?;
     with_float_type!(dtype, F => with_op!(op, O => {
         // SAFETY: `a` and `b` hold the elements of their shapes (checked), and a broadcast offset of an index
         // of `out_shape` is below that count; `out` holds `n` elements and the kernel guards its index;
@@ -265,9 +270,7 @@ pub fn binary_in_place(
     if n == 0 {
         return Ok(());
     }
-    let (sa, sb) = (strides_in(a_shape, a_shape), strides_in(b_shape, a_shape));
-    let meta = metadata(name, a, a_shape.iter().chain(&sa).chain(&sb))?;
-    let rank = a_shape.len();
+    let (meta, rank) = broadcast_metadata(name, a, a_shape, b_shape, a_shape)?;
     with_float_type!(dtype, F => with_op!(op, O => {
         // SAFETY: as in `binary`, with `a` as the output: each unit reads and writes only its own `a[i]`.
         unsafe {
@@ -287,53 +290,14 @@ pub fn binary_in_place(
 
 /// `x·scale + shift` in a new buffer (computed in `f32` for the half types).
 pub fn affine(dtype: FloatType, x: &GpuBuffer, scale: f64, shift: f64) -> Result<GpuBuffer> {
-    x.device().check_dtype("affine", dtype)?;
-    let len = elements("affine", x, dtype)?;
     let out = GpuBuffer::uninit(x.device(), x.len());
-    if len > 0 {
-        let vector = vector_size(len, len);
-        with_float_type!(dtype, F => {
-            // SAFETY: `x` and `out` hold `len` elements of `F`; the grid covers `len / vector` vectors and the
-            // kernel guards its index.
-            unsafe {
-                affine_kernel::launch_unchecked::<F, <F as Compute>::C>(
-                    x.device().client(),
-                    cube_count(x, len / vector),
-                    cube_dim(),
-                    vector,
-                    arg(x, len),
-                    arg(&out, len),
-                    <F as Compute>::C::from_f64(scale),
-                    <F as Compute>::C::from_f64(shift),
-                )
-            }
-        });
-    }
+    forward_formula::<Affine>([scale, shift], dtype, x, &out)?;
     Ok(out)
 }
 
 /// `x = x·scale + shift` in place.
 pub fn affine_in_place(dtype: FloatType, x: &GpuBuffer, scale: f64, shift: f64) -> Result<()> {
-    x.device().check_dtype("affine", dtype)?;
-    let len = elements("affine", x, dtype)?;
-    if len > 0 {
-        let vector = vector_size(len, len);
-        with_float_type!(dtype, F => {
-            // SAFETY: `x` holds `len` elements of `F`; each unit reads and writes only its own vector.
-            unsafe {
-                affine_in_place_kernel::launch_unchecked::<F, <F as Compute>::C>(
-                    x.device().client(),
-                    cube_count(x, len / vector),
-                    cube_dim(),
-                    vector,
-                    arg(x, len),
-                    <F as Compute>::C::from_f64(scale),
-                    <F as Compute>::C::from_f64(shift),
-                )
-            }
-        });
-    }
-    Ok(())
+    forward_formula_in_place::<Affine>([scale, shift], dtype, x)
 }
 
 /// Adds `value` (wrapping, two's complement) to every integer of a buffer of `i32` (`bytes = 4`) or `i64`

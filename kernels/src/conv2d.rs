@@ -6,7 +6,7 @@ use cubecl::prelude::*;
 
 use crate::activation::Compute;
 use crate::dtype::with_float_type;
-use crate::launch::{arg, cube_count, cube_dim, elements};
+use crate::launch::{arg, check_operands, cube_count, cube_dim};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// The sizes of one convolution.
@@ -177,18 +177,7 @@ pub fn conv2d(
     if let Some(b) = bias {
         operands.push((b, g.out_channels, "bias"));
     }
-    for (buffer, want, name) in operands {
-        let have = elements(op, buffer, dtype)?;
-        if have != want || !buffer.device().same(x.device()) {
-            return Err(KernelError::InvalidArgument {
-                op,
-                message: format!(
-                    "the {name} holds {have} elements, expected {want} on {} for {g:?}",
-                    x.device()
-                ),
-            });
-        }
-    }
+    check_operands(op, dtype, x, &operands)?;
     let n = g.output_len();
     let out = GpuBuffer::uninit(x.device(), n * dtype.size_in_bytes());
     if n == 0 {

@@ -40,6 +40,30 @@ pub(crate) fn elements(op: &'static str, buffer: &GpuBuffer, dtype: FloatType) -
     Ok(buffer.len() / size)
 }
 
+/// Checks that each operand holds the number of `dtype` elements it should and is on `on`'s device; the error
+/// names the operand (`(buffer, elements expected, name)`).
+pub(crate) fn check_operands<N: std::fmt::Display>(
+    op: &'static str,
+    dtype: FloatType,
+    on: &GpuBuffer,
+    operands: &[(&GpuBuffer, usize, N)],
+) -> Result<()> {
+    for (buffer, want, name) in operands {
+        let have = elements(op, buffer, dtype)?;
+        if have != *want || !buffer.device().same(on.device()) {
+            return Err(KernelError::InvalidArgument {
+                op,
+                message: format!(
+                    "the {name} holds {have} elements on {}, expected {want} on {}",
+                    buffer.device(),
+                    on.device()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Checks that every buffer is on `first`'s device and has its length.
 pub(crate) fn check_same(op: &'static str, first: &GpuBuffer, others: &[&GpuBuffer]) -> Result<()> {
     for other in others {

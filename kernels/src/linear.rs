@@ -5,8 +5,8 @@ use cubecl::prelude::*;
 
 use crate::activation::Compute;
 use crate::dtype::with_float_type;
-use crate::launch::{arg, cube_count, cube_dim, elements};
-use crate::{FloatType, GpuBuffer, KernelError, Result};
+use crate::launch::{arg, check_operands, cube_count, cube_dim};
+use crate::{FloatType, GpuBuffer, Result};
 
 /// `out = x·wᵀ (+ bias)`, `x` of `rows × inputs`, `w` of `outputs × inputs`.
 #[cube(launch_unchecked)]
@@ -59,20 +59,7 @@ pub fn linear(
     if let Some(b) = bias {
         operands.push((b, outputs, "bias"));
     }
-    for (buffer, want, name) in operands {
-        let have = elements(op, buffer, dtype)?;
-        if have != want || !buffer.device().same(x.device()) {
-            return Err(KernelError::InvalidArgument {
-                op,
-                message: format!(
-                    "the {name} holds {have} elements on {}, expected {want} on {} for {rows} rows of {inputs} \
-                     inputs and {outputs} outputs",
-                    buffer.device(),
-                    x.device()
-                ),
-            });
-        }
-    }
+    check_operands(op, dtype, x, &operands)?;
     let n = rows * outputs;
     let out = GpuBuffer::uninit(x.device(), n * dtype.size_in_bytes());
     if n == 0 {

@@ -9,7 +9,7 @@ use crate::activation::Compute;
 use crate::activation::sigmoid::sigmoid;
 use crate::activation::tanh::tanh;
 use crate::dtype::with_float_type;
-use crate::launch::{arg, cube_count, cube_dim, elements};
+use crate::launch::{arg, check_operands, cube_count, cube_dim};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// The weights of one layer and direction (PyTorch's `weight_ih_l{k}`, `weight_hh_l{k}`, `bias_ih_l{k}`,
@@ -114,51 +114,18 @@ fn step_kernel<F: Float, C: Float>(
         let j = ABSOLUTE_POS % hidden;
         let x_row = (t * batch + b) * inputs;
         let h_row = b * hidden;
-        let i = sigmoid1::<C>(gate::<F, C>(
-            x, w_ih, w_hh, b_ih, b_hh, h_prev, j, x_row, h_row, inputs, hidden, has_bias,
-        ));
-        let f = sigmoid1::<C>(gate::<F, C>(
-            x,
-            w_ih,
-            w_hh,
-            b_ih,
-            b_hh,
-            h_prev,
-            hidden + j,
-            x_row,
-            h_row,
-            inputs,
-            hidden,
-            has_bias,
-        ));
-        let g = tanh1::<C>(gate::<F, C>(
-            x,
-            w_ih,
-            w_hh,
-            b_ih,
-            b_hh,
-            h_prev,
-            2 * hidden + j,
-            x_row,
-            h_row,
-            inputs,
-            hidden,
-            has_bias,
-        ));
-        let o = sigmoid1::<C>(gate::<F, C>(
-            x,
-            w_ih,
-            w_hh,
-            b_ih,
-            b_hh,
-            h_prev,
-            3 * hidden + j,
-            x_row,
-            h_row,
-            inputs,
-            hidden,
-            has_bias,
-        ));
+        let mut pre = Array::<C>::new(4usize);
+        #[unroll]
+        for q in 0..4usize {
+            let row = q * hidden + j;
+            pre[q] = gate::<F, C>(
+                x, w_ih, w_hh, b_ih, b_hh, h_prev, row, x_row, h_row, inputs, hidden, has_bias,
+            );
+        }
+        let i = sigmoid1::<C>(pre[0]);
+        let f = sigmoid1::<C>(pre[1]);
+        let g = tanh1::<C>(pre[2]);
+        let o = sigmoid1::<C>(pre[3]);
         let c_new = f * c[ABSOLUTE_POS] + i * g;
         let h_new = o * tanh1::<C>(c_new);
         c[ABSOLUTE_POS] = c_new;
@@ -210,20 +177,7 @@ impl Lstm<'_> {
                 expected.push((b_hh, 4 * h, format!("bias_hh of cell {cell}")));
             }
         }
-        for (buffer, want, name) in expected {
-            let have = elements(op, buffer, dtype)?;
-            if have != want || !buffer.device().same(x.device()) {
-                return Err(KernelError::InvalidArgument {
-                    op,
-                    message: format!(
-                        "the {name} holds {have} elements on {}, expected {want} on {}",
-                        buffer.device(),
-                        x.device()
-                    ),
-                });
-            }
-        }
-        Ok(())
+        check_operands(op, dtype, x, &expected)
     }
 }
 

@@ -6,41 +6,12 @@ use cubecl::prelude::*;
 
 use crate::activation::{Compute, FromF64};
 use crate::dtype::with_float_type;
-use crate::launch::{CUBE_SIZE, arg, cube_count, cube_dim, elements};
+use crate::launch::{CUBE_SIZE, arg, check_operands, cube_count, cube_dim, elements};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
-/// A tensor seen as `[outer, channels, inner]` around its channel dimension (dim 1 for a batch norm).
-///
-/// ```
-/// let l = kernels::norm::Layout { outer: 4, channels: 3, inner: 25 };
-/// assert_eq!(l.per_channel(), 100);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
-    /// The batch.
-    pub outer: usize,
-    /// Channels.
-    pub channels: usize,
-    /// Elements after the channel dimension.
-    pub inner: usize,
-}
-
-impl Layout {
-    /// Elements in the tensor.
-    pub fn len(&self) -> usize {
-        self.outer * self.channels * self.inner
-    }
-
-    /// Whether the tensor is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Elements of one channel.
-    pub fn per_channel(&self) -> usize {
-        self.outer * self.inner
-    }
-}
+/// A tensor seen as `[outer, channels, inner]` around its channel dimension (dim 1 for a batch norm): the
+/// layout PReLU's per-channel weights use too.
+pub use crate::prelu::Layout;
 
 /// The sum of every unit's `value` over the cube, returned to every unit.
 #[cube]
@@ -232,28 +203,6 @@ pub enum Statistics<'a> {
     },
 }
 
-fn check_len(
-    op: &'static str,
-    dtype: FloatType,
-    on: &GpuBuffer,
-    buffer: &GpuBuffer,
-    want: usize,
-    name: &str,
-) -> Result<()> {
-    let have = elements(op, buffer, dtype)?;
-    if have != want || !buffer.device().same(on.device()) {
-        return Err(KernelError::InvalidArgument {
-            op,
-            message: format!(
-                "the {name} holds {have} elements on {}, expected {want} on {}",
-                buffer.device(),
-                on.device()
-            ),
-        });
-    }
-    Ok(())
-}
-
 /// PyTorch's `F.batch_norm` over `[outer, channels, inner]`, in a new buffer; the running statistics of
 /// [`Statistics::Batch`] are updated in place (variance made unbiased).
 ///
@@ -279,22 +228,20 @@ pub fn batch_norm(
     let op = "batch_norm";
     x.device().check_dtype(op, dtype)?;
     let channels = layout.channels;
-    check_len(op, dtype, x, x, layout.len(), "input")?;
+    let mut operands = vec![(x, layout.len(), "input")];
     for (b, name) in [(weight, "weight"), (bias, "bias")] {
-        if let Some(b) = b {
-            check_len(op, dtype, x, b, channels, name)?;
-        }
+        operands.extend(b.map(|b| (b, channels, name)));
     }
     match &stats {
         Statistics::Batch {
             running: Some((m, v, _)),
         }
         | Statistics::Running { mean: m, var: v } => {
-            check_len(op, dtype, x, m, channels, "running mean")?;
-            check_len(op, dtype, x, v, channels, "running variance")?;
+            operands.extend([(*m, channels, "running mean"), (*v, channels, "running variance")]);
         }
         Statistics::Batch { running: None } => {}
     }
+    check_operands(op, dtype, x, &operands)?;
     if matches!(stats, Statistics::Batch { .. }) && layout.per_channel() == 0 {
         return Err(KernelError::InvalidArgument {
             op,
@@ -436,11 +383,11 @@ pub fn layer_norm(
             message: format!("{len} elements are not rows of {inner}"),
         });
     }
+    let mut operands = Vec::new();
     for (b, name) in [(weight, "weight"), (bias, "bias")] {
-        if let Some(b) = b {
-            check_len(op, dtype, x, b, inner, name)?;
-        }
+        operands.extend(b.map(|b| (b, inner, name)));
     }
+    check_operands(op, dtype, x, &operands)?;
     let y = GpuBuffer::uninit(x.device(), x.len());
     let rows = len / inner;
     if rows == 0 {

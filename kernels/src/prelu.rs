@@ -38,6 +38,11 @@ impl Layout {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Elements of one channel (`outer · inner`).
+    pub fn per_channel(&self) -> usize {
+        self.outer * self.inner
+    }
 }
 
 #[cube]

@@ -230,21 +230,40 @@ pub fn forward_into(
     input: &GpuBuffer,
     output: &GpuBuffer,
 ) -> Result<()> {
+    with_kind!(kind, A => forward_formula::<A>(scalars, dtype, input, output))
+}
+
+/// `A(input)` written into `output` for any [`Formula`] `A` (the activations, and other element-wise maps).
+pub(crate) fn forward_formula<A: Formula>(
+    scalars: [f64; 2],
+    dtype: FloatType,
+    input: &GpuBuffer,
+    output: &GpuBuffer,
+) -> Result<()> {
     input.device().check_dtype("activation", dtype)?;
     check_same("activation", input, &[output])?;
     let len = elements("activation", input, dtype)?;
     if len > 0 {
-        with_float_type!(dtype, F => with_kind!(kind, A => launch_forward::<F, A>(input, output, len, scalars)));
+        with_float_type!(dtype, F => launch_forward::<F, A>(input, output, len, scalars));
     }
     Ok(())
 }
 
 /// `A(data)` written over `data`.
 pub fn forward_in_place(kind: Kind, scalars: [f64; 2], dtype: FloatType, data: &GpuBuffer) -> Result<()> {
+    with_kind!(kind, A => forward_formula_in_place::<A>(scalars, dtype, data))
+}
+
+/// `A(data)` written over `data` for any [`Formula`] `A`.
+pub(crate) fn forward_formula_in_place<A: Formula>(
+    scalars: [f64; 2],
+    dtype: FloatType,
+    data: &GpuBuffer,
+) -> Result<()> {
     data.device().check_dtype("activation", dtype)?;
     let len = elements("activation", data, dtype)?;
     if len > 0 {
-        with_float_type!(dtype, F => with_kind!(kind, A => launch_in_place::<F, A>(data, len, scalars)));
+        with_float_type!(dtype, F => launch_in_place::<F, A>(data, len, scalars));
     }
     Ok(())
 }
