@@ -8,6 +8,7 @@
 pub mod activation;
 pub mod binary;
 mod buffer;
+pub mod cast;
 pub mod conv2d;
 mod copy;
 mod device;

@@ -8,6 +8,7 @@ use cubecl::prelude::*;
 use crate::activation::Compute;
 use crate::activation::sigmoid::sigmoid;
 use crate::activation::tanh::tanh;
+use crate::cast::convert_kernel;
 use crate::dtype::with_float_type;
 use crate::launch::{arg, check_operands, cube_count, cube_dim};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
@@ -131,14 +132,6 @@ fn step_kernel<F: Float, C: Float>(
         c[ABSOLUTE_POS] = c_new;
         h_next[ABSOLUTE_POS] = h_new;
         out[(t * batch + b) * out_stride + out_col + j] = F::cast_from(h_new);
-    }
-}
-
-/// `dst[dst_offset + i] = src[src_offset + i]` for `i < len`, converting the element type.
-#[cube(launch_unchecked)]
-fn convert_kernel<A: Float, B: Float>(src: &[A], dst: &mut [B], src_offset: usize, dst_offset: usize, len: usize) {
-    if ABSOLUTE_POS < len {
-        dst[dst_offset + ABSOLUTE_POS] = B::cast_from(src[src_offset + ABSOLUTE_POS]);
     }
 }
 

@@ -474,3 +474,42 @@ fn prelu_into_and_in_place_on_the_device() {
         Error::DeviceMismatch { .. }
     ));
 }
+
+#[test]
+fn casts_between_float_types_on_the_device_match_the_cpu() {
+    let Some(dev) = wgpu_or_skip("casts") else { return };
+    let mut xs = vec![
+        0.0,
+        -0.0,
+        1.0 / 3.0,
+        -2.5,
+        65504.0,
+        70000.0,
+        3.0e-8,
+        5.9e-5,
+        1.0e-40,
+        1.0e39,
+    ];
+    xs.extend((0..50).map(|i| (i as f64 * 0.77).sin() * 10f64.powi(i % 9 - 4)));
+    xs.extend([f64::INFINITY, f64::NEG_INFINITY, f64::NAN]);
+    let n = xs.len();
+    let base = Tensor::from_vec(xs, [n]).unwrap();
+    let same = |a: &Tensor, b: &Tensor| {
+        let (a, b) = (a.to_vec_f64().unwrap(), b.to_vec_f64().unwrap());
+        a.iter()
+            .zip(&b)
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+    };
+    for from in [DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64] {
+        let cpu = base.to_dtype(from).unwrap();
+        let on = cpu.to_device(dev).unwrap();
+        for to in [DType::F64, DType::F32, DType::F16, DType::BF16, DType::I32] {
+            if from == DType::I64 && to == DType::I32 {
+                continue;
+            }
+            let got = on.to_dtype(to).unwrap();
+            assert_eq!((got.device(), got.dtype()), (dev, to), "{from} -> {to}");
+            assert!(same(&got.cpu().unwrap(), &cpu.to_dtype(to).unwrap()), "{from} -> {to}");
+        }
+    }
+}

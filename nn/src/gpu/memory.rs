@@ -82,10 +82,75 @@ pub(crate) fn copy_into(dst: &Tensor, dst_buffer: &GpuBuffer, src: &Tensor) -> R
         .map_err(fail)
 }
 
-/// `x.to_dtype(dtype)` for `x` on a device: cast on the host, the result back on the device.
+/// `x.to_dtype(dtype)` for `x` on a device: between float types a kernel on the device, where the device
+/// computes both types and its conversion matched the CPU's bit for bit on the probe values; otherwise (integer
+/// types, a type the device lacks, a driver that flushes half-precision subnormals) cast on the host and the
+/// result put back on the device.
 pub(crate) fn to_dtype(x: &Tensor, buffer: &GpuBuffer, dtype: DType) -> Result<Buffer> {
+    if let (Ok(from), Ok(to)) = (float_type("to_dtype", x.dtype()), float_type("to_dtype", dtype))
+        && casts_on_device(x.device(), x.dtype(), dtype)
+    {
+        let out =
+            kernels::cast::cast(buffer, from, to).map_err(|e| kernel_error(e, "to_dtype", x.dtype(), x.device()))?;
+        return Ok(Buffer::Device(out));
+    }
     let data = download(buffer, x.dtype(), x.device())?;
     upload(&cast::cast_data(&data, dtype), x.device())
+}
+
+/// The probe's name for a conversion to `to`.
+fn cast_name(to: DType) -> &'static str {
+    match to {
+        DType::F16 => "cast to float16",
+        DType::BF16 => "cast to bfloat16",
+        DType::F32 => "cast to float32",
+        _ => "cast to float64",
+    }
+}
+
+/// Whether float type `from` converts to `to` on `device` exactly as on the CPU (probed once: the usual
+/// values, half-precision subnormals, overflow to infinity, NaN).
+fn casts_on_device(device: Device, from: DType, to: DType) -> bool {
+    let Ok(gpu) = open(device) else { return false };
+    let (Ok(a), Ok(b)) = (float_type("cast", from), float_type("cast", to)) else {
+        return false;
+    };
+    if gpu.check_dtype("cast", a).is_err() || gpu.check_dtype("cast", b).is_err() {
+        return false;
+    }
+    super::probe::ensure(device, cast_name(to), from, || {
+        let mut xs = super::probe::inputs();
+        xs.extend([
+            3.0e-8,
+            -6.0e-8,
+            5.9e-5,
+            1.0e-40,
+            65504.0,
+            70000.0,
+            -1.0e39,
+            f64::NAN,
+            0.1,
+            1.0 / 3.0,
+        ]);
+        let n = xs.len();
+        let cpu = Tensor::from_vec(xs, [n])?.to_dtype(from)?;
+        let want = cpu.to_dtype(to)?.to_vec_f64()?;
+        let dev = cpu.to_device(device)?;
+        let out =
+            kernels::cast::cast(&buffer_of(&dev, "cast")?, a, b).map_err(|e| kernel_error(e, "cast", from, device))?;
+        let got =
+            Tensor::from_parts(Buffer::Cpu(download(&out, to, device)?), to, Device::Cpu, [n].into()).to_vec_f64()?;
+        // Every value converts exactly to f64, so equal bits there are equal bits in `to` (NaNs: any payload).
+        let same = got
+            .iter()
+            .zip(&want)
+            .all(|(g, w)| g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()));
+        Ok(super::probe::Measured {
+            error: if same { 0.0 } else { f64::INFINITY },
+            at: "the conversion of the probe values (bit for bit)".into(),
+        })
+    })
+    .is_ok()
 }
 
 /// The device memory of a tensor on a device.

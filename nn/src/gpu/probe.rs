@@ -99,13 +99,18 @@ pub(crate) fn ensure(
     probe: impl FnOnce() -> Result<Measured>,
 ) -> Result<()> {
     static VERDICTS: OnceLock<Mutex<Verdicts>> = OnceLock::new();
-    let mut verdicts = VERDICTS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let verdict = match verdicts.get(&(device, op, dtype)) {
-        Some(v) => v.clone(),
+    let verdicts = || {
+        VERDICTS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    };
+    let known = verdicts().get(&(device, op, dtype)).cloned();
+    let verdict = match known {
+        Some(v) => v,
         None => {
+            // Run without the lock held: a probe may use operations that have probes of their own (two
+            // threads may then probe the same operation at once, and agree).
             let measured = probe()?;
             let tol = tolerance(dtype);
             let v = if measured.error <= tol {
@@ -117,7 +122,7 @@ pub(crate) fn ensure(
                     measured.error, measured.at
                 ))
             };
-            verdicts.insert((device, op, dtype), v.clone());
+            verdicts().insert((device, op, dtype), v.clone());
             v
         }
     };
