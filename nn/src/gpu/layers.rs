@@ -46,10 +46,6 @@ fn probe_tensor(shape: &[usize], phase: f64, dtype: DType) -> Result<Tensor> {
     Tensor::from_vec(wave(shape.iter().product(), phase), shape.to_vec())?.to_dtype(dtype)
 }
 
-fn buffers<'a>(op: &'static str, ts: impl IntoIterator<Item = &'a Tensor>) -> Result<Vec<GpuBuffer>> {
-    ts.into_iter().map(|t| buffer_of(t, op)).collect()
-}
-
 // ---------------------------------------------------------------- linear
 
 fn linear_unchecked(x: &Tensor, w: &Tensor, b: Option<&Tensor>, out_shape: Shape) -> Result<Tensor> {
@@ -325,9 +321,7 @@ fn lstm_unchecked(
             })
             .collect(),
     };
-    let [xb, h0b, c0b]: [GpuBuffer; 3] = buffers(op, [x, h0, c0])?
-        .try_into()
-        .map_err(|_| Error::invalid(op, "three buffers"))?;
+    let (xb, h0b, c0b) = (buffer_of(x, op)?, buffer_of(h0, op)?, buffer_of(c0, op)?);
     let (out, h_n, c_n) = kernels::lstm::lstm(float_type(op, x.dtype())?, &spec, &xb, &h0b, &c0b)
         .map_err(|e| kernel_error(e, op, x.dtype(), x.device()))?;
     let out_shape = Shape::from([sizes.seq, sizes.batch, sizes.dirs * sizes.hidden]);
