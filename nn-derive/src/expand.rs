@@ -50,6 +50,9 @@ fn child_trait(cont: &Container<'_>, index: usize, field: &Field<'_>) -> (syn::I
                 &mut self,
                 value: ::nn::__private::Replacement,
             ) -> ::core::result::Result<(), (::nn::__private::Replacement, ::nn::__private::std::string::String)>;
+            fn __visit_slot<'__a, __V: ::nn::__private::Visitor<'__a>>(&'__a self, name: &str, visitor: &mut __V)
+            where
+                Self: ::core::marker::Sized;
         }
         impl<T: ?::core::marker::Sized + ::nn::__private::ModuleField> #name for T {
             #[inline(always)]
@@ -66,6 +69,13 @@ fn child_trait(cont: &Container<'_>, index: usize, field: &Field<'_>) -> (syn::I
                 value: ::nn::__private::Replacement,
             ) -> ::core::result::Result<(), (::nn::__private::Replacement, ::nn::__private::std::string::String)> {
                 ::nn::__private::ModuleField::replace(self, value)
+            }
+            #[inline(always)]
+            fn __visit_slot<'__a, __V: ::nn::__private::Visitor<'__a>>(&'__a self, name: &str, visitor: &mut __V)
+            where
+                Self: ::core::marker::Sized,
+            {
+                ::nn::__private::ModuleField::visit_slot(self, name, visitor)
             }
         }
     };
@@ -91,14 +101,17 @@ fn expand(cont: &Container<'_>) -> TokenStream {
         .collect();
     let trait_defs = traits.iter().map(|(_, t)| t);
 
-    let visit_params = params.iter().map(|f| {
-        let (member, key) = (&f.member, &f.key);
-        quote_spanned! {f.ty.span()=>
-            if let ::core::option::Option::Some(__p) = ::nn::__private::ParamField::as_param(&self.#member) {
-                __visitor.param(#key, __p);
+    let visit_params = params
+        .iter()
+        .map(|f| {
+            let (member, key) = (&f.member, &f.key);
+            quote_spanned! {f.ty.span()=>
+                if let ::core::option::Option::Some(__p) = ::nn::__private::ParamField::as_param(&self.#member) {
+                    __visitor.param(#key, __p);
+                }
             }
-        }
-    });
+        })
+        .collect::<Vec<_>>();
     let visit_params_mut = params.iter().map(|f| {
         let (member, key) = (&f.member, &f.key);
         quote_spanned! {f.ty.span()=>
@@ -108,14 +121,17 @@ fn expand(cont: &Container<'_>) -> TokenStream {
         }
     });
     let persistent = |f: &Field<'_>| matches!(f.kind, FieldKind::Buffer { persistent: true });
-    let visit_buffers = buffers.iter().map(|f| {
-        let (member, key, p) = (&f.member, &f.key, persistent(f));
-        quote_spanned! {f.ty.span()=>
-            if let ::core::option::Option::Some(__b) = ::nn::__private::BufferField::as_buffer(&self.#member) {
-                __visitor.buffer(#key, __b, #p);
+    let visit_buffers = buffers
+        .iter()
+        .map(|f| {
+            let (member, key, p) = (&f.member, &f.key, persistent(f));
+            quote_spanned! {f.ty.span()=>
+                if let ::core::option::Option::Some(__b) = ::nn::__private::BufferField::as_buffer(&self.#member) {
+                    __visitor.buffer(#key, __b, #p);
+                }
             }
-        }
-    });
+        })
+        .collect::<Vec<_>>();
     let visit_buffers_mut = buffers.iter().map(|f| {
         let (member, key, p) = (&f.member, &f.key, persistent(f));
         quote_spanned! {f.ty.span()=>
@@ -130,6 +146,12 @@ fn expand(cont: &Container<'_>) -> TokenStream {
             if let ::core::option::Option::Some(__c) = #t::__as_child(&self.#member) {
                 __visitor.child(#key, __c);
             }
+        }
+    });
+    let visit_children_static = children.iter().zip(&traits).map(|(f, (t, _))| {
+        let (member, key) = (&f.member, &f.key);
+        quote_spanned! {f.ty.span()=>
+            #t::__visit_slot(&self.#member, #key, __visitor);
         }
     });
     let visit_children_mut = children.iter().zip(&traits).map(|(f, (t, _))| {
@@ -247,6 +269,14 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                     #(#visit_params)*
                     #(#visit_buffers)*
                     #(#visit_children)*
+                }
+
+                #[inline]
+                fn visit_static<'__a, __V: ::nn::__private::Visitor<'__a>>(&'__a self, __visitor: &mut __V) {
+                    #unused_visitor
+                    #(#visit_params)*
+                    #(#visit_buffers)*
+                    #(#visit_children_static)*
                 }
 
                 fn visit_mut<'__a>(&'__a mut self, __visitor: &mut dyn ::nn::__private::VisitorMut<'__a>) {

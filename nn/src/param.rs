@@ -132,6 +132,7 @@ impl Param {
     }
 
     /// Whether another handle to this parameter exists (so it may be reached twice in a traversal).
+    #[inline]
     pub(crate) fn is_aliased(&self) -> bool {
         Arc::strong_count(&self.inner) > 1
     }

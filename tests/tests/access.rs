@@ -398,3 +398,126 @@ fn prefix_and_recurse_arguments() {
     );
     assert_eq!(zoo.named_modules_with("m", true)[1].0, "m.embed");
 }
+
+/// Every event of a walk, as text, to compare two walks.
+#[derive(Default, PartialEq, Debug)]
+struct Events(Vec<String>);
+
+impl nn::module::Walker for Events {
+    fn module(&mut self, path: &str, module: &dyn Module) {
+        self.0.push(format!("module {path} {}", module.type_name()));
+    }
+    fn param(&mut self, path: &str, param: &Param) {
+        self.0.push(format!("param {path} {}", param.id()));
+    }
+    fn buffer(&mut self, path: &str, buffer: &Tensor, persistent: bool) {
+        self.0.push(format!("buffer {path} {:?} {persistent}", buffer.shape()));
+    }
+    fn after_own(&mut self, path: &str, _: &dyn Module) {
+        self.0.push(format!("own done {path}"));
+    }
+    fn module_end(&mut self, path: &str, _: &dyn Module) {
+        self.0.push(format!("end {path}"));
+    }
+}
+
+/// The walk of a sized module (dispatched statically down its derived tree) and the walk of the same module
+/// as `&dyn Module` (through `visit`) report the same events, for every combination of options.
+fn static_and_dynamic_walks_agree(m: &impl Module) {
+    for prefix in ["", "model"] {
+        for recurse in [true, false] {
+            for remove_duplicate in [true, false] {
+                let options = nn::module::WalkOptions {
+                    prefix,
+                    recurse,
+                    remove_duplicate,
+                };
+                let (mut typed, mut dynamic) = (Events::default(), Events::default());
+                m.walk(&mut typed, options);
+                let as_dyn: &dyn Module = m;
+                as_dyn.walk(&mut dynamic, options);
+                assert!(!typed.0.is_empty());
+                assert_eq!(typed, dynamic, "{options:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn typed_walks_equal_walks_through_trait_objects() {
+    let shared = Shared::new(Linear::new(2, 2, true));
+    let tied = Param::new(Tensor::ones([2], DType::F32));
+    let members = Members {
+        weight: tied.clone(),
+        bias: Some(tied),
+        running: Some(Tensor::zeros([2], DType::F32)),
+        layers: vec![Linear::new(2, 2, false), Linear::new(2, 2, true)],
+        fixed: [ReLU::new(false), ReLU::new(true)],
+        maybe: None,
+        boxed: Box::new(Linear::new(1, 1, false)),
+        any: Box::new(Sequential::new().append(Linear::new(1, 1, true))),
+    };
+    static_and_dynamic_walks_agree(&members);
+    static_and_dynamic_walks_agree(&Twice {
+        first: shared.clone(),
+        list: vec![shared.clone(), Shared::new(Linear::new(1, 1, false)), shared],
+    });
+    static_and_dynamic_walks_agree(&Zoo::new());
+    let names: Vec<String> = members.named_parameters().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        names,
+        [
+            "weight",
+            "layers.0.weight",
+            "layers.1.weight",
+            "layers.1.bias",
+            "boxed.weight",
+            "any.0.weight",
+            "any.0.bias"
+        ]
+    );
+}
+
+#[test]
+fn paths_longer_than_the_inline_buffer() {
+    #[derive(Module)]
+    struct Deep {
+        #[module(rename = "a_very_long_member_name_that_takes_up_a_good_part_of_the_inline_path_buffer_on_its_own")]
+        inner: Vec<Vec<Vec<Linear>>>,
+    }
+    let name = "a_very_long_member_name_that_takes_up_a_good_part_of_the_inline_path_buffer_on_its_own";
+    let deep = Deep {
+        inner: vec![vec![vec![Linear::new(1, 1, true)]]],
+    };
+    let prefix = "p".repeat(200);
+    let mut seen = Vec::new();
+    deep.walk(
+        &mut {
+            struct Collect<'v>(&'v mut Vec<String>);
+            impl nn::module::Walker for Collect<'_> {
+                fn param(&mut self, path: &str, _: &Param) {
+                    self.0.push(path.to_string());
+                }
+            }
+            Collect(&mut seen)
+        },
+        nn::module::WalkOptions {
+            prefix: &prefix,
+            recurse: true,
+            remove_duplicate: true,
+        },
+    );
+    assert_eq!(
+        seen,
+        [
+            format!("{prefix}.{name}.0.0.0.weight"),
+            format!("{prefix}.{name}.0.0.0.bias")
+        ]
+    );
+    let keys: Vec<String> = deep
+        .state_dict_with_prefix(&format!("{prefix}."))
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(keys, seen);
+}

@@ -21,6 +21,8 @@ pub trait AsDynModule {
     fn as_dyn(&self) -> &dyn Module;
     /// The module as a mutable trait object.
     fn as_dyn_mut(&mut self) -> &mut dyn Module;
+    /// [`ModuleExt::walk`]: with static dispatch down a sized module's tree, through `visit` on a trait object.
+    fn walk_typed<W: Walker + ?Sized>(&self, walker: &mut W, options: WalkOptions<'_>);
 }
 
 impl<M: Module> AsDynModule for M {
@@ -30,6 +32,9 @@ impl<M: Module> AsDynModule for M {
     fn as_dyn_mut(&mut self) -> &mut dyn Module {
         self
     }
+    fn walk_typed<W: Walker + ?Sized>(&self, walker: &mut W, options: WalkOptions<'_>) {
+        walk::walk_static(self, walker, options)
+    }
 }
 
 impl AsDynModule for dyn Module {
@@ -38,6 +43,9 @@ impl AsDynModule for dyn Module {
     }
     fn as_dyn_mut(&mut self) -> &mut dyn Module {
         self
+    }
+    fn walk_typed<W: Walker + ?Sized>(&self, walker: &mut W, options: WalkOptions<'_>) {
+        walk::walk_with(self, walker, options)
     }
 }
 
@@ -74,7 +82,7 @@ pub trait ModuleExt: AsDynModule {
     /// Walks the tree, reporting every module, parameter and buffer with its dotted path, allocating nothing
     /// unless a member can repeat.
     fn walk<W: Walker + ?Sized>(&self, walker: &mut W, options: WalkOptions<'_>) {
-        walk::walk_with(self.as_dyn(), walker, options)
+        self.walk_typed(walker, options)
     }
 
     /// Walks the tree for change; with `remove_duplicate`, shared modules and tied parameters are met once.
@@ -91,7 +99,7 @@ pub trait ModuleExt: AsDynModule {
                 (self.0)(path, param)
             }
         }
-        walk::walk_with(self.as_dyn(), &mut F(f), WalkOptions::default())
+        self.walk_typed(&mut F(f), WalkOptions::default())
     }
 
     /// Calls `f` with the path of every parameter (each once), for change.
@@ -115,7 +123,7 @@ pub trait ModuleExt: AsDynModule {
                 (self.0)(path, buffer, persistent)
             }
         }
-        walk::walk_with(self.as_dyn(), &mut F(f), WalkOptions::default())
+        self.walk_typed(&mut F(f), WalkOptions::default())
     }
 
     /// Calls `f` with the path of every buffer (each once), for change.

@@ -6,7 +6,7 @@
 
 use std::any::Any;
 
-use super::{Child, ChildMut, Module};
+use super::{Child, ChildMut, Module, Visitor};
 use crate::containers::Layer;
 use crate::{Param, Shared, Tensor};
 
@@ -79,6 +79,17 @@ pub trait ModuleField: Any + Send + Sync {
     fn as_child_mut(&mut self) -> Option<ChildMut<'_>>;
     /// Puts `value` in this slot, or gives it back with the reason when its type does not fit.
     fn replace(&mut self, value: Replacement) -> Result<(), (Replacement, String)>;
+    /// Reports the slot to `visitor` as the child `name` (nothing when empty); an owned module goes through
+    /// [`Visitor::child_static`] with its type known.
+    #[inline(always)]
+    fn visit_slot<'a, V: Visitor<'a>>(&'a self, name: &str, visitor: &mut V)
+    where
+        Self: Sized,
+    {
+        if let Some(child) = self.as_child() {
+            visitor.child(name, child)
+        }
+    }
 }
 
 impl<M: Module> ModuleField for M {
@@ -91,6 +102,10 @@ impl<M: Module> ModuleField for M {
     fn replace(&mut self, value: Replacement) -> Result<(), (Replacement, String)> {
         *self = value.take::<M>()?;
         Ok(())
+    }
+    #[inline(always)]
+    fn visit_slot<'a, V: Visitor<'a>>(&'a self, name: &str, visitor: &mut V) {
+        visitor.child_static(name, self)
     }
 }
 
@@ -117,6 +132,12 @@ impl<T: ModuleField + FromReplacement> ModuleField for Option<T> {
     fn replace(&mut self, value: Replacement) -> Result<(), (Replacement, String)> {
         *self = Some(T::from_replacement(value)?);
         Ok(())
+    }
+    #[inline(always)]
+    fn visit_slot<'a, V: Visitor<'a>>(&'a self, name: &str, visitor: &mut V) {
+        if let Some(slot) = self {
+            slot.visit_slot(name, visitor)
+        }
     }
 }
 

@@ -37,6 +37,14 @@ macro_rules! module_list {
                 }
             }
 
+            #[inline]
+            fn visit_static<'a, V: Visitor<'a>>(&'a self, visitor: &mut V) {
+                let mut index = itoa::Buffer::new();
+                for (i, item) in self.iter().enumerate() {
+                    item.visit_slot(index.format(i), visitor);
+                }
+            }
+
             fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>) {
                 let mut index = itoa::Buffer::new();
                 for (i, item) in self.iter_mut().enumerate() {

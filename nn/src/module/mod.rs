@@ -74,6 +74,16 @@ pub trait Visitor<'a> {
     fn child(&mut self, name: &str, child: Child<'a>) {
         let _ = (name, child);
     }
+    /// An owned child module named `name` whose type is known at compile time, reported by
+    /// [`Module::visit_static`]. The default is [`child`](Self::child) with [`Child::Owned`]; a traversal
+    /// overrides it to go on down with static dispatch.
+    #[inline(always)]
+    fn child_static<M: Module>(&mut self, name: &str, child: &'a M)
+    where
+        Self: Sized,
+    {
+        self.child(name, Child::Owned(child))
+    }
 }
 
 /// Receives a module's own members for change, in PyTorch's order: parameters, buffers, children.
@@ -120,6 +130,32 @@ pub trait Module: Any + Send + Sync {
 
     /// Calls `visitor` for each own parameter, buffer and child, in that order.
     fn visit<'a>(&'a self, visitor: &mut dyn Visitor<'a>);
+
+    /// [`visit`](Self::visit) with the visitor's type known: the same members in the same order, with owned
+    /// children of known type reported through [`Visitor::child_static`], so that a walk over a derived model
+    /// compiles to straight-line code. `#[derive(Module)]` writes it; the default calls `visit`.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// use nn::module::Visitor;
+    ///
+    /// struct Names(Vec<String>);
+    /// impl<'a> Visitor<'a> for Names {
+    ///     fn param(&mut self, name: &str, _: &'a Param) {
+    ///         self.0.push(name.to_string());
+    ///     }
+    /// }
+    /// let mut names = Names(Vec::new());
+    /// Linear::new(2, 2, true).visit_static(&mut names);
+    /// assert_eq!(names.0, ["weight", "bias"]);
+    /// ```
+    #[inline(always)]
+    fn visit_static<'a, V: Visitor<'a>>(&'a self, visitor: &mut V)
+    where
+        Self: Sized,
+    {
+        self.visit(visitor)
+    }
 
     /// Calls `visitor` for each own parameter, buffer and child, for change.
     fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>);

@@ -133,15 +133,28 @@ struct State<'w, W: Walker + ?Sized> {
 }
 
 impl<W: Walker + ?Sized> State<'_, W> {
+    /// Reports `module` and everything under it, its own members listed by `visit`.
     #[inline(always)]
     fn module(&mut self, module: &dyn Module) {
+        self.enter(module, |members| module.visit(members))
+    }
+
+    /// [`module`](Self::module) with the module's type known: its members are listed by `visit_static`, so the
+    /// walk down a derived model is dispatched statically.
+    #[inline]
+    fn module_static<M: Module>(&mut self, module: &M) {
+        self.enter(module, |members| module.visit_static(members))
+    }
+
+    #[inline(always)]
+    fn enter(&mut self, module: &dyn Module, visit: impl FnOnce(&mut Members<'_, '_, '_, W>)) {
         self.walker.module(self.path.as_str(), module);
         let mut members = Members {
             state: self,
             module,
             own_done: false,
         };
-        module.visit(&mut members);
+        visit(&mut members);
         if !members.own_done {
             self.walker.after_own(self.path.as_str(), module);
         }
@@ -153,6 +166,20 @@ struct Members<'s, 'w, 'm, W: Walker + ?Sized> {
     state: &'s mut State<'w, W>,
     module: &'m dyn Module,
     own_done: bool,
+}
+
+impl<W: Walker + ?Sized> Members<'_, '_, '_, W> {
+    /// Before the first child: tells the walker the module's own members are done. Returns the path mark to
+    /// come back to after the child `name`, or `None` when the walk does not go into children.
+    #[inline(always)]
+    fn enter_child(&mut self, name: &str) -> Option<usize> {
+        let s = &mut *self.state;
+        if !self.own_done {
+            self.own_done = true;
+            s.walker.after_own(s.path.as_str(), self.module);
+        }
+        s.recurse.then(|| s.path.push(name))
+    }
 }
 
 impl<'a, W: Walker + ?Sized> Visitor<'a> for Members<'_, '_, '_, W> {
@@ -179,15 +206,10 @@ impl<'a, W: Walker + ?Sized> Visitor<'a> for Members<'_, '_, '_, W> {
     }
 
     fn child(&mut self, name: &str, child: Child<'a>) {
-        let s = &mut *self.state;
-        if !self.own_done {
-            self.own_done = true;
-            s.walker.after_own(s.path.as_str(), self.module);
-        }
-        if !s.recurse {
+        let Some(mark) = self.enter_child(name) else {
             return;
-        }
-        let mark = s.path.push(name);
+        };
+        let s = &mut *self.state;
         match child {
             Child::Owned(m) => s.module(m),
             Child::Shared(shared) => {
@@ -198,6 +220,14 @@ impl<'a, W: Walker + ?Sized> Visitor<'a> for Members<'_, '_, '_, W> {
         }
         s.path.truncate(mark);
     }
+
+    #[inline(always)]
+    fn child_static<M: Module>(&mut self, name: &str, child: &'a M) {
+        if let Some(mark) = self.enter_child(name) {
+            self.state.module_static(child);
+            self.state.path.truncate(mark);
+        }
+    }
 }
 
 /// Walks `root` with `options`, reporting to `walker`.
@@ -207,14 +237,25 @@ pub fn walk(root: &dyn Module, walker: &mut dyn Walker, options: WalkOptions<'_>
 
 /// [`walk`] with the walker's type known, so that its methods are inlined into the traversal.
 pub(crate) fn walk_with<W: Walker + ?Sized>(root: &dyn Module, walker: &mut W, options: WalkOptions<'_>) {
-    let mut state = State {
-        path: ModulePath::new(options.prefix),
-        recurse: options.recurse,
-        remove_duplicate: options.remove_duplicate,
-        seen: Seen::default(),
-        walker,
-    };
-    state.module(root);
+    State::new(walker, options).module(root);
+}
+
+/// [`walk_with`] with the root's type known too: the walk down every child of known type is dispatched
+/// statically (children behind `Box<dyn Module>`, `Sequential` or `Shared` go through `visit`).
+pub(crate) fn walk_static<M: Module, W: Walker + ?Sized>(root: &M, walker: &mut W, options: WalkOptions<'_>) {
+    State::new(walker, options).module_static(root);
+}
+
+impl<'w, W: Walker + ?Sized> State<'w, W> {
+    fn new(walker: &'w mut W, options: WalkOptions<'_>) -> Self {
+        State {
+            path: ModulePath::new(options.prefix),
+            recurse: options.recurse,
+            remove_duplicate: options.remove_duplicate,
+            seen: Seen::default(),
+            walker,
+        }
+    }
 }
 
 struct StateMut<'w, W: WalkerMut + ?Sized> {
