@@ -49,11 +49,31 @@ where
         }
     }
     let post = hooks.of(HookKind::Forward);
-    if !post.iter().any(Entry::live) {
-        return module.forward(input);
-    }
     fn post_hook<M: Module + Forward>(e: &Entry) -> Option<&PostHook<M>> {
         e.f.downcast_ref::<PostHook<M>>()
+    }
+    // Without an `always_call` hook, nothing has to run when the forward or a hook fails: the hooks run
+    // plainly and a panic goes on by itself.
+    let (mut any_live, mut any_always) = (false, false);
+    for entry in post.iter().filter(|e| e.live()) {
+        any_live = true;
+        any_always |= entry.always_call;
+    }
+    if !any_live {
+        return module.forward(input);
+    }
+    if !any_always {
+        // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
+        // copy; the default clones the handle).
+        let mut output = module.forward_ref(&input)?;
+        for entry in post {
+            if entry.live()
+                && let Some(hook) = post_hook::<M>(entry)
+            {
+                hook(module, &input, Some(&mut output));
+            }
+        }
+        return Ok(output);
     }
     // Runs the always-call hooks from `from` on, with no output; a panic in one of them is dropped (PyTorch
     // warns and goes on), so that the original failure is the one reported.
@@ -64,8 +84,6 @@ where
             }
         }
     };
-    // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
-    // copy; the default clones the handle).
     match catch_unwind(AssertUnwindSafe(|| module.forward_ref(&input))) {
         Ok(Ok(mut output)) => {
             for (i, entry) in post.iter().enumerate() {
