@@ -204,14 +204,21 @@ pub fn tanh(x: f32) -> f32 {
     }
 }
 
-/// `x²` as an unevaluated sum `hi + lo` (Dekker's product with Veltkamp's split: exact, without FMA).
+/// `x²` as an unevaluated sum `hi + lo`, exactly: the fused multiply-add's single rounding gives the error
+/// of the product.
 #[inline(always)]
 fn square_exact(x: f32) -> (f32, f32) {
-    let c = 4097.0 * x;
-    let high = c - (c - x);
-    let low = x - high;
     let p = x * x;
-    (p, ((high * high - p) + 2.0 * high * low) + low * low)
+    (p, x.mul_add(x, -p))
+}
+
+/// `e^x` for `x <= 0`: as [`exp`] without its overflow and NaN handling (a NaN gives an unspecified value).
+#[inline(always)]
+fn exp_nonpositive(x: f32) -> f32 {
+    let (p, ni) = exp_reduced(x.max(-104.0));
+    let half = ni >> 1;
+    let y = p * pow2i(half) * pow2i(ni - half);
+    if x < -103.972_08 { 0.0 } else { y }
 }
 
 /// `erfc(z)` for `z >= 0`, given `z² = z2.0 + z2.1`: `e^(-z²)·P(t)` with `t = 1 / (1 + z/2)` (P fitted on
@@ -234,7 +241,7 @@ fn erfc_nonneg(z: f32, z2: (f32, f32)) -> f32 {
             -0.049_718_904_514_271_876,
         ],
     );
-    exp(-z2.0) * (1.0 - z2.1) * p
+    exp_nonpositive(-z2.0) * (1.0 - z2.1) * p
 }
 
 /// The error function, within 2 ulp.
