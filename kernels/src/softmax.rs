@@ -82,10 +82,11 @@ fn softmax_kernel<F: Float, C: Float, N: Size>(
         }
         sum += block;
         if log {
-            let shift = max + sum.ln();
+            // `(x - max) - ln(sum)`, as PyTorch: folding `max + ln(sum)` first would round at `max`'s scale.
+            let log_sum = sum.ln();
             for s in 0..size {
                 let k = at(line, s, size, inner_vectors);
-                output[k] = Vector::<F, N>::cast_from(Vector::<C, N>::cast_from(input[k]) - shift);
+                output[k] = Vector::<F, N>::cast_from((Vector::<C, N>::cast_from(input[k]) - max) - log_sum);
             }
         } else {
             let scale = Vector::<C, N>::new(C::new(1.0)) / sum;

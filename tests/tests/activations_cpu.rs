@@ -75,3 +75,75 @@ fn prelu_into_a_preallocated_output_and_in_place() {
     assert!(prelu_into(&x, &w, &Tensor::zeros([2, 3], DType::F64)).is_err());
     assert!(prelu_into(&x, &Tensor::full([4], 0.25, DType::F32), &x).is_err());
 }
+
+/// Softmax and log-softmax of rows with infinities, NaN, underflow and large values, against PyTorch 2.5.1's
+/// outputs for the same rows (`torch.softmax(t, 1)`, `torch.log_softmax(t, 1)`, float32), and of a long row
+/// against the formula in f64.
+#[test]
+fn softmax_edge_rows_match_pytorch() {
+    let (inf, nan) = (f32::INFINITY, f32::NAN);
+    let cases: [(Vec<f32>, Vec<f32>, Vec<f32>); 8] = [
+        (
+            vec![1.0, 2.0, 3.0],
+            vec![0.090_030_57, 0.244_728_48, 0.665_240_94],
+            vec![-2.407_605_9, -1.407_605_9, -0.407_605_95],
+        ),
+        (vec![-inf, -inf], vec![nan, nan], vec![nan, nan]),
+        (vec![-inf, 0.0], vec![0.0, 1.0], vec![-inf, 0.0]),
+        (vec![inf, 1.0], vec![nan, nan], vec![nan, nan]),
+        (vec![nan, 1.0], vec![nan, nan], vec![nan, nan]),
+        (vec![-200.0, 0.0], vec![0.0, 1.0], vec![-200.0, 0.0]),
+        (
+            vec![88.0, 89.0],
+            vec![0.268_941_43, 0.731_058_6],
+            vec![-1.313_261_6, -0.313_261_66],
+        ),
+        (vec![-1e30, 1e30], vec![0.0, 1.0], vec![-2e30, 0.0]),
+    ];
+    let close = |got: f32, want: f32| {
+        (got.is_nan() && want.is_nan()) || got == want || (got - want).abs() <= 1e-6 * want.abs().max(1e-30)
+    };
+    for (row, soft, log) in cases {
+        let x = nn::Tensor::from_vec(row.clone(), [1, row.len()]).unwrap();
+        let s = x.softmax(1).unwrap().to_vec::<f32>().unwrap();
+        let l = x.log_softmax(1).unwrap().to_vec::<f32>().unwrap();
+        for i in 0..row.len() {
+            assert!(
+                close(s[i], soft[i]),
+                "softmax({row:?})[{i}] = {} vs PyTorch {}",
+                s[i],
+                soft[i]
+            );
+            assert!(
+                close(l[i], log[i]),
+                "log_softmax({row:?})[{i}] = {} vs PyTorch {}",
+                l[i],
+                log[i]
+            );
+        }
+    }
+    // A row longer than the vector blocks, with a tail, spread over [-60, 60].
+    let n = 1_037;
+    let row: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1201) as f32 / 10.0 - 60.0).collect();
+    // `x - max` is rounded to f32 first, as PyTorch's float32 kernel does; the rest in f64.
+    let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    let shifted: Vec<f64> = row.iter().map(|&v| (v - max) as f64).collect();
+    let sum: f64 = shifted.iter().map(|d| d.exp()).sum();
+    let x = nn::Tensor::from_vec(row.clone(), [1, n]).unwrap();
+    let s = x.softmax(-1).unwrap().to_vec::<f32>().unwrap();
+    let l = x.log_softmax(-1).unwrap().to_vec::<f32>().unwrap();
+    for i in 0..n {
+        let want_log = shifted[i] - sum.ln();
+        let want = want_log.exp();
+        assert!(
+            (s[i] as f64 - want).abs() <= 2e-6 * want + 1e-37,
+            "softmax[{i}] = {} vs {want}",
+            s[i]
+        );
+        assert!(
+            (l[i] as f64 - want_log).abs() <= 1e-6 * want_log.abs().max(1.0),
+            "log_softmax[{i}] = {} vs {want_log}",
+            l[i]
+        );
+    }
+}

@@ -193,3 +193,33 @@ fn an_operation_without_a_kernel_says_so() {
     assert!(matches!(err, Error::UnsupportedOnDevice { .. }), "{err}");
     assert!(err.to_string().contains("wgpu:0"), "{err}");
 }
+
+#[test]
+fn softmax_of_large_rows_on_the_device_keeps_the_small_outputs_exact() {
+    let Some(dev) = wgpu_or_skip("softmax_large_rows") else {
+        return;
+    };
+    // PyTorch 2.5.1 (`torch.log_softmax(t, 1)`, float32): [-1.3132616, -0.31326166] for [88, 89].
+    let x = Tensor::from_vec(vec![88.0f32, 89.0, 1.0, 2.0, -200.0, 0.0], [3, 2]).unwrap();
+    let on = x.to_device(dev).unwrap();
+    for log in [false, true] {
+        let (cpu, gpu) = if log {
+            (x.log_softmax(1).unwrap(), on.log_softmax(1).unwrap())
+        } else {
+            (x.softmax(1).unwrap(), on.softmax(1).unwrap())
+        };
+        let (cpu, gpu) = (
+            cpu.to_vec::<f32>().unwrap(),
+            gpu.cpu().unwrap().to_vec::<f32>().unwrap(),
+        );
+        for (c, g) in cpu.iter().zip(&gpu) {
+            assert!(
+                (c - g).abs() <= 1e-6 * c.abs().max(1e-6),
+                "log={log}: cpu {cpu:?} vs wgpu {gpu:?}"
+            );
+        }
+        if log {
+            assert!((gpu[1] - -0.313_261_66).abs() <= 1e-6 * 0.32, "{gpu:?}");
+        }
+    }
+}

@@ -212,10 +212,11 @@ fn square_exact(x: f32) -> (f32, f32) {
     (p, x.mul_add(x, -p))
 }
 
-/// `e^x` for `x <= 0`: as [`exp`] without its overflow and NaN handling (a NaN gives an unspecified value).
+/// `e^x` for `x <= 0` (softmax's `x - max`, erfc's `-z²`): [`exp`] without its overflow branch; a NaN
+/// passes through the clamp and comes out NaN.
 #[inline(always)]
-fn exp_nonpositive(x: f32) -> f32 {
-    let (p, ni) = exp_reduced(x.max(-104.0));
+pub fn exp_nonpositive(x: f32) -> f32 {
+    let (p, ni) = exp_reduced(if x < -104.0 { -104.0 } else { x });
     let half = ni >> 1;
     let y = p * pow2i(half) * pow2i(ni - half);
     if x < -103.972_08 { 0.0 } else { y }
@@ -319,6 +320,13 @@ mod tests {
         assert_eq!(super::exp(-105.0), 0.0);
         assert!(super::exp(f32::NAN).is_nan());
         assert_eq!(super::exp(0.0), 1.0);
+        assert!(super::exp_nonpositive(f32::NAN).is_nan());
+        assert_eq!(super::exp_nonpositive(-105.0), 0.0);
+        assert_eq!(super::exp_nonpositive(f32::NEG_INFINITY), 0.0);
+        assert_eq!(super::exp_nonpositive(0.0), 1.0);
+        for x in sweep(-103.9, 0.0, 200_001) {
+            assert_eq!(super::exp_nonpositive(x), super::exp(x), "{x}");
+        }
     }
 
     #[test]

@@ -256,26 +256,43 @@ fn softmax_row<R: Real>(row: &[R], dst: &mut [R], log: bool) {
         // A row of -inf, or one with +inf: PyTorch's result (NaN, or 1 at the +inf) comes from x - max as is.
         max = if max == R::of(f64::INFINITY) { max } else { R::ZERO };
     }
+    // `x - max <= 0` (or NaN, which the exp passes on): the exp needs no overflow handling.
     let mut acc = [R::ZERO; LANES];
     let mut blocks = row.chunks_exact(LANES);
-    let mut outs = dst.chunks_exact_mut(LANES);
-    for (b, o) in (&mut blocks).zip(&mut outs) {
-        for ((a, &v), o) in acc.iter_mut().zip(b).zip(o.iter_mut()) {
-            let e = (v - max).exp();
-            *o = e;
-            *a = *a + e;
+    let sum = if log {
+        // Log-softmax only needs the sum: its output is written once, below.
+        for b in &mut blocks {
+            for (a, &v) in acc.iter_mut().zip(b) {
+                *a = *a + (v - max).exp_nonpositive();
+            }
         }
-    }
-    let mut sum = acc.iter().fold(R::ZERO, |a, &b| a + b);
-    for (&v, o) in blocks.remainder().iter().zip(outs.into_remainder()) {
-        let e = (v - max).exp();
-        *o = e;
-        sum = sum + e;
-    }
+        let tail = blocks
+            .remainder()
+            .iter()
+            .fold(R::ZERO, |s, &v| s + (v - max).exp_nonpositive());
+        acc.iter().fold(R::ZERO, |a, &b| a + b) + tail
+    } else {
+        let mut outs = dst.chunks_exact_mut(LANES);
+        for (b, o) in (&mut blocks).zip(&mut outs) {
+            for ((a, &v), o) in acc.iter_mut().zip(b).zip(o.iter_mut()) {
+                let e = (v - max).exp_nonpositive();
+                *o = e;
+                *a = *a + e;
+            }
+        }
+        let mut sum = acc.iter().fold(R::ZERO, |a, &b| a + b);
+        for (&v, o) in blocks.remainder().iter().zip(outs.into_remainder()) {
+            let e = (v - max).exp_nonpositive();
+            *o = e;
+            sum = sum + e;
+        }
+        sum
+    };
     if log {
-        let shift = max + sum.ln();
+        // `(x - max) - ln(sum)`, as PyTorch: folding `max + ln(sum)` first would round at `max`'s scale.
+        let log_sum = sum.ln();
         for (o, &v) in dst.iter_mut().zip(row) {
-            *o = v - shift;
+            *o = (v - max) - log_sum;
         }
     } else {
         let scale = R::ONE / sum;
@@ -311,7 +328,7 @@ multiversion! {
         for k in 0..size {
             let (src, dst) = (&x[k * inner..(k + 1) * inner], &mut out[k * inner..(k + 1) * inner]);
             for (((o, &v), &m), &s) in dst.iter_mut().zip(src).zip(&max).zip(&sum) {
-                *o = if log { v - (m + s.ln()) } else { *o / s };
+                *o = if log { (v - m) - s.ln() } else { *o / s };
             }
         }
     }

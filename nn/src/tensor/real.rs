@@ -29,6 +29,8 @@ pub trait Real:
     fn f64(self) -> f64;
     /// e^x.
     fn exp(self) -> Self;
+    /// e^x for `x <= 0` (or NaN): no overflow to handle.
+    fn exp_nonpositive(self) -> Self;
     /// e^x - 1, accurate near 0.
     fn exp_m1(self) -> Self;
     /// Natural logarithm.
@@ -72,7 +74,7 @@ pub trait Real:
 }
 
 macro_rules! real {
-    ($t:ty, $exp:path, $exp_m1:path, $ln:path, $ln_1p:path, $tanh:path, $erf:path, $gelu:path, $log1p_exp:path) => {
+    ($t:ty, $exp:path, $exp_nonpositive:path, $exp_m1:path, $ln:path, $ln_1p:path, $tanh:path, $erf:path, $gelu:path, $log1p_exp:path) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -87,6 +89,10 @@ macro_rules! real {
             #[inline(always)]
             fn exp(self) -> Self {
                 $exp(self)
+            }
+            #[inline(always)]
+            fn exp_nonpositive(self) -> Self {
+                $exp_nonpositive(self)
             }
             #[inline(always)]
             fn exp_m1(self) -> Self {
@@ -143,6 +149,7 @@ macro_rules! real {
 real!(
     f32,
     fastmath::exp,
+    fastmath::exp_nonpositive,
     fastmath::exp_m1,
     fastmath::ln,
     fastmath::ln_1p,
@@ -153,6 +160,7 @@ real!(
 );
 real!(
     f64,
+    f64::exp,
     f64::exp,
     f64::exp_m1,
     f64::ln,
