@@ -80,6 +80,7 @@ fn prelu_into_a_preallocated_output_and_in_place() {
 /// outputs for the same rows (`torch.softmax(t, 1)`, `torch.log_softmax(t, 1)`, float32), and of a long row
 /// against the formula in f64.
 #[test]
+#[allow(clippy::excessive_precision)] // PyTorch's printed digits, as printed
 fn softmax_edge_rows_match_pytorch() {
     let (inf, nan) = (f32::INFINITY, f32::NAN);
     let cases: [(Vec<f32>, Vec<f32>, Vec<f32>); 8] = [
