@@ -3,7 +3,9 @@
 //! the same size in the same run.
 //!
 //! Then the same on wgpu (`wgpu f32 16M`, skipped with a message when there is no adapter): each iteration
-//! launches the kernel on device-resident data and waits for the device.
+//! launches the kernel on device-resident data and waits for the device. A second group (`wgpu f32 16M,
+//! queued`) launches a batch of calls and waits once at its end: throughput with the queue kept full, the way a
+//! model's successive layers run (and the way a fused framework's figures are taken).
 //!
 //! `cargo bench -p nn --bench activations` (`-- relu` for one, `-- wgpu` for the device)
 
@@ -209,6 +211,35 @@ fn bench_wgpu(c: &mut Criterion) {
                 sync();
             })
         });
+    }
+    g.finish();
+    queued(c, device, &x);
+}
+
+/// The device copy and the activations with a peer figure, out of place, `iters` calls launched back to back
+/// and one wait at the end.
+fn queued(c: &mut Criterion, device: Device, x: &Tensor) {
+    let sync = || nn::gpu::synchronize(device).unwrap();
+    let mut g = c.benchmark_group("wgpu f32 16M, queued");
+    g.throughput(Throughput::Bytes((2 * N * 4) as u64));
+    g.sample_size(10);
+    let mut run = |name: &str, f: &dyn Fn() -> Tensor| {
+        black_box(f());
+        sync();
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let start = std::time::Instant::now();
+                for _ in 0..iters {
+                    black_box(f());
+                }
+                sync();
+                start.elapsed()
+            })
+        });
+    };
+    run("copy (device memcpy)", &|| x.deep_copy().unwrap());
+    for act in [Activation::Relu, Activation::Gelu, Activation::Sigmoid, Activation::Tanh] {
+        run(&format!("{} out-of-place", act.name()), &|| act.forward(x).unwrap());
     }
     g.finish();
 }
