@@ -238,7 +238,12 @@ fn queued(c: &mut Criterion, device: Device, x: &Tensor) {
         });
     };
     run("copy (device memcpy)", &|| x.deep_copy().unwrap());
-    for act in [Activation::Relu, Activation::Gelu, Activation::Sigmoid, Activation::Tanh] {
+    for act in [
+        Activation::Relu,
+        Activation::Gelu,
+        Activation::Sigmoid,
+        Activation::Tanh,
+    ] {
         run(&format!("{} out-of-place", act.name()), &|| act.forward(x).unwrap());
     }
     g.finish();

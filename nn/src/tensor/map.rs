@@ -241,53 +241,43 @@ multiversion! {
 /// Softmax (or log-softmax) of one contiguous row: max, sum of `e^(x - max)`, then scale (or subtract the log).
 #[inline(always)]
 fn softmax_row<R: Real>(row: &[R], dst: &mut [R], log: bool) {
+    // The max skips NaNs (one `max` instruction per vector): a NaN in the row still makes every output NaN,
+    // through its `e^(x - max)` in the sum below.
+    let larger = |m: R, v: R| if v > m { v } else { m };
     let mut m = [R::of(f64::NEG_INFINITY); LANES];
     let mut blocks = row.chunks_exact(LANES);
     for b in &mut blocks {
         for (m, &v) in m.iter_mut().zip(b) {
-            *m = m.max_nan(v);
+            *m = larger(*m, v);
         }
     }
-    let mut max = m.iter().fold(R::of(f64::NEG_INFINITY), |a, &b| a.max_nan(b));
+    let mut max = m.iter().fold(R::of(f64::NEG_INFINITY), |a, &b| larger(a, b));
     for &v in blocks.remainder() {
-        max = max.max_nan(v);
+        max = larger(max, v);
     }
     if max == R::of(f64::NEG_INFINITY) || max == R::of(f64::INFINITY) {
         // A row of -inf, or one with +inf: PyTorch's result (NaN, or 1 at the +inf) comes from x - max as is.
         max = if max == R::of(f64::INFINITY) { max } else { R::ZERO };
     }
-    // `x - max <= 0` (or NaN, which the exp passes on): the exp needs no overflow handling.
+    // `x - max <= 0` (or NaN, which the exp passes on): the exp needs no overflow handling. The exps go to
+    // `dst` for log-softmax too (which overwrites them below): the output's lines are then fetched while the
+    // exps are computed, instead of in the last, memory-bound pass.
     let mut acc = [R::ZERO; LANES];
     let mut blocks = row.chunks_exact(LANES);
-    let sum = if log {
-        // Log-softmax only needs the sum: its output is written once, below.
-        for b in &mut blocks {
-            for (a, &v) in acc.iter_mut().zip(b) {
-                *a = *a + (v - max).exp_nonpositive();
-            }
-        }
-        let tail = blocks
-            .remainder()
-            .iter()
-            .fold(R::ZERO, |s, &v| s + (v - max).exp_nonpositive());
-        acc.iter().fold(R::ZERO, |a, &b| a + b) + tail
-    } else {
-        let mut outs = dst.chunks_exact_mut(LANES);
-        for (b, o) in (&mut blocks).zip(&mut outs) {
-            for ((a, &v), o) in acc.iter_mut().zip(b).zip(o.iter_mut()) {
-                let e = (v - max).exp_nonpositive();
-                *o = e;
-                *a = *a + e;
-            }
-        }
-        let mut sum = acc.iter().fold(R::ZERO, |a, &b| a + b);
-        for (&v, o) in blocks.remainder().iter().zip(outs.into_remainder()) {
+    let mut outs = dst.chunks_exact_mut(LANES);
+    for (b, o) in (&mut blocks).zip(&mut outs) {
+        for ((a, &v), o) in acc.iter_mut().zip(b).zip(o.iter_mut()) {
             let e = (v - max).exp_nonpositive();
             *o = e;
-            sum = sum + e;
+            *a = *a + e;
         }
-        sum
-    };
+    }
+    let mut sum = acc.iter().fold(R::ZERO, |a, &b| a + b);
+    for (&v, o) in blocks.remainder().iter().zip(outs.into_remainder()) {
+        let e = (v - max).exp_nonpositive();
+        *o = e;
+        sum = sum + e;
+    }
     if log {
         // `(x - max) - ln(sum)`, as PyTorch: folding `max + ln(sum)` first would round at `max`'s scale.
         let log_sum = sum.ln();
