@@ -22,6 +22,7 @@ pub mod lstm;
 mod math;
 pub mod norm;
 pub mod prelu;
+mod reduce;
 pub mod softmax;
 
 pub use buffer::GpuBuffer;

@@ -7,37 +7,12 @@ use cubecl::prelude::*;
 use crate::activation::{Compute, FromF64};
 use crate::dtype::with_float_type;
 use crate::launch::{CUBE_SIZE, arg, check_operands, cube_count, cube_dim, elements};
+use crate::reduce::{channel_index, cube_sum};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// A tensor seen as `[outer, channels, inner]` around its channel dimension (dim 1 for a batch norm): the
 /// layout PReLU's per-channel weights use too.
 pub use crate::prelu::Layout;
-
-/// The sum of every unit's `value` over the cube, returned to every unit.
-#[cube]
-fn cube_sum<C: Float>(value: C, partial: &mut Shared<[C]>) -> C {
-    let unit = UNIT_POS as usize;
-    partial[unit] = value;
-    sync_cube();
-    #[unroll]
-    for level in 1..9usize {
-        let step = CUBE_SIZE as usize >> level;
-        if unit < step {
-            let sum = partial[unit] + partial[unit + step];
-            partial[unit] = sum;
-        }
-        sync_cube();
-    }
-    let total = partial[0];
-    sync_cube();
-    total
-}
-
-/// Element `k` of channel `c` (`k` over `outer · inner`).
-#[cube]
-fn channel_index(k: usize, c: usize, channels: usize, inner: usize) -> usize {
-    ((k / inner) * channels + c) * inner + k % inner
-}
 
 /// `mean[c]` and biased `var[c]` of channel `c` (cube `c`).
 #[cube(launch_unchecked)]

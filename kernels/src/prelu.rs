@@ -10,6 +10,7 @@ use cubecl::prelude::*;
 use crate::activation::Compute;
 use crate::dtype::with_float_type;
 use crate::launch::{CUBE_SIZE, arg, check_same, cube_count, cube_dim, elements, vector_size};
+use crate::reduce::{channel_index, cube_sum};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// A tensor's shape seen as `[outer, channels, inner]` around the weight's channel dimension.
@@ -103,26 +104,16 @@ fn prelu_weight_grad_kernel<F: Float, C: Float>(
     if c < channels {
         let mut k = unit;
         while k < per_channel {
-            let index = ((k / inner) * channels + c) * inner + k % inner;
+            let index = channel_index(k, c, channels, inner);
             let x = C::cast_from(input[index]);
             let g = C::cast_from(dy[index]);
             acc += select(x > C::new(0.0), C::new(0.0), x * g);
             k += CUBE_SIZE as usize;
         }
     }
-    partial[unit] = acc;
-    sync_cube();
-    #[unroll]
-    for level in 1..9usize {
-        let step = CUBE_SIZE as usize >> level;
-        if unit < step {
-            let sum = partial[unit] + partial[unit + step];
-            partial[unit] = sum;
-        }
-        sync_cube();
-    }
+    let total = cube_sum::<C>(acc, &mut partial);
     if unit == 0 && c < channels {
-        dweight[c] = F::cast_from(partial[0]);
+        dweight[c] = F::cast_from(total);
     }
 }
 
