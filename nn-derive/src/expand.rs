@@ -53,6 +53,12 @@ fn child_trait(cont: &Container<'_>, index: usize, field: &Field<'_>) -> (syn::I
             fn __visit_slot<'__a, __V: ::nn::__private::Visitor<'__a>>(&'__a self, name: &str, visitor: &mut __V)
             where
                 Self: ::core::marker::Sized;
+            fn __visit_slot_mut<'__a, __V: ::nn::__private::VisitorMut<'__a>>(
+                &'__a mut self,
+                name: &str,
+                visitor: &mut __V,
+            ) where
+                Self: ::core::marker::Sized;
         }
         impl<T: ?::core::marker::Sized + ::nn::__private::ModuleField> #name for T {
             #[inline(always)]
@@ -76,6 +82,16 @@ fn child_trait(cont: &Container<'_>, index: usize, field: &Field<'_>) -> (syn::I
                 Self: ::core::marker::Sized,
             {
                 ::nn::__private::ModuleField::visit_slot(self, name, visitor)
+            }
+            #[inline(always)]
+            fn __visit_slot_mut<'__a, __V: ::nn::__private::VisitorMut<'__a>>(
+                &'__a mut self,
+                name: &str,
+                visitor: &mut __V,
+            ) where
+                Self: ::core::marker::Sized,
+            {
+                ::nn::__private::ModuleField::visit_slot_mut(self, name, visitor)
             }
         }
     };
@@ -119,7 +135,8 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                 __visitor.param(#key, __p);
             }
         }
-    });
+    }).collect::<Vec<_>>();
+
     let persistent = |f: &Field<'_>| matches!(f.kind, FieldKind::Buffer { persistent: true });
     let visit_buffers = buffers
         .iter()
@@ -139,7 +156,8 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                 __visitor.buffer(#key, __b, #p);
             }
         }
-    });
+    }).collect::<Vec<_>>();
+
     let visit_children = children.iter().zip(&traits).map(|(f, (t, _))| {
         let (member, key) = (&f.member, &f.key);
         quote_spanned! {f.ty.span()=>
@@ -152,6 +170,12 @@ fn expand(cont: &Container<'_>) -> TokenStream {
         let (member, key) = (&f.member, &f.key);
         quote_spanned! {f.ty.span()=>
             #t::__visit_slot(&self.#member, #key, __visitor);
+        }
+    });
+    let visit_children_mut_static = children.iter().zip(&traits).map(|(f, (t, _))| {
+        let (member, key) = (&f.member, &f.key);
+        quote_spanned! {f.ty.span()=>
+            #t::__visit_slot_mut(&mut self.#member, #key, __visitor);
         }
     });
     let visit_children_mut = children.iter().zip(&traits).map(|(f, (t, _))| {
@@ -277,6 +301,14 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                     #(#visit_params)*
                     #(#visit_buffers)*
                     #(#visit_children_static)*
+                }
+
+                #[inline]
+                fn visit_mut_static<'__a, __V: ::nn::__private::VisitorMut<'__a>>(&'__a mut self, __visitor: &mut __V) {
+                    #unused_visitor
+                    #(#visit_params_mut)*
+                    #(#visit_buffers_mut)*
+                    #(#visit_children_mut_static)*
                 }
 
                 fn visit_mut<'__a>(&'__a mut self, __visitor: &mut dyn ::nn::__private::VisitorMut<'__a>) {

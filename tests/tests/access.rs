@@ -443,6 +443,34 @@ fn static_and_dynamic_walks_agree(m: &impl Module) {
     }
 }
 
+/// Every event of a walk for change, as text.
+#[derive(Default, PartialEq, Debug)]
+struct EventsMut(Vec<String>);
+
+impl nn::module::WalkerMut for EventsMut {
+    fn module(&mut self, path: &str, module: &mut dyn Module) {
+        self.0.push(format!("module {path} {}", module.type_name()));
+    }
+    fn param(&mut self, path: &str, param: &mut Param) {
+        self.0.push(format!("param {path} {}", param.id()));
+    }
+    fn buffer(&mut self, path: &str, buffer: &mut Tensor, persistent: bool) {
+        self.0.push(format!("buffer {path} {:?} {persistent}", buffer.shape()));
+    }
+}
+
+/// The same for the walk for change (`walk_mut`, under `visit_parameters_mut`, `zero_grad`, …).
+fn static_and_dynamic_walks_for_change_agree(m: &mut impl Module) {
+    for remove_duplicate in [true, false] {
+        let (mut typed, mut dynamic) = (EventsMut::default(), EventsMut::default());
+        m.walk_mut(&mut typed, remove_duplicate);
+        let as_dyn: &mut dyn Module = m;
+        as_dyn.walk_mut(&mut dynamic, remove_duplicate);
+        assert!(!typed.0.is_empty());
+        assert_eq!(typed, dynamic, "remove_duplicate: {remove_duplicate}");
+    }
+}
+
 #[test]
 fn typed_walks_equal_walks_through_trait_objects() {
     let shared = Shared::new(Linear::new(2, 2, true));
@@ -457,12 +485,18 @@ fn typed_walks_equal_walks_through_trait_objects() {
         boxed: Box::new(Linear::new(1, 1, false)),
         any: Box::new(Sequential::new().append(Linear::new(1, 1, true))),
     };
+    let mut members = members;
     static_and_dynamic_walks_agree(&members);
-    static_and_dynamic_walks_agree(&Twice {
+    static_and_dynamic_walks_for_change_agree(&mut members);
+    let mut twice = Twice {
         first: shared.clone(),
         list: vec![shared.clone(), Shared::new(Linear::new(1, 1, false)), shared],
-    });
-    static_and_dynamic_walks_agree(&Zoo::new());
+    };
+    static_and_dynamic_walks_agree(&twice);
+    static_and_dynamic_walks_for_change_agree(&mut twice);
+    let mut zoo = Zoo::new();
+    static_and_dynamic_walks_agree(&zoo);
+    static_and_dynamic_walks_for_change_agree(&mut zoo);
     let names: Vec<String> = members.named_parameters().into_iter().map(|(n, _)| n).collect();
     assert_eq!(
         names,

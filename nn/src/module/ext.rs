@@ -23,6 +23,8 @@ pub trait AsDynModule {
     fn as_dyn_mut(&mut self) -> &mut dyn Module;
     /// [`ModuleExt::walk`]: with static dispatch down a sized module's tree, through `visit` on a trait object.
     fn walk_typed<W: Walker + ?Sized>(&self, walker: &mut W, options: WalkOptions<'_>);
+    /// [`ModuleExt::walk_mut`], likewise.
+    fn walk_mut_typed<W: WalkerMut + ?Sized>(&mut self, walker: &mut W, remove_duplicate: bool);
 }
 
 impl<M: Module> AsDynModule for M {
@@ -35,6 +37,9 @@ impl<M: Module> AsDynModule for M {
     fn walk_typed<W: Walker + ?Sized>(&self, walker: &mut W, options: WalkOptions<'_>) {
         walk::walk_static(self, walker, options)
     }
+    fn walk_mut_typed<W: WalkerMut + ?Sized>(&mut self, walker: &mut W, remove_duplicate: bool) {
+        walk::walk_mut_static(self, walker, "", remove_duplicate)
+    }
 }
 
 impl AsDynModule for dyn Module {
@@ -46,6 +51,9 @@ impl AsDynModule for dyn Module {
     }
     fn walk_typed<W: Walker + ?Sized>(&self, walker: &mut W, options: WalkOptions<'_>) {
         walk::walk_with(self, walker, options)
+    }
+    fn walk_mut_typed<W: WalkerMut + ?Sized>(&mut self, walker: &mut W, remove_duplicate: bool) {
+        walk::walk_mut_with(self, walker, "", remove_duplicate)
     }
 }
 
@@ -87,7 +95,7 @@ pub trait ModuleExt: AsDynModule {
 
     /// Walks the tree for change; with `remove_duplicate`, shared modules and tied parameters are met once.
     fn walk_mut<W: WalkerMut + ?Sized>(&mut self, walker: &mut W, remove_duplicate: bool) {
-        walk::walk_mut_with(self.as_dyn_mut(), walker, "", remove_duplicate)
+        self.walk_mut_typed(walker, remove_duplicate)
     }
 
     /// Calls `f` with the path of every parameter (each once), without allocating.
@@ -111,7 +119,7 @@ pub trait ModuleExt: AsDynModule {
                 (self.0)(path, param)
             }
         }
-        walk::walk_mut_with(self.as_dyn_mut(), &mut F(f), "", true)
+        self.walk_mut_typed(&mut F(f), true)
     }
 
     /// Calls `f` with the path of every buffer (each once) and whether it is persistent.
@@ -135,7 +143,7 @@ pub trait ModuleExt: AsDynModule {
                 (self.0)(path, buffer, persistent)
             }
         }
-        walk::walk_mut_with(self.as_dyn_mut(), &mut F(f), "", true)
+        self.walk_mut_typed(&mut F(f), true)
     }
 
     /// `named_parameters()`: every parameter with its path, each once.

@@ -6,7 +6,7 @@
 
 use std::any::Any;
 
-use super::{Child, ChildMut, Module, Visitor};
+use super::{Child, ChildMut, Module, Visitor, VisitorMut};
 use crate::containers::Layer;
 use crate::{Param, Shared, Tensor};
 
@@ -90,6 +90,16 @@ pub trait ModuleField: Any + Send + Sync {
             visitor.child(name, child)
         }
     }
+    /// [`visit_slot`](Self::visit_slot) for change.
+    #[inline(always)]
+    fn visit_slot_mut<'a, V: VisitorMut<'a>>(&'a mut self, name: &str, visitor: &mut V)
+    where
+        Self: Sized,
+    {
+        if let Some(child) = self.as_child_mut() {
+            visitor.child(name, child)
+        }
+    }
 }
 
 impl<M: Module> ModuleField for M {
@@ -105,6 +115,10 @@ impl<M: Module> ModuleField for M {
     }
     #[inline(always)]
     fn visit_slot<'a, V: Visitor<'a>>(&'a self, name: &str, visitor: &mut V) {
+        visitor.child_static(name, self)
+    }
+    #[inline(always)]
+    fn visit_slot_mut<'a, V: VisitorMut<'a>>(&'a mut self, name: &str, visitor: &mut V) {
         visitor.child_static(name, self)
     }
 }
@@ -137,6 +151,12 @@ impl<T: ModuleField + FromReplacement> ModuleField for Option<T> {
     fn visit_slot<'a, V: Visitor<'a>>(&'a self, name: &str, visitor: &mut V) {
         if let Some(slot) = self {
             slot.visit_slot(name, visitor)
+        }
+    }
+    #[inline(always)]
+    fn visit_slot_mut<'a, V: VisitorMut<'a>>(&'a mut self, name: &str, visitor: &mut V) {
+        if let Some(slot) = self {
+            slot.visit_slot_mut(name, visitor)
         }
     }
 }

@@ -45,6 +45,14 @@ macro_rules! module_list {
                 }
             }
 
+            #[inline]
+            fn visit_mut_static<'a, V: VisitorMut<'a>>(&'a mut self, visitor: &mut V) {
+                let mut index = itoa::Buffer::new();
+                for (i, item) in self.iter_mut().enumerate() {
+                    item.visit_slot_mut(index.format(i), visitor);
+                }
+            }
+
             fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>) {
                 let mut index = itoa::Buffer::new();
                 for (i, item) in self.iter_mut().enumerate() {

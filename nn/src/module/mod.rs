@@ -100,6 +100,16 @@ pub trait VisitorMut<'a> {
     fn child(&mut self, name: &str, child: ChildMut<'a>) {
         let _ = (name, child);
     }
+    /// An owned child module named `name` whose type is known at compile time, reported by
+    /// [`Module::visit_mut_static`]. The default is [`child`](Self::child) with [`ChildMut::Owned`]; a traversal
+    /// overrides it to go on down with static dispatch.
+    #[inline(always)]
+    fn child_static<M: Module>(&mut self, name: &str, child: &'a mut M)
+    where
+        Self: Sized,
+    {
+        self.child(name, ChildMut::Owned(child))
+    }
 }
 
 /// A neural-network module: a tree of parameters, buffers and child modules with PyTorch's `nn.Module` API.
@@ -159,6 +169,16 @@ pub trait Module: Any + Send + Sync {
 
     /// Calls `visitor` for each own parameter, buffer and child, for change.
     fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>);
+
+    /// [`visit_mut`](Self::visit_mut) with the visitor's type known, as [`visit_static`](Self::visit_static)
+    /// is to `visit`. `#[derive(Module)]` writes it; the default calls `visit_mut`.
+    #[inline(always)]
+    fn visit_mut_static<'a, V: VisitorMut<'a>>(&'a mut self, visitor: &mut V)
+    where
+        Self: Sized,
+    {
+        self.visit_mut(visitor)
+    }
 
     /// The direct child named `name`.
     fn child(&self, name: &str) -> Option<Child<'_>> {

@@ -270,6 +270,13 @@ impl<W: WalkerMut + ?Sized> StateMut<'_, W> {
         self.walker.module(self.path.as_str(), module);
         module.visit_mut(&mut MembersMut { state: self });
     }
+
+    /// [`module`](Self::module) with the module's type known: its members are listed by `visit_mut_static`.
+    #[inline]
+    fn module_static<M: Module>(&mut self, module: &mut M) {
+        self.walker.module(self.path.as_str(), module);
+        module.visit_mut_static(&mut MembersMut { state: self });
+    }
 }
 
 struct MembersMut<'s, 'w, W: WalkerMut + ?Sized> {
@@ -310,6 +317,14 @@ impl<'a, W: WalkerMut + ?Sized> VisitorMut<'a> for MembersMut<'_, '_, W> {
         }
         s.path.truncate(mark);
     }
+
+    #[inline(always)]
+    fn child_static<M: Module>(&mut self, name: &str, child: &'a mut M) {
+        let s = &mut *self.state;
+        let mark = s.path.push(name);
+        s.module_static(child);
+        s.path.truncate(mark);
+    }
 }
 
 /// Walks `root` for change: every module, parameter and buffer, with its path. With `remove_duplicate`, a
@@ -325,11 +340,27 @@ pub(crate) fn walk_mut_with<W: WalkerMut + ?Sized>(
     prefix: &str,
     remove_duplicate: bool,
 ) {
-    let mut state = StateMut {
-        path: ModulePath::new(prefix),
-        remove_duplicate,
-        seen: Seen::default(),
-        walker,
-    };
-    state.module(root);
+    StateMut::new(walker, prefix, remove_duplicate).module(root);
+}
+
+/// [`walk_mut_with`] with the root's type known too: the walk down every child of known type is dispatched
+/// statically.
+pub(crate) fn walk_mut_static<M: Module, W: WalkerMut + ?Sized>(
+    root: &mut M,
+    walker: &mut W,
+    prefix: &str,
+    remove_duplicate: bool,
+) {
+    StateMut::new(walker, prefix, remove_duplicate).module_static(root);
+}
+
+impl<'w, W: WalkerMut + ?Sized> StateMut<'w, W> {
+    fn new(walker: &'w mut W, prefix: &str, remove_duplicate: bool) -> Self {
+        StateMut {
+            path: ModulePath::new(prefix),
+            remove_duplicate,
+            seen: Seen::default(),
+            walker,
+        }
+    }
 }
