@@ -148,3 +148,26 @@ fn softmax_edge_rows_match_pytorch() {
         );
     }
 }
+
+/// Softmax and log-softmax down a column (`dim` other than the last) equal the row form on the transpose.
+#[test]
+fn softmax_over_columns_equals_softmax_over_rows_of_the_transpose() {
+    let values: Vec<f32> = (0..35).map(|i| ((i * 37) % 23) as f32 * 1.7 - 20.0).collect();
+    let x = nn::Tensor::from_vec(values, [5, 7]).unwrap();
+    let xt = x.transpose(0, 1).unwrap();
+    for log in [false, true] {
+        let (cols, rows) = if log {
+            (x.log_softmax(0).unwrap(), xt.log_softmax(1).unwrap())
+        } else {
+            (x.softmax(0).unwrap(), xt.softmax(1).unwrap())
+        };
+        let cols = cols.transpose(0, 1).unwrap().to_vec::<f32>().unwrap();
+        let rows = rows.to_vec::<f32>().unwrap();
+        for (c, r) in cols.iter().zip(&rows) {
+            assert!(
+                (c - r).abs() <= 1e-6 * r.abs().max(1e-6),
+                "log={log}: {cols:?} vs {rows:?}"
+            );
+        }
+    }
+}

@@ -52,8 +52,6 @@ where
     fn post_hook<M: Module + Forward>(e: &Entry) -> Option<&PostHook<M>> {
         e.f.downcast_ref::<PostHook<M>>()
     }
-    // Without an `always_call` hook, nothing has to run when the forward or a hook fails: the hooks run
-    // plainly and a panic goes on by itself.
     let (mut any_live, mut any_always) = (false, false);
     for entry in post.iter().filter(|e| e.live()) {
         any_live = true;
@@ -61,19 +59,6 @@ where
     }
     if !any_live {
         return module.forward(input);
-    }
-    if !any_always {
-        // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
-        // copy; the default clones the handle).
-        let mut output = module.forward_ref(&input)?;
-        for entry in post {
-            if entry.live()
-                && let Some(hook) = post_hook::<M>(entry)
-            {
-                hook(module, &input, Some(&mut output));
-            }
-        }
-        return Ok(output);
     }
     // Runs the always-call hooks from `from` on, with no output; a panic in one of them is dropped (PyTorch
     // warns and goes on), so that the original failure is the one reported.
@@ -84,12 +69,14 @@ where
             }
         }
     };
-    match catch_unwind(AssertUnwindSafe(|| module.forward_ref(&input))) {
+    // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
+    // copy; the default clones the handle).
+    match guarded(any_always, || module.forward_ref(&input)) {
         Ok(Ok(mut output)) => {
             for (i, entry) in post.iter().enumerate() {
                 if entry.live()
                     && let Some(hook) = post_hook::<M>(entry)
-                    && let Err(panic) = catch_unwind(AssertUnwindSafe(|| hook(module, &input, Some(&mut output))))
+                    && let Err(panic) = guarded(any_always, || hook(module, &input, Some(&mut output)))
                 {
                     always_from(i + 1);
                     resume_unwind(panic);
@@ -105,6 +92,17 @@ where
             always_from(0);
             resume_unwind(panic)
         }
+    }
+}
+
+/// Runs `f`, catching a panic only when `catch` (an `always_call` hook has to run after a failure); otherwise
+/// nothing has to run when the forward or a hook fails, and a panic goes on by itself.
+#[inline(always)]
+fn guarded<T>(catch: bool, f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    if catch {
+        catch_unwind(AssertUnwindSafe(f))
+    } else {
+        Ok(f())
     }
 }
 

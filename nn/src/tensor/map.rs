@@ -315,10 +315,16 @@ multiversion! {
                 *s = *s + e;
             }
         }
+        if log {
+            // Each lane's `ln(sum)` once, then `(x - max) - ln(sum)` as PyTorch.
+            for s in sum.iter_mut() {
+                *s = s.ln();
+            }
+        }
         for k in 0..size {
             let (src, dst) = (&x[k * inner..(k + 1) * inner], &mut out[k * inner..(k + 1) * inner]);
             for (((o, &v), &m), &s) in dst.iter_mut().zip(src).zip(&max).zip(&sum) {
-                *o = if log { (v - m) - s.ln() } else { *o / s };
+                *o = if log { (v - m) - s } else { *o / s };
             }
         }
     }
