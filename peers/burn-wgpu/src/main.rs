@@ -2,8 +2,8 @@
 //! same device and the same moment of this machine's (noisy) load.
 //!
 //! Two ways for each: per call (launch, then wait for the device) and queued (eight calls launched back to
-//! back on eight inputs, one wait at the end). Each figure is the median over the rounds, in GB/s with the read and the write
-//! counted. `cargo run --release --manifest-path peers/burn-wgpu/Cargo.toml [-- ROUNDS [NAME…]]`
+//! back on eight inputs, one wait at the end). Each figure is the median over the rounds, in GB/s with the read
+//! and the write counted. `cargo run --release --manifest-path peers/burn-wgpu/Cargo.toml [-- ROUNDS [NAME…]]`
 
 use std::time::Instant;
 
@@ -48,6 +48,25 @@ fn time<T>(call: &dyn Fn(usize) -> T, wait: &dyn Fn()) -> (f64, f64) {
     let queued = start.elapsed().as_secs_f64() / QUEUE as f64;
     drop(ys);
     (per_call, queued)
+}
+
+/// Prints one table row: `rounds` turns of nn's `ours(i)` then Burn's `burn(i)`, medians of each way.
+fn compare<T, U>(
+    name: &str,
+    rounds: usize,
+    ours: (&dyn Fn(usize) -> T, &dyn Fn()),
+    burn: (&dyn Fn(usize) -> U, &dyn Fn()),
+) {
+    let mut figures = [const { Vec::new() }; 4];
+    for _ in 0..rounds {
+        let (a, c) = time(ours.0, ours.1);
+        let (b, d) = time(burn.0, burn.1);
+        for (k, t) in [a, b, c, d].into_iter().enumerate() {
+            figures[k].push(rate(t));
+        }
+    }
+    let [a, b, c, d] = figures.map(median);
+    println!("| {name} | {a:.2} | {b:.2} | {c:.2} | {d:.2} |");
 }
 
 type BurnOp = fn(BurnTensor<1>) -> BurnTensor<1>;
@@ -138,19 +157,21 @@ fn main() {
         if !wanted(name) {
             continue;
         }
-        let mut figures = [const { Vec::new() }; 4];
-        for _ in 0..rounds {
-            let ours = match act {
-                Some(act) => time(&|i| act.forward(&xs[i]).unwrap(), &ours_wait),
-                None => time(&|i| xs[i].deep_copy().unwrap(), &ours_wait),
-            };
-            let burn = time(&|i| burn_op(bxs[i].clone()), &burn_wait);
-            for (k, t) in [ours.0, burn.0, ours.1, burn.1].into_iter().enumerate() {
-                figures[k].push(rate(t));
-            }
+        let burn = |i: usize| burn_op(bxs[i].clone());
+        match act {
+            Some(act) => compare(
+                name,
+                rounds,
+                (&|i| act.forward(&xs[i]).unwrap(), &ours_wait),
+                (&burn, &burn_wait),
+            ),
+            None => compare(
+                name,
+                rounds,
+                (&|i| xs[i].deep_copy().unwrap(), &ours_wait),
+                (&burn, &burn_wait),
+            ),
         }
-        let [a, b, c, d] = figures.map(median);
-        println!("| {name} | {a:.2} | {b:.2} | {c:.2} | {d:.2} |");
     }
     // Softmax and log-softmax over rows of 1,024, as in the criterion benchmark.
     let rows: Vec<Tensor> = xs.iter().map(|x| x.reshape([N / 1024, 1024]).unwrap()).collect();
@@ -159,35 +180,27 @@ fn main() {
         if !wanted(name) {
             continue;
         }
-        let mut figures = [const { Vec::new() }; 4];
-        for _ in 0..rounds {
-            let ours = time(
-                &|i| {
-                    if log {
-                        rows[i].log_softmax(-1)
-                    } else {
-                        rows[i].softmax(-1)
-                    }
-                    .unwrap()
-                },
-                &ours_wait,
-            );
-            let burn = time(
-                &|i| {
-                    let x = burn_rows[i].clone();
-                    if log {
-                        activation::log_softmax(x, 1)
-                    } else {
-                        activation::softmax(x, 1)
-                    }
-                },
-                &burn_wait,
-            );
-            for (k, t) in [ours.0, burn.0, ours.1, burn.1].into_iter().enumerate() {
-                figures[k].push(rate(t));
+        let ours = |i: usize| {
+            if log {
+                rows[i].log_softmax(-1)
+            } else {
+                rows[i].softmax(-1)
             }
-        }
-        let [a, b, c, d] = figures.map(median);
-        println!("| {name} (rows of 1,024) | {a:.2} | {b:.2} | {c:.2} | {d:.2} |");
+            .unwrap()
+        };
+        let burn = |i: usize| {
+            let x = burn_rows[i].clone();
+            if log {
+                activation::log_softmax(x, 1)
+            } else {
+                activation::softmax(x, 1)
+            }
+        };
+        compare(
+            &format!("{name} (rows of 1,024)"),
+            rounds,
+            (&ours, &ours_wait),
+            (&burn, &burn_wait),
+        );
     }
 }
