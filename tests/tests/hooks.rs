@@ -211,6 +211,54 @@ fn always_call_runs_on_a_panic_then_the_panic_goes_on() {
 }
 
 #[test]
+fn a_panicking_hook_runs_the_always_call_hooks_after_it_and_a_removed_one_does_not_run() {
+    let mut fc = Linear::new(3, 2, true);
+    let seen = log();
+    let (s1, s2, s3) = (seen.clone(), seen.clone(), seen.clone());
+    let always = HookOptions {
+        prepend: false,
+        always_call: true,
+    };
+    fc.register_forward_hook(
+        move |_, _, out| s1.lock().unwrap().push(format!("before, output: {}", out.is_some())),
+        always,
+    );
+    fc.register_forward_hook(|_, _, _| panic!("hook failed"), HookOptions::default());
+    fc.register_forward_hook(
+        move |_, _, out| s2.lock().unwrap().push(format!("after, output: {}", out.is_some())),
+        always,
+    );
+    let removed = fc.register_forward_hook(move |_, _, _| s3.lock().unwrap().push("removed".into()), always);
+    removed.remove();
+    let panic = catch_unwind(AssertUnwindSafe(|| fc.call(Tensor::zeros([1, 3], DType::F32)))).unwrap_err();
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"hook failed"));
+    // The hook before the panic ran with the output; the always-call hook after it runs with none.
+    assert_eq!(*seen.lock().unwrap(), ["before, output: true", "after, output: false"]);
+}
+
+#[test]
+fn a_removed_always_call_hook_leaves_a_failing_forward_to_fail_alone() {
+    let mut m = Explodes { hooks: Hooks::new() };
+    let seen = log();
+    let s = seen.clone();
+    let handle = m.register_forward_hook(
+        move |_, _, _| s.lock().unwrap().push("always".into()),
+        HookOptions {
+            prepend: false,
+            always_call: true,
+        },
+    );
+    handle.remove();
+    m.register_forward_hook(
+        |_, _, _| unreachable!("the forward panics first"),
+        HookOptions::default(),
+    );
+    let panic = catch_unwind(AssertUnwindSafe(|| m.call(x()))).unwrap_err();
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"boom"));
+    assert!(seen.lock().unwrap().is_empty());
+}
+
+#[test]
 fn remove_by_handle_removes_exactly_that_hook_and_dropping_does_not() {
     let mut m = Identity::new();
     let seen = log();

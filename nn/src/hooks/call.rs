@@ -49,17 +49,41 @@ where
         }
     }
     let post = hooks.of(HookKind::Forward);
-    fn post_hook<M: Module + Forward>(e: &Entry) -> Option<&PostHook<M>> {
-        e.f.downcast_ref::<PostHook<M>>()
+    if post.iter().any(|e| e.always_call && e.live()) {
+        return call_guarded(module, post, input);
     }
-    let (mut any_live, mut any_always) = (false, false);
-    for entry in post.iter().filter(|e| e.live()) {
-        any_live = true;
-        any_always |= entry.always_call;
-    }
-    if !any_live {
+    if !post.iter().any(Entry::live) {
         return module.forward(input);
     }
+    // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
+    // copy; the default clones the handle). With no `always_call` hook, nothing has to run when the forward or
+    // a hook fails: an error returns and a panic goes on by itself.
+    let mut output = module.forward_ref(&input)?;
+    for entry in post {
+        if entry.live()
+            && let Some(hook) = post_hook::<M>(entry)
+        {
+            hook(module, &input, Some(&mut output));
+        }
+    }
+    Ok(output)
+}
+
+/// The forward hook of `entry`, if it is one of `M`'s.
+#[inline(always)]
+fn post_hook<M: Module + Forward>(entry: &Entry) -> Option<&PostHook<M>> {
+    entry.f.downcast_ref::<PostHook<M>>()
+}
+
+/// The forward and the forward hooks when an `always_call` hook is registered: a failure (an error, or a panic
+/// of the forward or of a hook) runs the `always_call` hooks not yet run, with no output, then the error is
+/// returned or the panic goes on.
+#[cold]
+#[inline(never)]
+fn call_guarded<M: Module + Forward>(module: &M, post: &[Entry], input: M::Input) -> Result<M::Output>
+where
+    M::Input: Clone,
+{
     // Runs the always-call hooks from `from` on, with no output; a panic in one of them is dropped (PyTorch
     // warns and goes on), so that the original failure is the one reported.
     let always_from = |from: usize| {
@@ -69,14 +93,12 @@ where
             }
         }
     };
-    // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
-    // copy; the default clones the handle).
-    match guarded(any_always, || module.forward_ref(&input)) {
+    match catch_unwind(AssertUnwindSafe(|| module.forward_ref(&input))) {
         Ok(Ok(mut output)) => {
             for (i, entry) in post.iter().enumerate() {
                 if entry.live()
                     && let Some(hook) = post_hook::<M>(entry)
-                    && let Err(panic) = guarded(any_always, || hook(module, &input, Some(&mut output)))
+                    && let Err(panic) = catch_unwind(AssertUnwindSafe(|| hook(module, &input, Some(&mut output))))
                 {
                     always_from(i + 1);
                     resume_unwind(panic);
@@ -92,17 +114,6 @@ where
             always_from(0);
             resume_unwind(panic)
         }
-    }
-}
-
-/// Runs `f`, catching a panic only when `catch` (an `always_call` hook has to run after a failure); otherwise
-/// nothing has to run when the forward or a hook fails, and a panic goes on by itself.
-#[inline(always)]
-fn guarded<T>(catch: bool, f: impl FnOnce() -> T) -> std::thread::Result<T> {
-    if catch {
-        catch_unwind(AssertUnwindSafe(f))
-    } else {
-        Ok(f())
     }
 }
 
