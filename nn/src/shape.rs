@@ -32,8 +32,18 @@ impl Shape {
     }
 
     /// Number of elements: the product of the sizes (1 for a scalar).
+    ///
+    /// A product that does not fit in `usize` is `usize::MAX` (no buffer holds that many elements, so a shape
+    /// whose size overflows matches no tensor instead of wrapping round to a small count).
+    ///
+    /// ```
+    /// use nn::Shape;
+    /// assert_eq!(Shape::from([2, 3]).numel(), 6);
+    /// assert_eq!(Shape::from([usize::MAX / 2 + 4, 2]).numel(), usize::MAX);
+    /// assert_eq!(Shape::from([usize::MAX, 2, 0]).numel(), 0);
+    /// ```
     pub fn numel(&self) -> usize {
-        self.0.iter().product()
+        numel(&self.0)
     }
 
     /// Number of dimensions.
@@ -139,4 +149,9 @@ impl<const N: usize> PartialEq<[usize; N]> for Shape {
     fn eq(&self, other: &[usize; N]) -> bool {
         self.0.as_slice() == other.as_slice()
     }
+}
+
+/// The product of `sizes`, `usize::MAX` when it overflows (see [`Shape::numel`]).
+pub(crate) fn numel(sizes: &[usize]) -> usize {
+    sizes.iter().fold(1usize, |n, &s| n.saturating_mul(s))
 }

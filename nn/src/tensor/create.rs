@@ -55,11 +55,20 @@ impl Tensor {
     /// ```
     pub fn from_bytes(bytes: &[u8], shape: impl Into<Shape>, dtype: DType) -> Result<Tensor> {
         let shape = shape.into();
-        let expected = shape.numel() * dtype.size_in_bytes();
-        if bytes.len() != expected {
+        let size = dtype.size_in_bytes();
+        if !bytes.len().is_multiple_of(size) {
+            return Err(Error::invalid(
+                "from_bytes",
+                format!(
+                    "{} bytes are not a whole number of {dtype} elements ({size} bytes each)",
+                    bytes.len()
+                ),
+            ));
+        }
+        if bytes.len() / size != shape.numel() {
             return Err(Error::ElementCount {
                 expected: shape.numel(),
-                got: bytes.len() / dtype.size_in_bytes(),
+                got: bytes.len() / size,
                 shape,
             });
         }
@@ -67,9 +76,14 @@ impl Tensor {
     }
 
     /// A tensor of zeros.
+    ///
+    /// # Panics
+    /// Like `vec!`, when the shape's bytes overflow `isize::MAX` (the message names the shape and dtype); the
+    /// constructors that take data ([`from_vec`](Self::from_vec), [`from_bytes`](Self::from_bytes)) return
+    /// errors instead.
     pub fn zeros(shape: impl Into<Shape>, dtype: DType) -> Tensor {
         let shape = shape.into();
-        Tensor::from_cpu(CpuData::zeros(dtype, shape.numel()), shape)
+        Tensor::from_cpu(CpuData::zeros(dtype, creatable("zeros", &shape, dtype)), shape)
     }
 
     /// A tensor of ones.
@@ -77,10 +91,10 @@ impl Tensor {
         Tensor::full(shape, 1.0, dtype)
     }
 
-    /// A tensor filled with `value`, cast to `dtype`.
+    /// A tensor filled with `value`, cast to `dtype`. Panics as [`zeros`](Self::zeros) does.
     pub fn full(shape: impl Into<Shape>, value: f64, dtype: DType) -> Tensor {
         let shape = shape.into();
-        Tensor::from_cpu(CpuData::full(dtype, shape.numel(), value), shape)
+        Tensor::from_cpu(CpuData::full(dtype, creatable("full", &shape, dtype), value), shape)
     }
 
     /// Zeros with this tensor's shape, dtype and device.
@@ -112,7 +126,7 @@ impl Tensor {
         random::with_global(|g| Tensor::randn_with(shape, dtype, g))
     }
 
-    /// Samples of the standard normal distribution from `generator`.
+    /// Samples of the standard normal distribution from `generator`. Panics as [`zeros`](Self::zeros) does.
     ///
     /// ```
     /// use nn::{Tensor, DType, random::Generator};
@@ -122,7 +136,9 @@ impl Tensor {
     /// ```
     pub fn randn_with(shape: impl Into<Shape>, dtype: DType, generator: &mut Generator) -> Tensor {
         let shape = shape.into();
-        let values: Vec<f64> = (0..shape.numel()).map(|_| generator.normal()).collect();
+        let values: Vec<f64> = (0..creatable("randn", &shape, DType::F64))
+            .map(|_| generator.normal())
+            .collect();
         Tensor::from_cpu(super::cast::cast_data(&CpuData::F64(values), dtype), shape)
     }
 
@@ -131,7 +147,7 @@ impl Tensor {
         random::with_global(|g| Tensor::uniform_with(shape, low, high, dtype, g))
     }
 
-    /// Samples uniform in `[low, high)` from `generator`.
+    /// Samples uniform in `[low, high)` from `generator`. Panics as [`zeros`](Self::zeros) does.
     pub fn uniform_with(
         shape: impl Into<Shape>,
         low: f64,
@@ -140,7 +156,22 @@ impl Tensor {
         generator: &mut Generator,
     ) -> Tensor {
         let shape = shape.into();
-        let values: Vec<f64> = (0..shape.numel()).map(|_| generator.uniform(low, high)).collect();
+        let values: Vec<f64> = (0..creatable("uniform", &shape, DType::F64))
+            .map(|_| generator.uniform(low, high))
+            .collect();
         Tensor::from_cpu(super::cast::cast_data(&CpuData::F64(values), dtype), shape)
     }
+}
+
+/// The element count of a tensor of `shape` and `dtype` about to be allocated by `op`; panics with the shape
+/// and dtype named when its bytes overflow `isize::MAX` (where `Vec` would panic with "capacity overflow").
+fn creatable(op: &str, shape: &Shape, dtype: DType) -> usize {
+    let numel = shape.numel();
+    if numel
+        .checked_mul(dtype.size_in_bytes())
+        .is_none_or(|bytes| bytes > isize::MAX as usize)
+    {
+        panic!("Tensor::{op}: a tensor of shape {shape} and dtype {dtype} does not fit in memory");
+    }
+    numel
 }

@@ -37,7 +37,8 @@ impl Tensor {
     /// assert_eq!(t.reshape_infer(&[-1, 12]).unwrap().shape(), &[2, 12]);
     /// ```
     pub fn reshape_infer(&self, sizes: &[isize]) -> Result<Tensor> {
-        let known: usize = sizes.iter().filter(|&&s| s >= 0).map(|&s| s as usize).product();
+        let known_sizes: Vec<usize> = sizes.iter().filter(|&&s| s >= 0).map(|&s| s as usize).collect();
+        let known = crate::shape::numel(&known_sizes);
         let inferred = sizes.iter().filter(|&&s| s == -1).count();
         if inferred > 1 || sizes.iter().any(|&s| s < -1) {
             return Err(Error::invalid(
