@@ -49,10 +49,14 @@ where
         }
     }
     let post = hooks.of(HookKind::Forward);
-    if post.iter().any(|e| e.always_call && e.live()) {
-        return call_guarded(module, post, input);
+    let mut any_live = false;
+    for entry in post.iter().filter(|e| e.live()) {
+        if entry.always_call {
+            return call_guarded(module, post, input);
+        }
+        any_live = true;
     }
-    if !post.iter().any(Entry::live) {
+    if !any_live {
         return module.forward(input);
     }
     // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
