@@ -56,16 +56,8 @@ impl Tensor {
     pub fn from_bytes(bytes: &[u8], shape: impl Into<Shape>, dtype: DType) -> Result<Tensor> {
         let shape = shape.into();
         let size = dtype.size_in_bytes();
-        if !bytes.len().is_multiple_of(size) {
-            return Err(Error::invalid(
-                "from_bytes",
-                format!(
-                    "{} bytes are not a whole number of {dtype} elements ({size} bytes each)",
-                    bytes.len()
-                ),
-            ));
-        }
-        if bytes.len() / size != shape.numel() {
+        // A length that is not whole elements is `CpuData::from_bytes`'s error.
+        if bytes.len().is_multiple_of(size) && bytes.len() / size != shape.numel() {
             return Err(Error::ElementCount {
                 expected: shape.numel(),
                 got: bytes.len() / size,
