@@ -43,7 +43,7 @@ impl Shape {
     /// assert_eq!(Shape::from([usize::MAX, 2, 0]).numel(), 0);
     /// ```
     pub fn numel(&self) -> usize {
-        numel(&self.0)
+        numel(self.0.iter().copied())
     }
 
     /// Number of dimensions.
@@ -152,6 +152,6 @@ impl<const N: usize> PartialEq<[usize; N]> for Shape {
 }
 
 /// The product of `sizes`, `usize::MAX` when it overflows (see [`Shape::numel`]).
-pub(crate) fn numel(sizes: &[usize]) -> usize {
-    sizes.iter().fold(1usize, |n, &s| n.saturating_mul(s))
+pub(crate) fn numel(sizes: impl IntoIterator<Item = usize>) -> usize {
+    sizes.into_iter().fold(1, usize::saturating_mul)
 }

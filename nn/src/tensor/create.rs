@@ -75,7 +75,10 @@ impl Tensor {
     /// errors instead.
     pub fn zeros(shape: impl Into<Shape>, dtype: DType) -> Tensor {
         let shape = shape.into();
-        Tensor::from_cpu(CpuData::zeros(dtype, creatable("zeros", &shape, dtype)), shape)
+        Tensor::from_cpu(
+            CpuData::zeros(dtype, creatable("zeros", &shape, dtype, dtype.size_in_bytes())),
+            shape,
+        )
     }
 
     /// A tensor of ones.
@@ -86,7 +89,10 @@ impl Tensor {
     /// A tensor filled with `value`, cast to `dtype`. Panics as [`zeros`](Self::zeros) does.
     pub fn full(shape: impl Into<Shape>, value: f64, dtype: DType) -> Tensor {
         let shape = shape.into();
-        Tensor::from_cpu(CpuData::full(dtype, creatable("full", &shape, dtype), value), shape)
+        Tensor::from_cpu(
+            CpuData::full(dtype, creatable("full", &shape, dtype, dtype.size_in_bytes()), value),
+            shape,
+        )
     }
 
     /// Zeros with this tensor's shape, dtype and device.
@@ -128,7 +134,7 @@ impl Tensor {
     /// ```
     pub fn randn_with(shape: impl Into<Shape>, dtype: DType, generator: &mut Generator) -> Tensor {
         let shape = shape.into();
-        let values: Vec<f64> = (0..creatable("randn", &shape, DType::F64))
+        let values: Vec<f64> = (0..creatable("randn", &shape, dtype, STAGED))
             .map(|_| generator.normal())
             .collect();
         Tensor::from_cpu(super::cast::cast_data(&CpuData::F64(values), dtype), shape)
@@ -148,19 +154,23 @@ impl Tensor {
         generator: &mut Generator,
     ) -> Tensor {
         let shape = shape.into();
-        let values: Vec<f64> = (0..creatable("uniform", &shape, DType::F64))
+        let values: Vec<f64> = (0..creatable("uniform", &shape, dtype, STAGED))
             .map(|_| generator.uniform(low, high))
             .collect();
         Tensor::from_cpu(super::cast::cast_data(&CpuData::F64(values), dtype), shape)
     }
 }
 
-/// The element count of a tensor of `shape` and `dtype` about to be allocated by `op`; panics with the shape
-/// and dtype named when its bytes overflow `isize::MAX` (where `Vec` would panic with "capacity overflow").
-fn creatable(op: &str, shape: &Shape, dtype: DType) -> usize {
+/// Bytes per element of the `f64` values the random constructors draw before casting to the dtype asked for.
+const STAGED: usize = std::mem::size_of::<f64>();
+
+/// The element count of a tensor of `shape` and `dtype` about to be allocated by `op` at `bytes_per_element`;
+/// panics with the shape and dtype named when its bytes overflow `isize::MAX` (where `Vec` would panic with
+/// "capacity overflow").
+fn creatable(op: &str, shape: &Shape, dtype: DType, bytes_per_element: usize) -> usize {
     let numel = shape.numel();
     if numel
-        .checked_mul(dtype.size_in_bytes())
+        .checked_mul(bytes_per_element)
         .is_none_or(|bytes| bytes > isize::MAX as usize)
     {
         panic!("Tensor::{op}: a tensor of shape {shape} and dtype {dtype} does not fit in memory");

@@ -37,8 +37,7 @@ impl Tensor {
     /// assert_eq!(t.reshape_infer(&[-1, 12]).unwrap().shape(), &[2, 12]);
     /// ```
     pub fn reshape_infer(&self, sizes: &[isize]) -> Result<Tensor> {
-        let known_sizes: Vec<usize> = sizes.iter().filter(|&&s| s >= 0).map(|&s| s as usize).collect();
-        let known = crate::shape::numel(&known_sizes);
+        let known = crate::shape::numel(sizes.iter().filter(|&&s| s >= 0).map(|&s| s as usize));
         let inferred = sizes.iter().filter(|&&s| s == -1).count();
         if inferred > 1 || sizes.iter().any(|&s| s < -1) {
             return Err(Error::invalid(
