@@ -1,6 +1,6 @@
 //! Inputs a user's program may hand over by mistake or from a damaged file: every one gives a typed error (or,
 //! for an empty or 0-dimensional tensor, PyTorch's result), never a panic, and a failed load leaves the module
-//! as it was.
+//! as it was. The one panic is documented: creating a tensor whose bytes cannot exist, as `vec!` panics.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
