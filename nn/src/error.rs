@@ -145,14 +145,16 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    pub(crate) fn invalid(op: &'static str, message: impl Into<String>) -> Error {
+    /// [`Error::InvalidArgument`]: `op` refused an argument, `message` says what is wrong and what it expects.
+    pub fn invalid(op: &'static str, message: impl Into<String>) -> Error {
         Error::InvalidArgument {
             op,
             message: message.into(),
         }
     }
 
-    pub(crate) fn shapes(op: &'static str, lhs: &Shape, rhs: &Shape, expected: &'static str) -> Error {
+    /// [`Error::ShapeMismatch`] of two shapes, with what `op` expects of them.
+    pub fn shapes(op: &'static str, lhs: &Shape, rhs: &Shape, expected: &'static str) -> Error {
         Error::ShapeMismatch {
             op,
             lhs: lhs.clone(),
@@ -161,7 +163,8 @@ impl Error {
         }
     }
 
-    pub(crate) fn float_only(op: &'static str, dtype: DType) -> Error {
+    /// [`Error::UnsupportedDType`] for `op`, which takes floating-point tensors only.
+    pub fn float_only(op: &'static str, dtype: DType) -> Error {
         Error::UnsupportedDType {
             op,
             dtype,

@@ -46,4 +46,4 @@ pub fn layer(name: &str, fixture: &StateDict, dtype: &str) -> Option<Box<dyn Fn(
     }
 }
 
-pub use nn::parity::activations::cases;
+pub use reference::parity::activations::cases;

@@ -1,14 +1,14 @@
 //! Forward `y`, backward `dx` and PReLU's `dweight` of every activation against PyTorch 2.5.1, for every
 //! dtype, on the CPU and on wgpu (lavapipe in CI).
 //!
-//! Tolerances (`nn::parity::activations::tolerance`), `|got - want| <= tol · max(|want|, 1)`: `1e-6` for
+//! Tolerances (`reference::parity::activations::tolerance`), `|got - want| <= tol · max(|want|, 1)`: `1e-6` for
 //! `f32` and `f64`, two ulps for `f16` (`2^-9`) and `bf16` (`2^-6`). On a device, a case may instead be
 //! refused with `UnsupportedOnDevice` naming the device and dtype (bf16 on wgpu; f64 where the driver's
 //! math functions fail the parity probe, as lavapipe's `exp` does) — never a wrong number.
 
 use integration_tests::{tensors, wgpu_or_skip};
-use nn::parity::activations::{CaseReport, Verdict, run_file};
 use nn::{DType, Device, Tensor};
+use reference::parity::activations::{CaseReport, Verdict, run_file};
 
 const FILES: [&str; 2] = ["activations.safetensors", "activations_more.safetensors"];
 

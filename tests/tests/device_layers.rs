@@ -5,9 +5,9 @@
 
 use integration_tests::{fixture, max_rel_diff, wgpu_or_skip};
 use nn::functional::{Conv2dOptions, Padding2d, conv2d};
-use nn::models::efficientzero::check_export;
 use nn::prelude::*;
 use nn::{Error, StateDict};
+use reference::efficientzero::check_export;
 
 /// Deterministic values in `[-2, 2]` of `shape`, in `dtype`.
 fn values(shape: &[usize], phase: f64, dtype: DType) -> Tensor {

@@ -7,7 +7,7 @@
 
 use integration_tests::fixture;
 use nn::Device;
-use nn::models::efficientzero::check_export;
+use reference::efficientzero::check_export;
 
 fn check(dir: &str) {
     let report = check_export(&fixture(dir), Device::Cpu);

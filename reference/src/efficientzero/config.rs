@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::{Error, Result};
+use nn::{Error, Result};
 
 /// The activation shared by every block (`activation` in the config).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub enum NormType {
 /// `DynamicsNetwork.__init__`'s arguments.
 ///
 /// ```
-/// use nn::models::efficientzero::{DynamicsConfig, NormType};
+/// use reference::efficientzero::{DynamicsConfig, NormType};
 /// let cfg = DynamicsConfig::from_json(r#"{"observation_shape": [16, 3, 3], "action_encoding_dim": 2,
 ///     "num_res_blocks": 1, "num_channels": 16, "reward_head_channels": 4, "reward_head_hidden_channels": [16],
 ///     "output_support_size": 21, "flatten_input_size_for_reward_head": 36, "lstm_hidden_size": 32,

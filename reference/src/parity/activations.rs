@@ -7,7 +7,7 @@
 //! compute in `f32` and round once.
 //!
 //! ```
-//! use nn::parity::activations::run_case;
+//! use reference::parity::activations::run_case;
 //! use nn::{Device, StateDict, Tensor};
 //! let mut file = StateDict::new();
 //! let x = Tensor::from_vec(vec![-1.0f32, 2.0], [2]).unwrap();
@@ -19,8 +19,8 @@
 
 use std::fmt;
 
-use crate::functional::{Activation, derivative};
-use crate::{DType, Device, Error, Result, StateDict, Tensor};
+use nn::functional::{Activation, derivative};
+use nn::{DType, Device, Error, Result, StateDict, Tensor};
 
 /// The largest error allowed for a result of `dtype`, relative to `max(|expected|, 1)`.
 pub fn tolerance(dtype: DType) -> f64 {
@@ -95,7 +95,7 @@ impl Case {
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         match self {
             Case::Elementwise(act) => act.forward(x),
-            Case::Prelu(w) => crate::functional::prelu(x, &w.to_device(x.device())?),
+            Case::Prelu(w) => nn::functional::prelu(x, &w.to_device(x.device())?),
             Case::Softmax { log: false } => x.softmax(-1),
             Case::Softmax { log: true } => x.log_softmax(-1),
         }

@@ -1,7 +1,7 @@
 //! DI-engine's `MLP` builder (`ding/torch_utils/network/nn_module.py`).
 
-use crate::layers::{BatchNorm1d, Identity, LayerNorm, Linear};
-use crate::{Result, Sequential, Shared, TensorModule, init};
+use nn::layers::{BatchNorm1d, Identity, LayerNorm, Linear};
+use nn::{Result, Sequential, Shared, TensorModule, init};
 
 use super::config::NormType;
 

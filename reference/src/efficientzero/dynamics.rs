@@ -3,9 +3,9 @@
 use super::config::{ActivationKind, DynamicsConfig, NormType};
 use super::mlp::{MlpOptions, mlp};
 use super::res_block::ResBlock;
-use crate::functional::{Conv2dOptions, Padding2d};
-use crate::layers::{BatchNorm1d, BatchNorm2d, Conv2d, GELU, LSTM, LayerNorm, PReLU, ReLU};
-use crate::{Call, Forward, Module, Result, Sequential, Shared, Tensor, TensorModule};
+use nn::functional::{Conv2dOptions, Padding2d};
+use nn::layers::{BatchNorm1d, BatchNorm2d, Conv2d, GELU, LSTM, LayerNorm, PReLU, ReLU};
+use nn::{Call, Forward, Module, Result, Sequential, Shared, Tensor, TensorModule};
 
 /// LightZero's `DynamicsNetwork`: predicts the next latent state, the LSTM's next state and the value prefix
 /// from a latent state with its action encoding.
@@ -16,7 +16,7 @@ use crate::{Call, Forward, Module, Result, Sequential, Shared, Tensor, TensorMod
 ///
 /// ```
 /// use nn::prelude::*;
-/// use nn::models::efficientzero::{DynamicsConfig, DynamicsNetwork};
+/// use reference::efficientzero::{DynamicsConfig, DynamicsNetwork};
 /// let cfg = DynamicsConfig::from_json(r#"{"observation_shape": [16, 3, 3], "action_encoding_dim": 2,
 ///     "num_res_blocks": 1, "num_channels": 16, "reward_head_channels": 4, "reward_head_hidden_channels": [16],
 ///     "output_support_size": 21, "flatten_input_size_for_reward_head": 36, "lstm_hidden_size": 32,
@@ -51,7 +51,7 @@ pub struct DynamicsNetwork {
     #[module(skip)]
     pub config: DynamicsConfig,
     training: bool,
-    hooks: crate::Hooks,
+    hooks: nn::Hooks,
 }
 
 impl DynamicsNetwork {
@@ -110,7 +110,7 @@ impl DynamicsNetwork {
             fc_reward_head,
             config,
             training: true,
-            hooks: crate::Hooks::new(),
+            hooks: nn::Hooks::new(),
         })
     }
 }

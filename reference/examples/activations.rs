@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use nn::Device;
-use nn::parity::activations::{Verdict, run_file};
+use reference::parity::activations::{Verdict, run_file};
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);

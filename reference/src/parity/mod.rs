@@ -10,8 +10,8 @@ pub mod activations;
 use std::fmt;
 use std::path::Path;
 
-use crate::module::{Module, ModuleExt};
-use crate::{Result, Tensor};
+use nn::module::{Module, ModuleExt};
+use nn::{Result, Tensor};
 
 /// The outcome of one check.
 #[derive(Clone, Debug)]

@@ -2,11 +2,11 @@
 //! (`tests/fixtures/dynamics_small/config.json`), in eval and train mode, on the CPU and (when this machine
 //! has an adapter) on wgpu, where each iteration waits for the device.
 //!
-//! `cargo bench -p nn --bench dynamics`
+//! `cargo bench -p reference --bench dynamics`
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use nn::models::efficientzero::{DynamicsConfig, DynamicsNetwork};
 use nn::prelude::*;
+use reference::efficientzero::{DynamicsConfig, DynamicsNetwork};
 use std::hint::black_box;
 
 const CONFIG: &str = r#"{"observation_shape": [16, 3, 3], "action_encoding_dim": 2, "num_res_blocks": 1,

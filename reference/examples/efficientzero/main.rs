@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use nn::Device;
-use nn::models::efficientzero::check_export;
+use reference::efficientzero::check_export;
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);

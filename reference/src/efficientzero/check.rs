@@ -7,8 +7,8 @@ use super::dynamics::DynamicsNetwork;
 use crate::parity::{
     Check, Report, failed, guard, lines_check, state_dict_dtype_lines, structure_checks, tensor_check,
 };
-use crate::serialization::load_safetensors;
-use crate::{Device, Forward, ModuleExt, Result, StateDict, Tensor};
+use nn::serialization::load_safetensors;
+use nn::{Device, Forward, ModuleExt, Result, StateDict, Tensor};
 
 /// Tolerance of the output checks: `1e-5` absolute, relative above 1.
 pub const TOLERANCE: f64 = 1e-5;
@@ -46,7 +46,7 @@ pub fn check_export(dir: &Path, device: Device) -> Report {
     let get = |key: &str| -> Result<Tensor> {
         io.get(key)
             .cloned()
-            .ok_or_else(|| crate::Error::invalid("io.safetensors", format!("missing tensor {key}")))?
+            .ok_or_else(|| nn::Error::invalid("io.safetensors", format!("missing tensor {key}")))?
             .to_device(device)
     };
     let input = || -> Result<(Tensor, (Tensor, Tensor))> {

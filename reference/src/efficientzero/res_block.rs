@@ -1,8 +1,8 @@
 //! DI-engine's basic `ResBlock` (`ding/torch_utils/network/res_block.py`).
 
-use crate::functional::{Conv2dOptions, Padding2d};
-use crate::layers::{BatchNorm2d, Conv2d};
-use crate::{Call, Forward, Module, Result, Sequential, Shared, Tensor, TensorModule};
+use nn::functional::{Conv2dOptions, Padding2d};
+use nn::layers::{BatchNorm2d, Conv2d};
+use nn::{Call, Forward, Module, Result, Sequential, Shared, Tensor, TensorModule};
 
 /// `ResBlock(in_channels, activation, norm_type='BN', res_type='basic', bias=False)`:
 /// `act(conv2(conv1(x)) + x)`, `conv1` = 3x3 conv → BN → act, `conv2` = 3x3 conv → BN.

@@ -1,3 +1,0 @@
-//! Reference models ported from PyTorch with the derive.
-
-pub mod efficientzero;
