@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     let Some(file) = file else {
         return usage("FILE is missing");
     };
-    let fixture = match nn::serialization::load_safetensors(&file) {
+    let fixture = match nn::io::load_safetensors(&file) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");

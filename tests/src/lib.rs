@@ -22,7 +22,7 @@ pub fn lines(relative: &str) -> Vec<String> {
 
 /// The tensors of a fixture safetensors file.
 pub fn tensors(relative: &str) -> nn::StateDict {
-    nn::serialization::load_safetensors(&fixture(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
+    nn::io::load_safetensors(&fixture(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
 }
 
 /// The largest `|a - b|`, after checking shapes; NaN on both sides counts as equal, NaN on one as infinite.

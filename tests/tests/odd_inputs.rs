@@ -5,8 +5,8 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use integration_tests::bit_equal;
+use nn::io::state_dict_from_bytes;
 use nn::prelude::*;
-use nn::serialization::state_dict_from_bytes;
 
 /// A safetensors file of a small model's state dict.
 fn saved(model: &Sequential) -> Vec<u8> {

@@ -117,7 +117,7 @@ fn save_then_load_round_trips_bit_for_bit() {
         assert!(bit_equal(t, &b[key]), "{key} differs after the round trip");
     }
     // The file holds exactly the state dict, with its dtypes.
-    let file = nn::serialization::load_safetensors(&path).unwrap();
+    let file = nn::io::load_safetensors(&path).unwrap();
     assert_eq!(describe_state(&file).len(), a.len());
     assert_eq!(file["steps"].dtype(), DType::I64);
     std::fs::remove_dir_all(dir).ok();

@@ -6,13 +6,14 @@ use std::sync::Arc;
 use super::access;
 use super::load::{IncompatibleKeys, load_state_dict};
 use super::reference::{self, ModuleMut, ModuleRef};
-use super::state::{self, StateDict};
+use super::state;
 use super::transform;
 use super::walk::{self, WalkOptions, Walker, WalkerMut};
 use super::{Module, ModuleField, Replacement};
 use crate::containers::Layer;
 use crate::hooks::state as hook_state;
 use crate::hooks::{HookHandle, HookKind};
+use crate::io::StateDict;
 use crate::{DType, Device, Error, Param, Result, Tensor};
 
 /// Gives any module, sized or not, as `&dyn Module`.
@@ -267,7 +268,7 @@ pub trait ModuleExt: AsDynModule {
     where
         Self: Sized,
     {
-        crate::serialization::save_safetensors(&self.state_dict(), path.as_ref())
+        crate::io::save_safetensors(&self.state_dict(), path.as_ref())
     }
 
     /// Loads a safetensors file with `load_state_dict(_, strict, assign = false)`.
@@ -275,7 +276,7 @@ pub trait ModuleExt: AsDynModule {
     where
         Self: Sized,
     {
-        let sd = crate::serialization::load_safetensors(path.as_ref())?;
+        let sd = crate::io::load_safetensors(path.as_ref())?;
         load_state_dict(self.as_dyn_mut(), sd, strict, false)
     }
 

@@ -6,15 +6,14 @@
 //! are gathered there, all of them. Phase two walks the tree again in the same order and applies the actions;
 //! what it replaces is kept, so that the load can be rolled back if a later step refuses it.
 
-use std::fmt;
-
 use super::Module;
-use super::state::{StateDict, extra_state_key};
+use super::state::extra_state_key;
 use super::walk::{WalkOptions, Walker, WalkerMut, walk, walk_mut};
+use crate::error::{LoadError, ShapeMismatch};
 use crate::hooks::HookKind;
 use crate::hooks::state as hook_state;
-use crate::tensor::storage::Buffer;
-use crate::{Error, Param, Result, Shape, Tensor};
+use crate::io::StateDict;
+use crate::{Error, Param, Result, Tensor};
 
 /// The keys a non-strict load could not match (PyTorch's `_IncompatibleKeys`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -29,73 +28,6 @@ impl IncompatibleKeys {
     /// Whether every key matched.
     pub fn is_empty(&self) -> bool {
         self.missing_keys.is_empty() && self.unexpected_keys.is_empty()
-    }
-}
-
-/// A tensor whose shape differs between the state dict and the module.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ShapeMismatch {
-    /// The key.
-    pub key: String,
-    /// The shape in the state dict.
-    pub checkpoint: Shape,
-    /// The shape in the module.
-    pub model: Shape,
-}
-
-/// A refused `load_state_dict`, listing every problem at once. The module was left as it was.
-///
-/// Its message follows PyTorch's:
-/// `Error(s) in loading state_dict for Zoo:`, then one line per problem, each after a tab:
-/// `Missing key(s) in state_dict: "embed.weight". ` or `size mismatch for fc.weight: copying a param with
-/// shape torch.Size([3, 4]) from checkpoint, the shape in current model is torch.Size([4, 4]).`
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub struct LoadError {
-    /// The type name of the module loaded into.
-    pub module: String,
-    /// Missing keys (an error only in strict mode).
-    pub missing_keys: Vec<String>,
-    /// Unexpected keys (an error only in strict mode).
-    pub unexpected_keys: Vec<String>,
-    /// Shape mismatches (always an error).
-    pub mismatched: Vec<ShapeMismatch>,
-    /// Extra states a module refused, with its reason.
-    pub extra_state: Vec<(String, String)>,
-    /// Whether the load was strict.
-    pub strict: bool,
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let quoted = |keys: &[String]| keys.iter().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(", ");
-        let mut lines = Vec::new();
-        if self.strict && !self.missing_keys.is_empty() {
-            lines.push(format!(
-                "Missing key(s) in state_dict: {}. ",
-                quoted(&self.missing_keys)
-            ));
-        }
-        if self.strict && !self.unexpected_keys.is_empty() {
-            lines.push(format!(
-                "Unexpected key(s) in state_dict: {}. ",
-                quoted(&self.unexpected_keys)
-            ));
-        }
-        for m in &self.mismatched {
-            lines.push(format!(
-                "size mismatch for {}: copying a param with shape torch.Size({}) from checkpoint, the shape in current model is torch.Size({}).",
-                m.key, m.checkpoint, m.model
-            ));
-        }
-        for (key, why) in &self.extra_state {
-            lines.push(format!("extra state {key}: {why}"));
-        }
-        write!(
-            f,
-            "Error(s) in loading state_dict for {}:\n\t{}",
-            self.module,
-            lines.join("\n\t")
-        )
     }
 }
 
@@ -330,7 +262,7 @@ fn apply(root: &mut dyn Module, plan: Plan) -> (Plan, Option<(String, String)>) 
         fn param(&mut self, _: &str, param: &mut Param) {
             let undo = match self.next() {
                 Action::Skip => Action::Skip,
-                Action::Copy(src) => Action::Copy(replace_contents(&param.data(), src)),
+                Action::Copy(src) => Action::Copy(param.data().replace_contents(src)),
                 Action::Assign(src) => {
                     let old = param.data().detach();
                     param.set_data(src);
@@ -345,7 +277,7 @@ fn apply(root: &mut dyn Module, plan: Plan) -> (Plan, Option<(String, String)>) 
             }
             let undo = match self.next() {
                 Action::Skip => Action::Skip,
-                Action::Copy(src) => Action::Copy(replace_contents(buffer, src)),
+                Action::Copy(src) => Action::Copy(buffer.replace_contents(src)),
                 Action::Assign(src) => Action::Assign(std::mem::replace(buffer, src)),
             };
             self.undo.tensors.push(undo);
@@ -362,20 +294,6 @@ fn apply(root: &mut dyn Module, plan: Plan) -> (Plan, Option<(String, String)>) 
     };
     walk_mut(root, &mut applier, "", false);
     (applier.undo, applier.refused)
-}
-
-/// Puts `src`'s contents (same dtype, device and length) into `target`'s storage — moved when nothing else
-/// holds `src`, else copied — and returns the old contents as a tensor of their own.
-fn replace_contents(target: &Tensor, src: Tensor) -> Tensor {
-    if target.shares_storage(&src) {
-        return src;
-    }
-    let new: Buffer = match std::sync::Arc::try_unwrap(src.storage) {
-        Ok(mut storage) => storage.take_buffer(),
-        Err(shared) => shared.data.read().clone_buffer(),
-    };
-    let old = std::mem::replace(&mut *target.storage.data.write(), new);
-    Tensor::from_buffer(old, target)
 }
 
 /// Runs every module's load post-hooks, children before parents (PyTorch calls them as each module's

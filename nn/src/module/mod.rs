@@ -20,13 +20,13 @@ mod walk;
 use std::any::Any;
 use std::fmt;
 
-pub use access::{PathError, PathErrorKind};
+pub use crate::error::{LoadError, PathError, PathErrorKind, ShapeMismatch};
 pub use ext::AsDynModule;
 pub use ext::ModuleExt;
 pub use field::FromReplacement;
 pub use field::{BufferField, ModuleField, ParamField, Replacement};
 pub use list::parse_index;
-pub use load::{IncompatibleKeys, LoadError, ShapeMismatch};
+pub use load::IncompatibleKeys;
 pub use path::ModulePath;
 pub use reference::{ModuleMut, ModuleRef};
 pub use repr::{add_indent, default_repr, list_repr, py_bool, py_float, repr_of};
@@ -36,7 +36,7 @@ pub use walk::{WalkOptions, Walker, WalkerMut};
 pub fn child_reprs_of(module: &dyn Module) -> Vec<(String, String)> {
     repr::child_reprs(module)
 }
-pub use state::StateDict;
+pub use crate::io::StateDict;
 
 use crate::shared::SharedModule;
 use crate::{Error, Param, Result, Tensor};

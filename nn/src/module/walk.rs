@@ -197,7 +197,7 @@ impl<'a, W: Walker + ?Sized> Visitor<'a> for Members<'_, '_, '_, W> {
     #[inline]
     fn buffer(&mut self, name: &str, buffer: &'a Tensor, persistent: bool) {
         let s = &mut *self.state;
-        if s.remove_duplicate && std::sync::Arc::strong_count(&buffer.storage) > 1 && !s.seen.first_buffer(buffer) {
+        if s.remove_duplicate && buffer.storage_is_shared() && !s.seen.first_buffer(buffer) {
             return;
         }
         let mark = s.path.push(name);
@@ -296,7 +296,7 @@ impl<'a, W: WalkerMut + ?Sized> VisitorMut<'a> for MembersMut<'_, '_, W> {
 
     fn buffer(&mut self, name: &str, buffer: &'a mut Tensor, persistent: bool) {
         let s = &mut *self.state;
-        if s.remove_duplicate && std::sync::Arc::strong_count(&buffer.storage) > 1 && !s.seen.first_buffer(buffer) {
+        if s.remove_duplicate && buffer.storage_is_shared() && !s.seen.first_buffer(buffer) {
             return;
         }
         let mark = s.path.push(name);

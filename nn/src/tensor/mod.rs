@@ -20,6 +20,7 @@ pub(crate) use elementwise::Arith;
 use std::sync::Arc;
 
 pub use autograd::GradMeta;
+use parking_lot::{MappedRwLockReadGuard, RwLockReadGuard};
 pub use pool::empty_cache;
 use storage::{Buffer, CpuData, Storage};
 
@@ -180,6 +181,33 @@ impl Tensor {
     /// Runs `f` on the raw little-endian bytes of the host data without copying them.
     pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
         self.read_cpu("with_bytes", |d| f(d.as_bytes()))
+    }
+
+    /// The raw little-endian bytes of the host data, borrowed under the storage's read lock (in-place writes
+    /// to the tensor wait until the guard drops); an error for a tensor on a device.
+    pub(crate) fn host_bytes(&self, op: &'static str) -> Result<HostBytes<'_>> {
+        RwLockReadGuard::try_map(self.storage.data.read(), |b| b.host().map(CpuData::as_bytes))
+            .map_err(|_| self.not_on_cpu(op))
+    }
+
+    /// Whether another tensor handle shares this tensor's storage.
+    pub(crate) fn storage_is_shared(&self) -> bool {
+        Arc::strong_count(&self.storage) > 1
+    }
+
+    /// Puts `src`'s contents (same dtype, device and element count) into this tensor's storage, seen by every
+    /// handle to it: moved when nothing else holds `src`, else copied. Returns the old contents as a tensor of
+    /// their own (to put back with another call).
+    pub(crate) fn replace_contents(&self, src: Tensor) -> Tensor {
+        if self.shares_storage(&src) {
+            return src;
+        }
+        let new = match Arc::try_unwrap(src.storage) {
+            Ok(mut storage) => storage.take_buffer(),
+            Err(shared) => shared.data.read().clone_buffer(),
+        };
+        let old = std::mem::replace(&mut *self.storage.data.write(), new);
+        Tensor::from_buffer(old, self)
     }
 
     /// The tensor converted to `dtype`: the same handle when the dtype is already `dtype`, else new storage.
@@ -364,6 +392,9 @@ impl Tensor {
         self.fill_(0.0)
     }
 }
+
+/// A tensor's host bytes, borrowed under its storage's read lock ([`Tensor::host_bytes`]).
+pub(crate) type HostBytes<'a> = MappedRwLockReadGuard<'a, [u8]>;
 
 /// Resolves a possibly negative dimension index against a rank, or names the valid range.
 pub(crate) fn normalize_dim(op: &'static str, dim: isize, rank: usize) -> Result<usize> {

@@ -7,7 +7,7 @@ use super::dynamics::DynamicsNetwork;
 use crate::parity::{
     Check, Report, failed, guard, lines_check, state_dict_dtype_lines, structure_checks, tensor_check,
 };
-use nn::serialization::load_safetensors;
+use nn::io::load_safetensors;
 use nn::{Device, Forward, ModuleExt, Result, StateDict, Tensor};
 
 /// Tolerance of the output checks: `1e-5` absolute, relative above 1.

@@ -1,14 +1,13 @@
-//! safetensors files: the state dict written with its exact dtypes and read back.
+//! safetensors files: a state dict written with its exact dtypes and read back.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
-use parking_lot::RwLockReadGuard;
 use safetensors::tensor::{Dtype, SafeTensors, View};
 
-use crate::module::StateDict;
-use crate::tensor::storage::Buffer;
+use super::StateDict;
+use crate::tensor::HostBytes;
 use crate::{DType, Error, Result, Tensor};
 
 /// The safetensors dtype of a dtype (one for each: the mapping is exact).
@@ -44,7 +43,7 @@ pub fn from_safetensors_dtype(dtype: Dtype) -> Option<DType> {
 struct Borrowed<'a> {
     dtype: DType,
     shape: &'a [usize],
-    guard: RwLockReadGuard<'a, Buffer>,
+    bytes: HostBytes<'a>,
 }
 
 impl View for Borrowed<'_> {
@@ -55,14 +54,10 @@ impl View for Borrowed<'_> {
         self.shape
     }
     fn data(&self) -> Cow<'_, [u8]> {
-        match &*self.guard {
-            Buffer::Cpu(d) => Cow::Borrowed(d.as_bytes()),
-            #[cfg(feature = "gpu")]
-            Buffer::Device(_) => unreachable!("save_safetensors moves every tensor to the host before viewing it"),
-        }
+        Cow::Borrowed(&self.bytes)
     }
     fn data_len(&self) -> usize {
-        self.shape.iter().product::<usize>() * self.dtype.size_in_bytes()
+        self.bytes.len()
     }
 }
 
@@ -70,12 +65,12 @@ impl View for Borrowed<'_> {
 /// bytes in place. Tensors on a device are copied to the host first.
 ///
 /// ```
-/// use nn::{Tensor, DType, module::StateDict, serialization};
+/// use nn::{Tensor, DType, module::StateDict, io};
 /// let mut sd = StateDict::new();
 /// sd.insert("w".into(), Tensor::ones([2, 2], DType::BF16));
 /// let path = std::env::temp_dir().join(format!("nn-doc-{}.safetensors", std::process::id()));
-/// serialization::save_safetensors(&sd, &path).unwrap();
-/// let back = serialization::load_safetensors(&path).unwrap();
+/// io::save_safetensors(&sd, &path).unwrap();
+/// let back = io::load_safetensors(&path).unwrap();
 /// assert_eq!(back["w"].dtype(), DType::BF16);
 /// # std::fs::remove_file(path).ok();
 /// ```
@@ -84,16 +79,14 @@ pub fn save_safetensors(state: &StateDict, path: &Path) -> Result<()> {
     let views: Vec<(&str, Borrowed<'_>)> = hosts
         .iter()
         .map(|(k, t)| {
-            (
-                k.as_str(),
-                Borrowed {
-                    dtype: t.dtype(),
-                    shape: t.shape(),
-                    guard: t.storage.data.read(),
-                },
-            )
+            let view = Borrowed {
+                dtype: t.dtype(),
+                shape: t.shape(),
+                bytes: t.host_bytes("save_safetensors")?,
+            };
+            Ok((k.as_str(), view))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
     safetensors::serialize_to_file(views, Some(metadata), path).map_err(|e| match e {
         safetensors::SafeTensorError::IoError(source) => Error::Io {

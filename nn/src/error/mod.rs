@@ -1,8 +1,17 @@
 //! The crate's error type: every public operation that can fail on bad input returns one.
+//!
+//! This is the bottom layer: it imports no other part of the crate but the plain types it names (shapes,
+//! dtypes, devices). What a refused load or a wrong path reports ([`LoadError`], [`PathError`]) is data defined
+//! here and filled in by the module layer, so a tensor's errors never depend on modules.
+
+mod load;
+mod path;
 
 use std::path::PathBuf;
 
-use crate::module::{LoadError, PathError};
+pub use load::{LoadError, ShapeMismatch};
+pub use path::{PathError, PathErrorKind};
+
 use crate::{DType, Device, Shape};
 
 /// An error from a tensor operation, a module operation or a file.
