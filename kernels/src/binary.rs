@@ -4,7 +4,7 @@
 use cubecl::prelude::*;
 
 use crate::Formula;
-use crate::activation::{Compute, forward_formula, forward_formula_in_place};
+use crate::activation::{Compute, forward_in_place, forward_into};
 use crate::dtype::with_float_type;
 use crate::gather::metadata;
 use crate::launch::{arg, cube_count, cube_dim, elements};
@@ -291,13 +291,13 @@ pub fn binary_in_place(
 /// `x·scale + shift` in a new buffer (computed in `f32` for the half types).
 pub fn affine(dtype: FloatType, x: &GpuBuffer, scale: f64, shift: f64) -> Result<GpuBuffer> {
     let out = GpuBuffer::uninit(x.device(), x.len());
-    forward_formula::<Affine>([scale, shift], dtype, x, &out)?;
+    forward_into::<Affine>([scale, shift], dtype, x, &out)?;
     Ok(out)
 }
 
 /// `x = x·scale + shift` in place.
 pub fn affine_in_place(dtype: FloatType, x: &GpuBuffer, scale: f64, shift: f64) -> Result<()> {
-    forward_formula_in_place::<Affine>([scale, shift], dtype, x)
+    forward_in_place::<Affine>([scale, shift], dtype, x)
 }
 
 /// Adds `value` (wrapping, two's complement) to every integer of a buffer of `i32` (`bytes = 4`) or `i64`

@@ -3,7 +3,7 @@
 
 #![cfg(feature = "wgpu")]
 
-use kernels::activation::{self, Kind};
+use kernels::activation::{self, Gelu, Hardswish, Relu, Threshold};
 use kernels::{Backend, FloatType, GpuBuffer, GpuDevice, KernelError};
 
 fn device() -> Option<GpuDevice> {
@@ -30,15 +30,15 @@ fn relu_forward_backward_and_in_place() {
     let Some(dev) = device() else { return };
     let xs: Vec<f32> = (0..1001).map(|i| (i as f32 - 500.0) / 7.0).collect();
     let x = upload(&dev, &xs);
-    let y = download(&activation::forward(Kind::Relu, [0.0; 2], FloatType::F32, &x).unwrap());
+    let y = download(&activation::forward::<Relu>([0.0; 2], FloatType::F32, &x).unwrap());
     assert_eq!(y, xs.iter().map(|&v| v.max(0.0)).collect::<Vec<_>>());
     let dy = upload(&dev, &vec![2.0; xs.len()]);
-    let dx = download(&activation::backward(Kind::Relu, [0.0; 2], FloatType::F32, &x, &dy).unwrap());
+    let dx = download(&activation::backward::<Relu>([0.0; 2], FloatType::F32, &x, &dy).unwrap());
     assert_eq!(
         dx,
         xs.iter().map(|&v| if v > 0.0 { 2.0 } else { 0.0 }).collect::<Vec<_>>()
     );
-    activation::forward_in_place(Kind::Threshold, [0.5, -3.0], FloatType::F32, &x).unwrap();
+    activation::forward_in_place::<Threshold>([0.5, -3.0], FloatType::F32, &x).unwrap();
     let t = download(&x);
     assert_eq!(
         t,
@@ -55,7 +55,7 @@ fn large_launch_spreads_over_two_dimensions() {
         .map(|i| if i % 2 == 0 { -(i as f32) } else { i as f32 })
         .collect();
     let x = upload(&dev, &xs);
-    let y = download(&activation::forward(Kind::Relu, [0.0; 2], FloatType::F32, &x).unwrap());
+    let y = download(&activation::forward::<Relu>([0.0; 2], FloatType::F32, &x).unwrap());
     assert_eq!(y.len(), n);
     let wrong = y.iter().zip(&xs).filter(|(a, b)| **a != b.max(0.0)).count();
     assert_eq!(wrong, 0, "{wrong} of {n} elements wrong; last {}", y[n - 1]);
@@ -115,7 +115,7 @@ fn unsupported_dtype_is_an_error_not_zeros() {
     let Some(dev) = device() else { return };
     let x = GpuBuffer::from_bytes(&dev, &[0u8; 8]);
     for dtype in FloatType::ALL {
-        match activation::forward(Kind::Gelu, [0.0; 2], dtype, &x) {
+        match activation::forward::<Gelu>([0.0; 2], dtype, &x) {
             Ok(_) => {}
             Err(KernelError::Unsupported { dtype: d, .. }) => assert_eq!(d, dtype),
             Err(e) => panic!("unexpected error for {dtype}: {e}"),
@@ -144,8 +144,7 @@ fn hardswish_backward_at_each_piece() {
     let Some(dev) = device() else { return };
     let xs = [-4.0f32, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0];
     let dy = upload(&dev, &[1.0; 9]);
-    let dx =
-        download(&activation::backward(Kind::Hardswish, [0.0; 2], FloatType::F32, &upload(&dev, &xs), &dy).unwrap());
+    let dx = download(&activation::backward::<Hardswish>([0.0; 2], FloatType::F32, &upload(&dev, &xs), &dy).unwrap());
     let want: Vec<f32> = xs
         .iter()
         .map(|&x| {

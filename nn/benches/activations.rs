@@ -131,7 +131,7 @@ fn bench_wgpu(c: &mut Criterion) {
             return;
         }
     };
-    let sync = || nn::gpu::synchronize(device).unwrap();
+    let sync = || device.synchronize().unwrap();
     let mut g = c.benchmark_group("wgpu f32 16M");
     g.throughput(Throughput::Bytes((2 * N * 4) as u64));
     g.sample_size(10);
@@ -219,7 +219,7 @@ fn bench_wgpu(c: &mut Criterion) {
 /// The device copy and the activations with a peer figure, out of place, `iters` calls launched back to back
 /// and one wait at the end.
 fn queued(c: &mut Criterion, device: Device, x: &Tensor) {
-    let sync = || nn::gpu::synchronize(device).unwrap();
+    let sync = || device.synchronize().unwrap();
     let mut g = c.benchmark_group("wgpu f32 16M, queued");
     g.throughput(Throughput::Bytes((2 * N * 4) as u64));
     g.sample_size(10);

@@ -37,12 +37,12 @@ pub mod dtype;
 pub mod error;
 pub mod forward;
 pub mod functional;
-pub mod gpu;
 pub mod hooks;
 pub mod init;
 pub mod io;
 pub mod layers;
 pub mod module;
+mod ops;
 pub mod param;
 pub mod random;
 pub mod shape;
@@ -61,8 +61,6 @@ pub use random::manual_seed;
 pub use shape::Shape;
 pub use shared::Shared;
 pub use tensor::Tensor;
-pub use tensor::elementwise::{BinaryFn, UnaryFn};
-pub use tensor::real::Real;
 
 /// The derive: `#[derive(Module)]`. See the crate's README for its attributes.
 pub use nn_derive::Module;

@@ -41,7 +41,7 @@ fn bench(c: &mut Criterion) {
         c.bench_function(&format!("DynamicsNetwork forward, {mode}, batch 256, wgpu"), |b| {
             b.iter(|| {
                 let out = net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap();
-                nn::gpu::synchronize(dev).unwrap();
+                dev.synchronize().unwrap();
                 black_box(out)
             })
         });

@@ -3,11 +3,14 @@
 
 use cubecl::prelude::*;
 
-use crate::Formula;
+use crate::{Formula, HostFormula, Real};
 
-/// SELU's `alpha` and `scale`, as PyTorch defines them.
-const SELU_ALPHA: f32 = 1.673_263_2;
-const SELU_SCALE: f32 = 1.050_701;
+/// SELU's `alpha`, as PyTorch defines it.
+pub const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
+/// SELU's `scale`, as PyTorch defines it.
+pub const SELU_SCALE: f64 = 1.050_700_987_355_480_5;
+const SELU_ALPHA_F32: f32 = SELU_ALPHA as f32;
+const SELU_SCALE_F32: f32 = SELU_SCALE as f32;
 
 /// `s·x` or `s·a·expm1(x·i)`.
 #[cube]
@@ -21,6 +24,17 @@ fn elu_forward<C: Float, N: Size>(x: Vector<C, N>, a: C, s: C, i: C) -> Vector<C
 fn elu_backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, s: C, i: C) -> Vector<C, N> {
     let negative = dy * Vector::new(s * a * i) * (x * Vector::new(i)).exp();
     select_many(x.greater_than(&Vector::new(C::new(0.0))), dy * Vector::new(s), negative)
+}
+
+/// The host form of [`elu_backward`]: `dy·pos_scale` above zero, `dy·input_scale·neg_scale·e^(x·input_scale)`
+/// at or below.
+#[inline(always)]
+fn elu_grad<R: Real>(x: R, dy: R, neg_scale: R, pos_scale: R, input_scale: R) -> R {
+    if x <= R::ZERO {
+        dy * input_scale * neg_scale * (x * input_scale).exp()
+    } else {
+        dy * pos_scale
+    }
 }
 
 /// PyTorch's `elu(x, alpha = a)`.
@@ -37,17 +51,41 @@ impl Formula for Elu {
     }
 }
 
+impl HostFormula for Elu {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, a: f64, _b: f64) -> R {
+        if x > R::ZERO { x } else { R::of(a) * x.exp_m1() }
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, a: f64, _b: f64) -> R {
+        elu_grad(x, dy, R::of(a), R::ONE, R::ONE)
+    }
+}
+
 /// PyTorch's `selu`.
 pub struct Selu;
 
 #[cube]
 impl Formula for Selu {
     fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        elu_forward::<C, N>(x, C::new(SELU_ALPHA), C::new(SELU_SCALE), C::new(1.0))
+        elu_forward::<C, N>(x, C::new(SELU_ALPHA_F32), C::new(SELU_SCALE_F32), C::new(1.0))
     }
 
     fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        elu_backward::<C, N>(x, dy, C::new(SELU_ALPHA), C::new(SELU_SCALE), C::new(1.0))
+        elu_backward::<C, N>(x, dy, C::new(SELU_ALPHA_F32), C::new(SELU_SCALE_F32), C::new(1.0))
+    }
+}
+
+impl HostFormula for Selu {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+        R::of(SELU_SCALE) * if x > R::ZERO { x } else { R::of(SELU_ALPHA) * x.exp_m1() }
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+        elu_grad(x, dy, R::of(SELU_ALPHA * SELU_SCALE), R::of(SELU_SCALE), R::ONE)
     }
 }
 
@@ -62,5 +100,22 @@ impl Formula for Celu {
 
     fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
         elu_backward::<C, N>(x, dy, a, C::new(1.0), C::new(1.0) / a)
+    }
+}
+
+impl HostFormula for Celu {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, a: f64, _b: f64) -> R {
+        // ELU with input scale `1/alpha`, a product (not a division), as PyTorch computes it.
+        if x > R::ZERO {
+            x
+        } else {
+            R::of(a) * (x * R::of(1.0 / a)).exp_m1()
+        }
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, a: f64, _b: f64) -> R {
+        elu_grad(x, dy, R::of(a), R::ONE, R::of(1.0 / a))
     }
 }

@@ -2,7 +2,7 @@
 
 use cubecl::prelude::*;
 
-use crate::Formula;
+use crate::{Formula, HostFormula, Real};
 
 /// PyTorch's `gelu(approximate='none')`.
 pub struct Gelu;
@@ -20,6 +20,20 @@ impl Formula for Gelu {
         let one = Vector::new(C::new(1.0));
         let cdf = half * (one + (x * Vector::new(C::new(core::f32::consts::FRAC_1_SQRT_2))).erf());
         let pdf = (Vector::new(C::new(-0.5)) * x * x).exp() * Vector::new(C::new(0.398_942_3));
+        dy * (cdf + x * pdf)
+    }
+}
+
+impl HostFormula for Gelu {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+        x.gelu()
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+        let cdf = R::of(0.5) * (R::ONE + (x * R::of(std::f64::consts::FRAC_1_SQRT_2)).erf());
+        let pdf = (R::of(-0.5) * x * x).exp() * R::of(0.398_942_280_401_432_7);
         dy * (cdf + x * pdf)
     }
 }

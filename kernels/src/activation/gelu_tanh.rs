@@ -3,7 +3,7 @@
 use cubecl::prelude::*;
 
 use super::tanh::tanh;
-use crate::Formula;
+use crate::{Formula, HostFormula, Real};
 
 /// `√(2/π)`.
 const BETA: f32 = 0.797_884_6;
@@ -29,5 +29,23 @@ impl Formula for GeluTanh {
         let right_derivative =
             (one - t * t) * Vector::new(C::new(BETA)) * (one + Vector::new(C::new(3.0 * KAPPA)) * x_sq);
         dy * (left_derivative + half * x * right_derivative)
+    }
+}
+
+impl HostFormula for GeluTanh {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+        let inner = R::of(0.797_884_560_802_865_4) * (x + R::of(0.044715) * x * x * x);
+        R::of(0.5) * x * (R::ONE + inner.tanh())
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+        let (beta, kappa) = (R::of(0.797_884_560_802_865_4), R::of(0.044715));
+        let x_sq = x * x;
+        let t = (beta * (x + kappa * x_sq * x)).tanh();
+        let left_derivative = R::of(0.5) * (R::ONE + t);
+        let right_derivative = (R::ONE - t * t) * (beta * (R::ONE + R::of(3.0) * kappa * x_sq));
+        dy * (left_derivative + R::of(0.5) * x * right_derivative)
     }
 }

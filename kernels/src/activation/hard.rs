@@ -3,7 +3,8 @@
 
 use cubecl::prelude::*;
 
-use crate::Formula;
+use crate::host::hardtanh;
+use crate::{Formula, HostFormula, Real};
 
 /// PyTorch's `hardsigmoid`.
 pub struct Hardsigmoid;
@@ -26,6 +27,28 @@ impl Formula for Hardsigmoid {
             .greater_than(&Vector::new(C::new(-3.0)))
             .vec_and(x.less_than(&Vector::new(C::new(3.0))));
         select_many(inside, dy / Vector::new(C::new(6.0)), Vector::new(C::new(0.0)))
+    }
+}
+
+impl HostFormula for Hardsigmoid {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+        if x <= R::of(-3.0) {
+            R::ZERO
+        } else if x >= R::of(3.0) {
+            R::ONE
+        } else {
+            x / R::of(6.0) + R::of(0.5)
+        }
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+        if x > R::of(-3.0) && x < R::of(3.0) {
+            dy * R::of(1.0 / 6.0)
+        } else {
+            R::ZERO
+        }
     }
 }
 
@@ -52,5 +75,25 @@ impl Formula for Hardswish {
             Vector::new(C::new(0.0)),
             select_many(x.greater_equal(&three), dy, middle),
         )
+    }
+}
+
+impl HostFormula for Hardswish {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+        x * hardtanh(x + R::of(3.0), R::ZERO, R::of(6.0)) / R::of(6.0)
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+        // At exactly x = 3, PyTorch's vectorised CPU kernel (what any tensor of more than a few elements runs)
+        // takes `dy`, its scalar loop `1.5·dy`; the vectorised result is the one its users see.
+        if x < R::of(-3.0) {
+            R::ZERO
+        } else if x >= R::of(3.0) {
+            dy
+        } else {
+            dy * (x / R::of(3.0) + R::of(0.5))
+        }
     }
 }

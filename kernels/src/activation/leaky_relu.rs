@@ -2,7 +2,7 @@
 
 use cubecl::prelude::*;
 
-use crate::Formula;
+use crate::{Formula, HostFormula, Real};
 
 /// PyTorch's `leaky_relu(x, negative_slope = a)`.
 pub struct LeakyRelu;
@@ -15,5 +15,17 @@ impl Formula for LeakyRelu {
 
     fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
         select_many(x.greater_than(&Vector::new(C::new(0.0))), dy, dy * Vector::new(a))
+    }
+}
+
+impl HostFormula for LeakyRelu {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, a: f64, _b: f64) -> R {
+        if x > R::ZERO { x } else { x * R::of(a) }
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, a: f64, _b: f64) -> R {
+        if x > R::ZERO { dy } else { dy * R::of(a) }
     }
 }

@@ -2,11 +2,11 @@
 //! a buffer of any [`FloatType`] the device accepts.
 //!
 //! ```no_run
-//! use kernels::activation::{self, Kind};
+//! use kernels::activation;
 //! use kernels::{Backend, FloatType, GpuBuffer, GpuDevice};
 //! let device = GpuDevice::open(Backend::Wgpu, 0)?;
 //! let x = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[-1.0f32, 2.0]));
-//! let y = activation::forward(Kind::Relu, [0.0, 0.0], FloatType::F32, &x)?;
+//! let y = activation::forward::<activation::Relu>([0.0, 0.0], FloatType::F32, &x)?;
 //! assert_eq!(y.to_bytes()?, bytemuck::cast_slice::<f32, u8>(&[0.0, 2.0]));
 //! # Ok::<(), kernels::KernelError>(())
 //! ```
@@ -26,7 +26,7 @@ mod softsign;
 pub(crate) mod tanh;
 mod threshold;
 
-pub use elu::{Celu, Elu, Selu};
+pub use elu::{Celu, Elu, SELU_ALPHA, SELU_SCALE, Selu};
 pub use gelu::Gelu;
 pub use gelu_tanh::GeluTanh;
 pub use hard::{Hardsigmoid, Hardswish};
@@ -47,139 +47,6 @@ use crate::dtype::with_float_type;
 use crate::formula::{backward_kernel, forward_in_place_kernel, forward_kernel};
 use crate::launch::{arg, check_same, cube_count, cube_dim, elements, vector_size};
 use crate::{FloatType, Formula, GpuBuffer, Result};
-
-/// Which element-wise activation to run. Its two constants (`[a, b]` in the host functions) are those its
-/// formula documents: LeakyReLU's slope, Threshold's threshold and value, Hardtanh's bounds, ELU's and CELU's
-/// alpha, Softplus's beta and threshold, the shrinks' lambda; the others ignore them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum Kind {
-    Relu,
-    Relu6,
-    LeakyRelu,
-    Threshold,
-    Hardtanh,
-    Elu,
-    Selu,
-    Celu,
-    Gelu,
-    GeluTanh,
-    Silu,
-    Mish,
-    Softplus,
-    Softsign,
-    Sigmoid,
-    Tanh,
-    Hardsigmoid,
-    Hardswish,
-    Tanhshrink,
-    Hardshrink,
-    Softshrink,
-    LogSigmoid,
-}
-
-impl Kind {
-    /// Whether [`backward`] takes the forward's output (Sigmoid, Tanh) rather than its input.
-    pub fn grad_from_output(self) -> bool {
-        matches!(self, Kind::Sigmoid | Kind::Tanh)
-    }
-}
-
-/// Runs `$body` with `$f` bound to the [`Formula`] type of a [`Kind`].
-macro_rules! with_kind {
-    ($kind:expr, $f:ident => $body:expr) => {
-        match $kind {
-            Kind::Relu => {
-                type $f = Relu;
-                $body
-            }
-            Kind::Relu6 => {
-                type $f = Relu6;
-                $body
-            }
-            Kind::LeakyRelu => {
-                type $f = LeakyRelu;
-                $body
-            }
-            Kind::Threshold => {
-                type $f = Threshold;
-                $body
-            }
-            Kind::Hardtanh => {
-                type $f = Hardtanh;
-                $body
-            }
-            Kind::Elu => {
-                type $f = Elu;
-                $body
-            }
-            Kind::Selu => {
-                type $f = Selu;
-                $body
-            }
-            Kind::Celu => {
-                type $f = Celu;
-                $body
-            }
-            Kind::Gelu => {
-                type $f = Gelu;
-                $body
-            }
-            Kind::GeluTanh => {
-                type $f = GeluTanh;
-                $body
-            }
-            Kind::Silu => {
-                type $f = Silu;
-                $body
-            }
-            Kind::Mish => {
-                type $f = Mish;
-                $body
-            }
-            Kind::Softplus => {
-                type $f = Softplus;
-                $body
-            }
-            Kind::Softsign => {
-                type $f = Softsign;
-                $body
-            }
-            Kind::Sigmoid => {
-                type $f = Sigmoid;
-                $body
-            }
-            Kind::Tanh => {
-                type $f = Tanh;
-                $body
-            }
-            Kind::Hardsigmoid => {
-                type $f = Hardsigmoid;
-                $body
-            }
-            Kind::Hardswish => {
-                type $f = Hardswish;
-                $body
-            }
-            Kind::Tanhshrink => {
-                type $f = Tanhshrink;
-                $body
-            }
-            Kind::Hardshrink => {
-                type $f = Hardshrink;
-                $body
-            }
-            Kind::Softshrink => {
-                type $f = Softshrink;
-                $body
-            }
-            Kind::LogSigmoid => {
-                type $f = LogSigmoid;
-                $body
-            }
-        }
-    };
-}
 
 /// The type a kernel computes in for storage type `F`: `f32` for the half types, `F` otherwise.
 pub(crate) trait Compute: Float + CubeElement {
@@ -215,26 +82,17 @@ impl Compute for f64 {
     type C = f64;
 }
 
-/// `A(input)` in a new buffer.
-pub fn forward(kind: Kind, scalars: [f64; 2], dtype: FloatType, input: &GpuBuffer) -> Result<GpuBuffer> {
+/// `A(input)` in a new buffer. `scalars` are the activation's two constants `[a, b]`, as its formula documents
+/// (LeakyReLU's slope, Threshold's threshold and value, Hardtanh's bounds, ELU's and CELU's alpha, Softplus's
+/// beta and threshold, the shrinks' lambda); the others ignore them.
+pub fn forward<A: Formula>(scalars: [f64; 2], dtype: FloatType, input: &GpuBuffer) -> Result<GpuBuffer> {
     let output = GpuBuffer::uninit(input.device(), input.len());
-    forward_into(kind, scalars, dtype, input, &output)?;
+    forward_into::<A>(scalars, dtype, input, &output)?;
     Ok(output)
 }
 
 /// `A(input)` written into `output`, a buffer of the same length on the same device.
-pub fn forward_into(
-    kind: Kind,
-    scalars: [f64; 2],
-    dtype: FloatType,
-    input: &GpuBuffer,
-    output: &GpuBuffer,
-) -> Result<()> {
-    with_kind!(kind, A => forward_formula::<A>(scalars, dtype, input, output))
-}
-
-/// `A(input)` written into `output` for any [`Formula`] `A` (the activations, and other element-wise maps).
-pub(crate) fn forward_formula<A: Formula>(
+pub fn forward_into<A: Formula>(
     scalars: [f64; 2],
     dtype: FloatType,
     input: &GpuBuffer,
@@ -250,16 +108,7 @@ pub(crate) fn forward_formula<A: Formula>(
 }
 
 /// `A(data)` written over `data`.
-pub fn forward_in_place(kind: Kind, scalars: [f64; 2], dtype: FloatType, data: &GpuBuffer) -> Result<()> {
-    with_kind!(kind, A => forward_formula_in_place::<A>(scalars, dtype, data))
-}
-
-/// `A(data)` written over `data` for any [`Formula`] `A`.
-pub(crate) fn forward_formula_in_place<A: Formula>(
-    scalars: [f64; 2],
-    dtype: FloatType,
-    data: &GpuBuffer,
-) -> Result<()> {
+pub fn forward_in_place<A: Formula>(scalars: [f64; 2], dtype: FloatType, data: &GpuBuffer) -> Result<()> {
     data.device().check_dtype("activation", dtype)?;
     let len = elements("activation", data, dtype)?;
     if len > 0 {
@@ -268,10 +117,9 @@ pub(crate) fn forward_formula_in_place<A: Formula>(
     Ok(())
 }
 
-/// The input's gradient from `saved` (the input, or the output where [`Kind::grad_from_output`]) and the
-/// output's gradient `dy`, in a new buffer.
-pub fn backward(
-    kind: Kind,
+/// The input's gradient from `saved` (the input, or the output where the formula's gradient reads it) and
+/// the output's gradient `dy`, in a new buffer.
+pub fn backward<A: Formula>(
     scalars: [f64; 2],
     dtype: FloatType,
     saved: &GpuBuffer,
@@ -282,7 +130,7 @@ pub fn backward(
     let len = elements("activation backward", saved, dtype)?;
     let dx = GpuBuffer::uninit(saved.device(), saved.len());
     if len > 0 {
-        with_float_type!(dtype, F => with_kind!(kind, A => launch_backward::<F, A>(saved, dy, &dx, len, scalars)));
+        with_float_type!(dtype, F => launch_backward::<F, A>(saved, dy, &dx, len, scalars));
     }
     Ok(dx)
 }

@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 
-use crate::Formula;
+use crate::{Formula, HostFormula, Real};
 
 /// Whether `x` lies in `[-a, a]`.
 #[cube]
@@ -17,6 +17,12 @@ fn shrink_backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C) -
     select_many(inside::<C, N>(x, a), Vector::new(C::new(0.0)), dy)
 }
 
+/// The host form of [`shrink_backward`].
+#[inline(always)]
+fn shrink_grad<R: Real>(x: R, dy: R, lambd: R) -> R {
+    if x >= -lambd && x <= lambd { R::ZERO } else { dy }
+}
+
 /// PyTorch's `hardshrink(x, lambd = a)`.
 pub struct Hardshrink;
 
@@ -28,6 +34,18 @@ impl Formula for Hardshrink {
 
     fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
         shrink_backward::<C, N>(x, dy, a)
+    }
+}
+
+impl HostFormula for Hardshrink {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, a: f64, _b: f64) -> R {
+        if x >= -R::of(a) && x <= R::of(a) { R::ZERO } else { x }
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, a: f64, _b: f64) -> R {
+        shrink_grad(x, dy, R::of(a))
     }
 }
 
@@ -47,5 +65,26 @@ impl Formula for Softshrink {
 
     fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
         shrink_backward::<C, N>(x, dy, a)
+    }
+}
+
+impl HostFormula for Softshrink {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, a: f64, _b: f64) -> R {
+        let l = R::of(a);
+        if x > l {
+            x - l
+        } else if x < -l {
+            x + l
+        } else if x.is_nan() {
+            x
+        } else {
+            R::ZERO
+        }
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, a: f64, _b: f64) -> R {
+        shrink_grad(x, dy, R::of(a))
     }
 }

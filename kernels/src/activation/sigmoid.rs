@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 
-use crate::Formula;
+use crate::{Formula, HostFormula, Real};
 
 /// `1/(1 + e^-x)`.
 #[cube]
@@ -26,6 +26,20 @@ impl Formula for Sigmoid {
     }
 }
 
+impl HostFormula for Sigmoid {
+    const GRAD_FROM_OUTPUT: bool = true;
+
+    #[inline(always)]
+    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+        R::ONE / (R::ONE + (-x).exp())
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(y: R, dy: R, _a: f64, _b: f64) -> R {
+        dy * (R::ONE - y) * y
+    }
+}
+
 /// PyTorch's `silu`.
 pub struct Silu;
 
@@ -39,5 +53,18 @@ impl Formula for Silu {
         let one = Vector::new(C::new(1.0));
         let s = sigmoid::<C, N>(x);
         dy * s * (one + x * (one - s))
+    }
+}
+
+impl HostFormula for Silu {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+        x / (R::ONE + (-x).exp())
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+        let sigmoid = R::ONE / (R::ONE + (-x).exp());
+        dy * sigmoid * (R::ONE + x * (R::ONE - sigmoid))
     }
 }

@@ -4,7 +4,7 @@
 use cubecl::prelude::*;
 
 use super::sigmoid::sigmoid;
-use crate::Formula;
+use crate::{Formula, HostFormula, Real};
 
 /// `ln(1 + x)`, accurate for small `x` (`x` itself below `1e-4`, where the sum rounds).
 #[cube]
@@ -39,6 +39,30 @@ impl Formula for Softplus {
     }
 }
 
+impl HostFormula for Softplus {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, a: f64, b: f64) -> R {
+        let (beta, threshold) = (R::of(a), R::of(b));
+        // log1p(exp(z)) / beta through the overflow-free `max(z, 0) + log1p(e^-|z|)`.
+        if x * beta > threshold {
+            x
+        } else {
+            (x * beta).log1p_exp() / beta
+        }
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, a: f64, b: f64) -> R {
+        let bx = x * R::of(a);
+        if bx > R::of(b) {
+            dy
+        } else {
+            let z = bx.exp();
+            dy * z / (z + R::ONE)
+        }
+    }
+}
+
 /// `tanh(softplus(x))` without computing either: with `e = e^x`, `tanh(ln(1 + e)) = e(e + 2) / (e(e + 2) + 2)`,
 /// exact to a few ulps with one `exp`; 1 where `x > 20` (the form would overflow; tanh is 1 there in every
 /// float type).
@@ -70,6 +94,20 @@ impl Formula for Mish {
     }
 }
 
+impl HostFormula for Mish {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+        x * x.log1p_exp().tanh()
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+        let sigmoid = R::ONE / (R::ONE + (-x).exp());
+        let t = x.log1p_exp().tanh();
+        dy * (t + x * sigmoid * (R::ONE - t * t))
+    }
+}
+
 /// PyTorch's `logsigmoid`.
 pub struct LogSigmoid;
 
@@ -87,5 +125,24 @@ impl Formula for LogSigmoid {
         let z = (-x.abs()).exp();
         let share = z / (one + z);
         dy * select_many(negative, one - share, share)
+    }
+}
+
+impl HostFormula for LogSigmoid {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+        // min(x, 0) - log1p(e^-|x|), PyTorch's formula, is exactly -softplus(-x).
+        -(-x).log1p_exp()
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+        let z = (-x.abs()).exp();
+        let (max_deriv, sign) = if x < R::ZERO {
+            (R::ONE, R::ONE)
+        } else {
+            (R::ZERO, -R::ONE)
+        };
+        (max_deriv - sign * (z / (R::ONE + z))) * dy
     }
 }

@@ -8,7 +8,7 @@
 
 use cubecl::prelude::*;
 
-use crate::Formula;
+use crate::{Formula, HostFormula, Real};
 use cubecl::frontend::Tanh as TanhOp;
 
 /// `tanh(x)`, exact for large `|x|` on every driver.
@@ -55,6 +55,20 @@ impl Formula for Tanh {
     }
 }
 
+impl HostFormula for Tanh {
+    const GRAD_FROM_OUTPUT: bool = true;
+
+    #[inline(always)]
+    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+        x.tanh()
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(y: R, dy: R, _a: f64, _b: f64) -> R {
+        dy * (R::ONE - y * y)
+    }
+}
+
 /// PyTorch's `tanhshrink`.
 pub struct Tanhshrink;
 
@@ -67,5 +81,18 @@ impl Formula for Tanhshrink {
     fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
         let t = tanh::<C, N>(x);
         dy * t * t
+    }
+}
+
+impl HostFormula for Tanhshrink {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+        x - x.tanh()
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+        let t = x.tanh();
+        dy - dy * (R::ONE - t * t)
     }
 }

@@ -1,13 +1,11 @@
-//! Functions on tensors behind the layers (PyTorch's `torch.nn.functional`).
+//! PyTorch's `torch.nn.functional`: the functions behind the layers, each an operation of the op layer
+//! (`crate::ops`), so it runs on the tensor's device.
 
 pub mod activation;
-pub(crate) mod conv;
-pub mod derivative;
-mod embedding;
-pub(crate) mod norm;
 
-pub use activation::{Activation, log_softmax, prelu, prelu_into, softmax};
-pub use conv::{Conv2dOptions, Padding2d, conv2d};
-pub use derivative::{Derivative, PreluLayout, log_softmax_backward, prelu_backward, softmax_backward};
-pub use embedding::embedding;
-pub use norm::{RunningStats, batch_norm, layer_norm};
+pub use crate::ops::conv::{Conv2dOptions, Padding2d, conv2d};
+pub use crate::ops::embedding;
+pub use crate::ops::norm::{RunningStats, batch_norm, layer_norm};
+pub use activation::{
+    Activation, log_softmax, log_softmax_backward, prelu, prelu_backward, prelu_into, softmax, softmax_backward,
+};

@@ -1,11 +1,9 @@
 //! [`LSTM`]: a multi-layer long short-term memory, PyTorch's gate order and keys.
 
 use crate::module::{Module, Visitor, VisitorMut, py_bool, py_float};
+use crate::ops::lstm::{CellTensors, Lstm};
 use crate::random;
-use crate::tensor::float::{Float, with_float_type};
-use crate::tensor::linalg::Mat;
-use crate::tensor::map;
-use crate::{DType, Error, Forward, Param, Real, Result, Shape, Tensor};
+use crate::{DType, Error, Forward, Param, Result, Shape, Tensor};
 
 /// Everything of PyTorch's `nn.LSTM` constructor but the sizes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -222,7 +220,7 @@ impl Forward for LSTM {
         } else {
             input
         };
-        let (seq, batch) = (x.shape()[0], x.shape()[1]);
+        let batch = x.shape()[1];
         let (layers, dirs, hid) = (self.options.num_layers, self.directions(), self.hidden_size);
         let state_shape = Shape::from([layers * dirs, batch, hid]);
         let (h0, c0) = match state {
@@ -254,33 +252,17 @@ impl Forward for LSTM {
                 Tensor::zeros(state_shape.clone(), x.dtype()).to_device(x.device())?,
             ),
         };
-        let sizes = LstmSizes {
-            seq,
-            batch,
-            input_size: self.input_size,
-            hidden: hid,
-            layers,
-            dirs,
-        };
         let cells: Vec<CellTensors> = (0..layers)
             .flat_map(|layer| (0..dirs).map(move |d| (layer, d)))
             .map(|(layer, d)| self.weights(layer, d))
             .collect();
-        let dropout = (self.training && self.options.dropout > 0.0 && layers > 1).then_some(self.options.dropout);
-        let (out, h_n, c_n) = if x.device().is_cpu() {
-            run_cpu(&x, &h0, &c0, &cells, sizes, dropout)?
-        } else if dropout.is_some() {
-            return Err(Error::UnsupportedOnDevice {
-                op,
-                dtype: x.dtype(),
-                device: x.device(),
-                reason: "dropout between layers in training draws from the CPU's generator; call eval(), set \
-                         dropout to 0, or run on the CPU"
-                    .into(),
-            });
-        } else {
-            crate::gpu::lstm(&x, &h0, &c0, &cells, sizes)?
+        let recurrence = Lstm {
+            layers,
+            dirs,
+            bias: self.options.bias,
+            dropout: (self.training && self.options.dropout > 0.0 && layers > 1).then_some(self.options.dropout),
         };
+        let (out, h_n, c_n) = recurrence.run(&x, &h0, &c0, &cells)?;
         let out = if unbatched {
             out.squeeze(1)?
         } else if self.options.batch_first {
@@ -294,152 +276,5 @@ impl Forward for LSTM {
             (h_n, c_n)
         };
         Ok((out, (h_n, c_n)))
-    }
-}
-
-/// The weights of one layer and direction: `weight_ih`, `weight_hh`, and the biases when the LSTM has them.
-pub(crate) type CellTensors = (Tensor, Tensor, Option<Tensor>, Option<Tensor>);
-
-/// The sizes of one LSTM run.
-#[derive(Clone, Copy, Debug)]
-#[cfg_attr(not(feature = "gpu"), allow(dead_code))] // read by the device path only
-pub(crate) struct LstmSizes {
-    pub(crate) seq: usize,
-    pub(crate) batch: usize,
-    pub(crate) input_size: usize,
-    pub(crate) hidden: usize,
-    pub(crate) layers: usize,
-    pub(crate) dirs: usize,
-}
-
-/// The LSTM on the CPU: `x` `(seq, batch, input)`, state `(layers·dirs, batch, hidden)`, `cells` layer-major;
-/// `dropout` between layers (training). Returns the outputs `(seq, batch, dirs·hidden)`, `h_n` and `c_n`.
-pub(crate) fn run_cpu(
-    x: &Tensor,
-    h0: &Tensor,
-    c0: &Tensor,
-    cells: &[CellTensors],
-    sizes: LstmSizes,
-    dropout: Option<f64>,
-) -> Result<(Tensor, Tensor, Tensor)> {
-    let dtype = x.dtype();
-    let op = "LSTM";
-    let LstmSizes {
-        seq,
-        batch,
-        hidden: hid,
-        layers,
-        dirs,
-        ..
-    } = sizes;
-    let state_shape = Shape::from([layers * dirs, batch, hid]);
-    Ok(with_float_type!(dtype, T => {
-        let mut layer_in: Vec<T> = x.float_ref::<T>(op)?.to_vec();
-        let h0 = h0.float_ref::<T>(op)?;
-        let c0 = c0.float_ref::<T>(op)?;
-        let mut h_n = vec![T::ZERO; layers * dirs * batch * hid];
-        let mut c_n = h_n.clone();
-        for layer in 0..layers {
-            let in_size = layer_in.len() / (seq * batch).max(1);
-            let mut out = vec![T::ZERO; seq * batch * dirs * hid];
-            for d in 0..dirs {
-                let (w_ih, w_hh, b_ih, b_hh) = &cells[layer * dirs + d];
-                let w_ih = w_ih.float_ref::<T>(op)?;
-                let w_hh = w_hh.float_ref::<T>(op)?;
-                let b_ih = b_ih.as_ref().map(|b| b.float_ref::<T>(op)).transpose()?;
-                let b_hh = b_hh.as_ref().map(|b| b.float_ref::<T>(op)).transpose()?;
-                let slot = (layer * dirs + d) * batch * hid;
-                let cell = Cell { w_ih: &w_ih, w_hh: &w_hh, b_ih: b_ih.as_deref(), b_hh: b_hh.as_deref(), hid, in_size };
-                let (h, c) = cell.run(&layer_in, seq, batch, &h0[slot..slot + batch * hid], &c0[slot..slot + batch * hid], d == 1, &mut out, d, dirs);
-                h_n[slot..slot + batch * hid].copy_from_slice(&h);
-                c_n[slot..slot + batch * hid].copy_from_slice(&c);
-            }
-            if let Some(p) = dropout.filter(|_| layer + 1 < layers) {
-                let keep = 1.0 - p;
-                random::with_global(|g| {
-                    for v in out.iter_mut() {
-                        *v = if g.unit() < keep { T::of(v.f64() / keep) } else { T::ZERO };
-                    }
-                });
-            }
-            layer_in = out;
-        }
-        (
-            Tensor::from_computed(layer_in, Shape::from([seq, batch, dirs * hid]), dtype)?,
-            Tensor::from_computed(h_n, state_shape.clone(), dtype)?,
-            Tensor::from_computed(c_n, state_shape.clone(), dtype)?,
-        )
-    }))
-}
-
-/// One layer and direction of an LSTM.
-struct Cell<'a, T> {
-    w_ih: &'a [T],
-    w_hh: &'a [T],
-    b_ih: Option<&'a [T]>,
-    b_hh: Option<&'a [T]>,
-    hid: usize,
-    in_size: usize,
-}
-
-impl<T: Float> Cell<'_, T> {
-    /// Runs the sequence `x` (`seq, batch, in`), writing each step's `h` into its slice of `out`
-    /// (`seq, batch, dirs * hid`); returns the last `(h, c)`.
-    #[allow(clippy::too_many_arguments)]
-    fn run(
-        &self,
-        x: &[T],
-        seq: usize,
-        batch: usize,
-        h0: &[T],
-        c0: &[T],
-        reverse: bool,
-        out: &mut [T],
-        d: usize,
-        dirs: usize,
-    ) -> (Vec<T>, Vec<T>) {
-        let (hid, g4) = (self.hid, 4 * self.hid);
-        // Input projections of every step at once: (seq * batch, 4H).
-        let mut gx = vec![T::ZERO; seq * batch * g4];
-        if let Some(b) = self.b_ih {
-            for row in gx.chunks_mut(g4) {
-                row.copy_from_slice(b);
-            }
-        }
-        let beta = if self.b_ih.is_some() { T::ONE } else { T::ZERO };
-        T::gemm(
-            T::ONE,
-            Mat::row_major(x, seq * batch, self.in_size),
-            Mat::row_major(self.w_ih, g4, self.in_size).t(),
-            beta,
-            &mut gx,
-        );
-        let mut h = h0.to_vec();
-        let mut c = c0.to_vec();
-        let mut gates = vec![T::ZERO; batch * g4];
-        for step in 0..seq {
-            let t = if reverse { seq - 1 - step } else { step };
-            gates.copy_from_slice(&gx[t * batch * g4..(t + 1) * batch * g4]);
-            if let Some(b) = self.b_hh {
-                for row in gates.chunks_mut(g4) {
-                    for (g, &bv) in row.iter_mut().zip(b) {
-                        *g = *g + bv;
-                    }
-                }
-            }
-            T::gemm(
-                T::ONE,
-                Mat::row_major(&h, batch, hid),
-                Mat::row_major(self.w_hh, g4, hid).t(),
-                T::ONE,
-                &mut gates,
-            );
-            map::lstm_step(&gates, &mut c, &mut h, hid);
-            for bi in 0..batch {
-                let dst = (t * batch + bi) * dirs * hid + d * hid;
-                out[dst..dst + hid].copy_from_slice(&h[bi * hid..(bi + 1) * hid]);
-            }
-        }
-        (h, c)
     }
 }

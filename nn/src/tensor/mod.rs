@@ -3,19 +3,10 @@
 mod autograd;
 pub(crate) mod cast;
 mod create;
-pub(crate) mod elementwise;
-pub mod fastmath;
-pub(crate) mod float;
+pub(crate) mod device;
 mod fmt;
-pub(crate) mod linalg;
-pub(crate) mod map;
-mod pool;
-pub mod real;
-pub(crate) mod reduce;
-mod shape_ops;
+pub(crate) mod pool;
 pub(crate) mod storage;
-
-pub(crate) use elementwise::Arith;
 
 use std::sync::Arc;
 
@@ -42,9 +33,9 @@ use crate::{DType, Device, Element, Error, Result, Shape};
 /// ```
 #[derive(Clone)]
 pub struct Tensor {
-    pub(crate) shape: Shape,
-    pub(crate) storage: Arc<Storage>,
-    pub(crate) grad_meta: Option<Arc<GradMeta>>,
+    shape: Shape,
+    storage: Arc<Storage>,
+    grad_meta: Option<Arc<GradMeta>>,
 }
 
 impl Tensor {
@@ -109,21 +100,17 @@ impl Tensor {
 
     /// Runs `f` on the host buffer, or fails for a tensor on a device.
     pub(crate) fn read_cpu<R>(&self, op: &'static str, f: impl FnOnce(&CpuData) -> R) -> Result<R> {
-        let guard = self.storage.data.read();
-        match &*guard {
-            Buffer::Cpu(data) => Ok(f(data)),
-            #[allow(unreachable_patterns)]
-            _ => Err(self.not_on_cpu(op)),
+        match self.storage.data.read().host() {
+            Some(data) => Ok(f(data)),
+            None => Err(self.not_on_cpu(op)),
         }
     }
 
     /// Runs `f` on the host buffer for writing, or fails for a tensor on a device.
     pub(crate) fn write_cpu<R>(&self, op: &'static str, f: impl FnOnce(&mut CpuData) -> R) -> Result<R> {
-        let mut guard = self.storage.data.write();
-        match &mut *guard {
+        match &mut *self.storage.data.write() {
             Buffer::Cpu(data) => Ok(f(data)),
-            #[allow(unreachable_patterns)]
-            _ => Err(self.not_on_cpu(op)),
+            Buffer::Device(_) => Err(self.not_on_cpu(op)),
         }
     }
 
@@ -190,6 +177,32 @@ impl Tensor {
             .map_err(|_| self.not_on_cpu(op))
     }
 
+    /// The host elements as `&[T]`, borrowed under the storage's read lock; an error for a tensor on a device
+    /// or of another dtype.
+    pub(crate) fn host_slice<T: Element>(&self, op: &'static str) -> Result<HostSlice<'_, T>> {
+        if !self.device().is_cpu() {
+            return Err(self.not_on_cpu(op));
+        }
+        RwLockReadGuard::try_map(self.storage.data.read(), |b| b.host().and_then(CpuData::as_slice::<T>)).map_err(
+            |_| Error::DTypeMismatch {
+                op,
+                expected: T::DTYPE,
+                got: self.dtype(),
+            },
+        )
+    }
+
+    /// This tensor's shape on the same storage (and autograd state): a view, no copy. The element count must
+    /// be the tensor's (checked by the caller).
+    pub(crate) fn view(&self, shape: Shape) -> Tensor {
+        debug_assert_eq!(shape.numel(), self.numel());
+        Tensor {
+            shape,
+            storage: self.storage.clone(),
+            grad_meta: self.grad_meta.clone(),
+        }
+    }
+
     /// Whether another tensor handle shares this tensor's storage.
     pub(crate) fn storage_is_shared(&self) -> bool {
         Arc::strong_count(&self.storage) > 1
@@ -221,9 +234,8 @@ impl Tensor {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
-        #[cfg(feature = "gpu")]
         if let Buffer::Device(b) = &*self.storage.data.read() {
-            let buffer = crate::gpu::to_dtype(self, b, dtype)?;
+            let buffer = device::to_dtype(self, b, dtype)?;
             return Ok(Tensor::from_parts(buffer, dtype, self.device(), self.shape.clone()));
         }
         let data = self.read_cpu("to_dtype", |d| cast::cast_data(d, dtype))?;
@@ -247,26 +259,18 @@ impl Tensor {
         if device == self.device() {
             return Ok(self.clone());
         }
-        #[cfg(feature = "gpu")]
-        {
-            let buffer = match &*self.storage.data.read() {
-                Buffer::Cpu(data) => crate::gpu::upload(data, device)?,
-                Buffer::Device(b) => {
-                    let host = crate::gpu::download(b, self.dtype(), self.device())?;
-                    if device.is_cpu() {
-                        Buffer::Cpu(host)
-                    } else {
-                        crate::gpu::upload(&host, device)?
-                    }
+        let buffer = match &*self.storage.data.read() {
+            Buffer::Cpu(data) => device::upload(data, device)?,
+            Buffer::Device(b) => {
+                let host = device::download(b, self.dtype(), self.device())?;
+                if device.is_cpu() {
+                    Buffer::Cpu(host)
+                } else {
+                    device::upload(&host, device)?
                 }
-            };
-            Ok(Tensor::from_parts(buffer, self.dtype(), device, self.shape.clone()))
-        }
-        #[cfg(not(feature = "gpu"))]
-        Err(Error::DeviceUnavailable {
-            device,
-            reason: "nn was built without the `wgpu` and `cuda` features; only the CPU is available".into(),
-        })
+            }
+        };
+        Ok(Tensor::from_parts(buffer, self.dtype(), device, self.shape.clone()))
     }
 
     /// The tensor in host memory.
@@ -276,12 +280,8 @@ impl Tensor {
 
     /// A copy with its own storage (PyTorch's `clone()`), not tracking gradients.
     pub fn deep_copy(&self) -> Result<Tensor> {
-        #[cfg(feature = "gpu")]
-        if let Buffer::Device(b) = &*self.storage.data.read() {
-            return Ok(Tensor::from_buffer(crate::gpu::deep_copy(b), self));
-        }
-        let data = self.read_cpu("deep_copy", |d| d.clone())?;
-        Ok(Tensor::from_cpu(data, self.shape.clone()))
+        let copy = self.storage.data.read().clone_buffer();
+        Ok(Tensor::from_buffer(copy, self))
     }
 
     /// A handle to the same data that carries no autograd state (PyTorch's `detach()`).
@@ -339,9 +339,8 @@ impl Tensor {
         if self.shares_storage(src) {
             return Ok(());
         }
-        #[cfg(feature = "gpu")]
         if let Buffer::Device(b) = &*self.storage.data.read() {
-            return crate::gpu::copy_into(self, b, src);
+            return device::copy_into(self, b, src);
         }
         let src_host = src.cpu()?;
         let src_guard = src_host.storage.data.read();
@@ -379,7 +378,6 @@ impl Tensor {
 
     /// Sets every element to `value` in place.
     pub fn fill_(&self, value: f64) -> Result<()> {
-        #[cfg(feature = "gpu")]
         if !self.device().is_cpu() {
             let host = Tensor::full(self.shape.clone(), value, self.dtype());
             return self.copy_(&host);
@@ -395,6 +393,9 @@ impl Tensor {
 
 /// A tensor's host bytes, borrowed under its storage's read lock ([`Tensor::host_bytes`]).
 pub(crate) type HostBytes<'a> = MappedRwLockReadGuard<'a, [u8]>;
+
+/// A tensor's host elements, borrowed under its storage's read lock ([`Tensor::host_slice`]).
+pub(crate) type HostSlice<'a, T> = MappedRwLockReadGuard<'a, [T]>;
 
 /// Resolves a possibly negative dimension index against a rank, or names the valid range.
 pub(crate) fn normalize_dim(op: &'static str, dim: isize, rank: usize) -> Result<usize> {

@@ -164,13 +164,12 @@ impl CpuData {
     }
 }
 
-/// Where a storage's elements are: host memory, or a device buffer (added with device support).
+/// Where a storage's elements are: host memory, or a cubecl device's memory.
 #[derive(Debug)]
 pub(crate) enum Buffer {
     /// Host memory.
     Cpu(CpuData),
     /// Memory of a cubecl device.
-    #[cfg(feature = "gpu")]
     Device(kernels::GpuBuffer),
 }
 
@@ -179,7 +178,6 @@ impl Buffer {
     pub(crate) fn host(&self) -> Option<&CpuData> {
         match self {
             Buffer::Cpu(d) => Some(d),
-            #[cfg(feature = "gpu")]
             Buffer::Device(_) => None,
         }
     }
@@ -188,8 +186,7 @@ impl Buffer {
     pub(crate) fn clone_buffer(&self) -> Buffer {
         match self {
             Buffer::Cpu(d) => Buffer::Cpu(d.clone()),
-            #[cfg(feature = "gpu")]
-            Buffer::Device(b) => crate::gpu::deep_copy(b),
+            Buffer::Device(b) => Buffer::Device(b.deep_copy()),
         }
     }
 }
@@ -209,7 +206,6 @@ impl Drop for Storage {
     fn drop(&mut self) {
         match self.take_buffer() {
             Buffer::Cpu(data) => super::pool::give(data),
-            #[cfg(feature = "gpu")]
             Buffer::Device(_) => {}
         }
     }

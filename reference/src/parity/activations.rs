@@ -19,7 +19,7 @@
 
 use std::fmt;
 
-use nn::functional::{Activation, derivative};
+use nn::functional::{self, Activation};
 use nn::{DType, Device, Error, Result, StateDict, Tensor};
 
 /// The largest error allowed for a result of `dtype`, relative to `max(|expected|, 1)`.
@@ -106,11 +106,11 @@ impl Case {
         match self {
             Case::Elementwise(act) => Ok((act.backward(x, dy)?, None)),
             Case::Prelu(w) => {
-                let (dx, dw) = derivative::prelu_backward(x, &w.to_device(x.device())?, dy)?;
+                let (dx, dw) = functional::prelu_backward(x, &w.to_device(x.device())?, dy)?;
                 Ok((dx, Some(dw)))
             }
-            Case::Softmax { log: false } => Ok((derivative::softmax_backward(y, dy, -1)?, None)),
-            Case::Softmax { log: true } => Ok((derivative::log_softmax_backward(y, dy, -1)?, None)),
+            Case::Softmax { log: false } => Ok((functional::softmax_backward(y, dy, -1)?, None)),
+            Case::Softmax { log: true } => Ok((functional::log_softmax_backward(y, dy, -1)?, None)),
         }
     }
 }

@@ -4,13 +4,12 @@
 use std::ops::Deref;
 
 use half::{bf16, f16};
-use parking_lot::{MappedRwLockReadGuard, RwLockReadGuard};
+use kernels::Real;
 
-use super::Tensor;
-use super::linalg::Gemm;
-use super::real::Real;
-use super::storage::{Buffer, CpuData};
-use crate::{DType, Element, Error, Result, Shape};
+use super::gemm::Gemm;
+use crate::tensor::HostSlice;
+use crate::tensor::storage::CpuData;
+use crate::{DType, Element, Error, Result, Shape, Tensor};
 
 /// `f32` or `f64`, with matrix products and math.
 pub(crate) trait Float: Gemm + Real + Element {}
@@ -20,7 +19,7 @@ impl Float for f64 {}
 
 /// A tensor's elements as `T`: borrowed in place when the dtype is `T`, else widened into a new vector.
 pub(crate) enum FloatRef<'a, T> {
-    Borrowed(MappedRwLockReadGuard<'a, [T]>),
+    Borrowed(HostSlice<'a, T>),
     Owned(Vec<T>),
 }
 
@@ -40,35 +39,16 @@ impl Tensor {
         if !self.is_floating_point() {
             return Err(Error::float_only(op, self.dtype()));
         }
-        if !self.device().is_cpu() {
-            return Err(self.not_on_cpu(op));
-        }
-        let guard = self.storage.data.read();
         if self.dtype() == T::DTYPE {
-            let mapped = RwLockReadGuard::try_map(guard, |b| match b {
-                Buffer::Cpu(d) => d.as_slice::<T>(),
-                #[cfg(feature = "gpu")]
-                Buffer::Device(_) => None,
-            });
-            return match mapped {
-                Ok(m) => Ok(FloatRef::Borrowed(m)),
-                Err(_) => Err(Error::DTypeMismatch {
-                    op,
-                    expected: T::DTYPE,
-                    got: self.dtype(),
-                }),
-            };
+            return self.host_slice::<T>(op).map(FloatRef::Borrowed);
         }
-        let Some(data) = guard.host() else {
-            return Err(self.not_on_cpu(op));
-        };
-        let widened: Vec<T> = match data {
-            CpuData::F16(v) => v.iter().map(|x| T::from_f64(f16::to_f64(*x))).collect(),
-            CpuData::BF16(v) => v.iter().map(|x| T::from_f64(bf16::to_f64(*x))).collect(),
-            CpuData::F32(v) => v.iter().map(|x| T::from_f64(*x as f64)).collect(),
-            CpuData::F64(v) => v.iter().map(|x| T::from_f64(*x)).collect(),
-            other => return Err(Error::float_only(op, other.dtype())),
-        };
+        let widened = self.read_cpu(op, |data| match data {
+            CpuData::F16(v) => Ok(v.iter().map(|x| T::from_f64(f16::to_f64(*x))).collect()),
+            CpuData::BF16(v) => Ok(v.iter().map(|x| T::from_f64(bf16::to_f64(*x))).collect()),
+            CpuData::F32(v) => Ok(v.iter().map(|x| T::from_f64(*x as f64)).collect()),
+            CpuData::F64(v) => Ok(v.iter().map(|x| T::from_f64(*x)).collect()),
+            other => Err(Error::float_only(op, other.dtype())),
+        })??;
         Ok(FloatRef::Owned(widened))
     }
 

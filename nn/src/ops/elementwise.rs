@@ -7,27 +7,23 @@ use half::{bf16, f16};
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
-use super::Tensor;
-use super::cast;
-use super::map;
-use super::real::Real;
-use super::storage::CpuData;
-use crate::{DType, Error, Result, Shape};
+use kernels::Real;
 
-/// Elements below which a map runs on the calling thread (splitting smaller work costs more than it saves).
-pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 15;
-/// Elements per parallel chunk.
-const CHUNK: usize = 1 << 14;
+use super::map;
+use crate::tensor::{cast, storage::CpuData};
+use crate::{DType, Error, Result, Shape, Tensor};
+
+use map::{CHUNK, PARALLEL_THRESHOLD};
 
 /// A formula of one float argument, written once for `f32` and `f64`. It is `Copy` (its constants), so a
 /// loop holds it in registers and vectorises.
-pub trait UnaryFn: Sync + Send + Copy {
+pub(crate) trait UnaryFn: Sync + Send + Copy {
     /// The value at `x`.
     fn apply<R: Real>(&self, x: R) -> R;
 }
 
 /// A formula of two float arguments, written once for `f32` and `f64`.
-pub trait BinaryFn: Sync + Send + Copy {
+pub(crate) trait BinaryFn: Sync + Send + Copy {
     /// The value at `(a, b)`.
     fn apply<R: Real>(&self, a: R, b: R) -> R;
 }
@@ -51,7 +47,7 @@ fn map_chunk_in_place<T: Copy>(data: &mut [T], f: impl Fn(T) -> T + Copy) {
 
 impl Tensor {
     /// A new tensor `f(x)` of the same dtype; floating-point dtypes only.
-    pub fn map_float<F: UnaryFn>(&self, op: &'static str, f: &F) -> Result<Tensor> {
+    pub(crate) fn map_float<F: UnaryFn>(&self, op: &'static str, f: &F) -> Result<Tensor> {
         let f = *f;
         let data = self.read_cpu(op, |d| -> Result<CpuData> {
             let n = d.len();
@@ -63,7 +59,7 @@ impl Tensor {
                 other => return Err(Error::float_only(op, other.dtype())),
             })
         })??;
-        Ok(Tensor::from_cpu(data, self.shape.clone()))
+        Ok(Tensor::from_cpu(data, self.shape().clone()))
     }
 
     /// A new tensor `f_b(x)` where the formula changes block by block: block `b` (`block` consecutive
@@ -90,7 +86,7 @@ impl Tensor {
                 other => return Err(Error::float_only(op, other.dtype())),
             })
         })??;
-        Ok(Tensor::from_cpu(data, self.shape.clone()))
+        Ok(Tensor::from_cpu(data, self.shape().clone()))
     }
 
     /// [`map_float_blocks`](Self::map_float_blocks) written into `out` (same shape and dtype, checked by the
@@ -125,8 +121,8 @@ impl Tensor {
         block: usize,
         make: impl Fn(usize) -> F + Sync,
     ) -> Result<Tensor> {
-        if self.shape != other.shape {
-            return Err(Error::shapes(op, &self.shape, &other.shape, "equal shapes"));
+        if self.shape() != other.shape() {
+            return Err(Error::shapes(op, self.shape(), other.shape(), "equal shapes"));
         }
         let (a, b) = match self.dtype() {
             DType::F16 | DType::BF16 => (self.to_dtype(DType::F32)?, other.to_dtype(DType::F32)?),
@@ -142,16 +138,16 @@ impl Tensor {
                 })
             })
         })???;
-        Tensor::from_cpu(data, self.shape.clone()).to_dtype(self.dtype())
+        Tensor::from_cpu(data, self.shape().clone()).to_dtype(self.dtype())
     }
 
     /// `out = f(x)` into an existing tensor of the same shape and dtype (not reallocated).
-    pub fn map_float_into<F: UnaryFn>(&self, op: &'static str, f: &F, out: &Tensor) -> Result<()> {
-        if out.shape != self.shape {
+    pub(crate) fn map_float_into<F: UnaryFn>(&self, op: &'static str, f: &F, out: &Tensor) -> Result<()> {
+        if out.shape() != self.shape() {
             return Err(Error::shapes(
                 op,
-                &self.shape,
-                &out.shape,
+                self.shape(),
+                out.shape(),
                 "an output of the input's shape",
             ));
         }
@@ -181,7 +177,7 @@ impl Tensor {
     }
 
     /// `x = f(x)` in place, seen through every handle to this storage; floating-point dtypes only.
-    pub fn map_float_<F: UnaryFn>(&self, op: &'static str, f: &F) -> Result<()> {
+    pub(crate) fn map_float_<F: UnaryFn>(&self, op: &'static str, f: &F) -> Result<()> {
         let f = *f;
         self.write_cpu(op, |d| -> Result<()> {
             match d {
@@ -197,11 +193,11 @@ impl Tensor {
 
     /// A new tensor `f(a, b)` with `a` and `b` broadcast against each other (PyTorch's rules) and promoted to
     /// a common floating-point dtype.
-    pub fn zip_float<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<Tensor> {
+    pub(crate) fn zip_float<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<Tensor> {
         let f = *f;
         let (a, b, dtype) = promote_pair(op, self, other)?;
-        let out_shape = broadcast_shape(op, &a.shape, &b.shape)?;
-        if out_shape == a.shape && (b.shape == a.shape || b.numel() == 1) {
+        let out_shape = broadcast_shape(op, a.shape(), b.shape())?;
+        if &out_shape == a.shape() && (b.shape() == a.shape() || b.numel() == 1) {
             // Same shapes, or a scalar right side: the vectorised loops.
             let n = out_shape.numel();
             let fast = a.read_cpu(op, |da| {
@@ -215,8 +211,8 @@ impl Tensor {
                 return Ok(Tensor::from_cpu(data, out_shape));
             }
         }
-        let sa = broadcast_strides(&a.shape, &out_shape);
-        let sb = broadcast_strides(&b.shape, &out_shape);
+        let sa = broadcast_strides(a.shape(), &out_shape);
+        let sb = broadcast_strides(b.shape(), &out_shape);
         let data = a.read_cpu(op, |da| {
             b.read_cpu(op, |db| -> Result<CpuData> {
                 Ok(match (da, db) {
@@ -244,13 +240,13 @@ impl Tensor {
     }
 
     /// `a = f(a, b)` in place, with `b` broadcast to `a`'s shape (which does not change).
-    pub fn zip_float_<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<()> {
+    pub(crate) fn zip_float_<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<()> {
         let f = *f;
         let other = in_place_operand(op, self, other)?;
-        let out_shape = self.shape.clone();
-        let so = broadcast_strides(&other.shape, &out_shape);
+        let out_shape = self.shape().clone();
+        let so = broadcast_strides(other.shape(), &out_shape);
         let data = other.read_cpu(op, |o| -> Result<CpuData> {
-            let ss = broadcast_strides(&self.shape, &out_shape);
+            let ss = broadcast_strides(self.shape(), &out_shape);
             self.read_cpu(op, |s| -> Result<CpuData> {
                 Ok(match (s, o) {
                     (CpuData::F32(x), CpuData::F32(y)) => {
@@ -277,24 +273,17 @@ impl Tensor {
     }
 }
 
-/// The right side of an in-place operation on `target`: broadcastable to its shape, on its device, in its
-/// dtype, and never sharing its storage (a copy when it does).
-fn in_place_operand(op: &'static str, target: &Tensor, other: &Tensor) -> Result<Tensor> {
-    let out_shape = broadcast_shape(op, &target.shape, &other.shape)?;
-    if out_shape != target.shape {
+/// The right side of an in-place operation on `target`: broadcastable to its shape, in its dtype, and never
+/// sharing its storage (a copy when it does).
+pub(crate) fn in_place_operand(op: &'static str, target: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let out_shape = broadcast_shape(op, target.shape(), other.shape())?;
+    if &out_shape != target.shape() {
         return Err(Error::shapes(
             op,
-            &target.shape,
-            &other.shape,
+            target.shape(),
+            other.shape(),
             "the right side broadcastable to the left",
         ));
-    }
-    if other.device() != target.device() {
-        return Err(Error::DeviceMismatch {
-            op,
-            lhs: target.device(),
-            rhs: other.device(),
-        });
     }
     if other.shares_storage(target) {
         other.to_dtype(target.dtype())?.deep_copy()
@@ -303,15 +292,8 @@ fn in_place_operand(op: &'static str, target: &Tensor, other: &Tensor) -> Result
     }
 }
 
-/// Both tensors on one device and converted to their common floating-point dtype.
-fn promote_pair(op: &'static str, a: &Tensor, b: &Tensor) -> Result<(Tensor, Tensor, DType)> {
-    if a.device() != b.device() {
-        return Err(Error::DeviceMismatch {
-            op,
-            lhs: a.device(),
-            rhs: b.device(),
-        });
-    }
+/// Both tensors converted to their common floating-point dtype.
+pub(crate) fn promote_pair(op: &'static str, a: &Tensor, b: &Tensor) -> Result<(Tensor, Tensor, DType)> {
     let dtype = promote(a.dtype(), b.dtype());
     if !dtype.is_floating_point() {
         return Err(Error::float_only(op, dtype));
@@ -453,238 +435,4 @@ pub(crate) fn zip_broadcast<A: Copy + Sync, B: Copy + Sync, O: Copy + Default + 
         }
     }
     out
-}
-
-macro_rules! unary_fn {
-    ($(#[$doc:meta])* $name:ident, $method:ident, |$x:ident| $body:expr) => {
-        #[derive(Clone, Copy, Debug, Default)]
-        pub(crate) struct $name;
-        impl UnaryFn for $name {
-            #[inline(always)]
-            fn apply<R: Real>(&self, $x: R) -> R {
-                $body
-            }
-        }
-        impl Tensor {
-            $(#[$doc])*
-            pub fn $method(&self) -> Result<Tensor> {
-                self.map_float(stringify!($method), &$name)
-            }
-        }
-    };
-}
-
-unary_fn!(/// `-x`.
-    Neg, neg, |x| -x);
-unary_fn!(/// `e^x`.
-    Exp, exp, |x| x.exp());
-unary_fn!(/// Natural logarithm.
-    Log, log, |x| x.ln());
-unary_fn!(/// Square root.
-    Sqrt, sqrt, |x| x.sqrt());
-unary_fn!(/// `|x|`.
-    Abs, abs, |x| x.abs());
-unary_fn!(/// Hyperbolic tangent.
-    Tanh, tanh, |x| x.tanh());
-unary_fn!(/// The error function.
-    Erf, erf, |x| x.erf());
-unary_fn!(/// `1 / (1 + e^-x)`.
-    Sigmoid, sigmoid, |x| R::ONE / (R::ONE + (-x).exp()));
-unary_fn!(/// `1 / x`.
-    Recip, recip, |x| R::ONE / x);
-
-/// The arithmetic operations that also run on a device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Arith {
-    Add,
-    Sub,
-    Mul,
-    Div,
-}
-
-macro_rules! binary_fn {
-    ($(#[$doc:meta])* $name:ident, $method:ident, $method_:ident, $device:expr, |$a:ident, $b:ident| $body:expr) => {
-        #[derive(Clone, Copy, Debug, Default)]
-        pub(crate) struct $name;
-        impl BinaryFn for $name {
-            #[inline(always)]
-            fn apply<R: Real>(&self, $a: R, $b: R) -> R {
-                $body
-            }
-        }
-        impl Tensor {
-            $(#[$doc])*
-            pub fn $method(&self, other: &Tensor) -> Result<Tensor> {
-                let op = stringify!($method);
-                let device: Option<Arith> = $device;
-                if let Some(arith) = device && !self.device().is_cpu() {
-                    let (a, b, _) = promote_pair(op, self, other)?;
-                    let out_shape = broadcast_shape(op, &a.shape, &b.shape)?;
-                    return crate::gpu::arith(arith, op, &a, &b, out_shape);
-                }
-                self.zip_float(other, op, &$name)
-            }
-            $(#[$doc])*
-            ///
-            /// In place: `other` broadcasts to this tensor's shape.
-            pub fn $method_(&self, other: &Tensor) -> Result<()> {
-                let op = stringify!($method_);
-                let device: Option<Arith> = $device;
-                if let Some(arith) = device && !self.device().is_cpu() {
-                    let other = in_place_operand(op, self, other)?;
-                    return crate::gpu::arith_(arith, op, self, &other);
-                }
-                self.zip_float_(other, op, &$name)
-            }
-        }
-    };
-}
-
-binary_fn!(/// `a + b`, broadcasting.
-    Add, add, add_, Some(Arith::Add), |a, b| a + b);
-binary_fn!(/// `a - b`, broadcasting.
-    Sub, sub, sub_, Some(Arith::Sub), |a, b| a - b);
-binary_fn!(/// `a * b`, broadcasting.
-    Mul, mul, mul_, Some(Arith::Mul), |a, b| a * b);
-binary_fn!(/// `a / b`, broadcasting.
-    Div, div, div_, Some(Arith::Div), |a, b| a / b);
-binary_fn!(/// The larger of `a` and `b` (NaN if either is), broadcasting.
-    Maximum, maximum, maximum_, None, |a, b| a.max_nan(b));
-binary_fn!(/// The smaller of `a` and `b` (NaN if either is), broadcasting.
-    Minimum, minimum, minimum_, None, |a, b| a.min_nan(b));
-
-#[derive(Clone, Copy)]
-struct Affine {
-    scale: f64,
-    shift: f64,
-}
-impl UnaryFn for Affine {
-    #[inline(always)]
-    fn apply<R: Real>(&self, x: R) -> R {
-        x * R::of(self.scale) + R::of(self.shift)
-    }
-}
-
-#[derive(Clone, Copy)]
-struct Clamp {
-    low: f64,
-    high: f64,
-}
-impl UnaryFn for Clamp {
-    #[inline(always)]
-    fn apply<R: Real>(&self, x: R) -> R {
-        if x.is_nan() {
-            return x;
-        }
-        let (lo, hi) = (R::of(self.low), R::of(self.high));
-        if x < lo {
-            lo
-        } else if x > hi {
-            hi
-        } else {
-            x
-        }
-    }
-}
-
-#[derive(Clone, Copy)]
-struct Powf(f64);
-impl UnaryFn for Powf {
-    #[inline(always)]
-    fn apply<R: Real>(&self, x: R) -> R {
-        x.powf(R::of(self.0))
-    }
-}
-
-impl Tensor {
-    /// `x + value`; integer tensors stay integer (the value is truncated to the integer type).
-    pub fn add_scalar(&self, value: f64) -> Result<Tensor> {
-        if self.is_floating_point() && !self.device().is_cpu() {
-            return crate::gpu::affine(self, 1.0, value);
-        }
-        if self.is_floating_point() {
-            return self.map_float(
-                "add_scalar",
-                &Affine {
-                    scale: 1.0,
-                    shift: value,
-                },
-            );
-        }
-        let out = self.deep_copy()?;
-        out.add_scalar_(value)?;
-        Ok(out)
-    }
-
-    /// `x * value`.
-    pub fn mul_scalar(&self, value: f64) -> Result<Tensor> {
-        if self.is_floating_point() && !self.device().is_cpu() {
-            return crate::gpu::affine(self, value, 0.0);
-        }
-        self.map_float(
-            "mul_scalar",
-            &Affine {
-                scale: value,
-                shift: 0.0,
-            },
-        )
-    }
-
-    /// `x * scale + shift` in one pass.
-    pub fn affine(&self, scale: f64, shift: f64) -> Result<Tensor> {
-        if self.is_floating_point() && !self.device().is_cpu() {
-            return crate::gpu::affine(self, scale, shift);
-        }
-        self.map_float("affine", &Affine { scale, shift })
-    }
-
-    /// `x^exponent`.
-    pub fn pow_scalar(&self, exponent: f64) -> Result<Tensor> {
-        self.map_float("pow_scalar", &Powf(exponent))
-    }
-
-    /// `x` limited to `[low, high]` (NaN stays NaN).
-    pub fn clamp(&self, low: f64, high: f64) -> Result<Tensor> {
-        self.map_float("clamp", &Clamp { low, high })
-    }
-
-    /// `x += value` in place, for every dtype but bool (BatchNorm's `num_batches_tracked += 1`).
-    pub fn add_scalar_(&self, value: f64) -> Result<()> {
-        if !self.device().is_cpu() {
-            return crate::gpu::add_scalar_(self, value);
-        }
-        self.write_cpu("add_scalar_", |d| -> Result<()> {
-            match d {
-                CpuData::F32(v) => map_in_place(v, |x| x + value as f32),
-                CpuData::F64(v) => map_in_place(v, |x| x + value),
-                CpuData::F16(v) => map_in_place(v, |x| f16::from_f32(x.to_f32() + value as f32)),
-                CpuData::BF16(v) => map_in_place(v, |x| bf16::from_f32(x.to_f32() + value as f32)),
-                CpuData::I64(v) => map_in_place(v, |x| x.wrapping_add(value as i64)),
-                CpuData::I32(v) => map_in_place(v, |x| x.wrapping_add(value as i32)),
-                CpuData::U8(v) => map_in_place(v, |x| x.wrapping_add(value as i64 as u8)),
-                CpuData::Bool(_) => {
-                    return Err(Error::UnsupportedDType {
-                        op: "add_scalar_",
-                        dtype: DType::Bool,
-                        hint: "; arithmetic on bool tensors is not defined",
-                    });
-                }
-            }
-            Ok(())
-        })?
-    }
-
-    /// `x *= value` in place; floating-point dtypes only.
-    pub fn mul_scalar_(&self, value: f64) -> Result<()> {
-        if self.is_floating_point() && !self.device().is_cpu() {
-            return crate::gpu::affine_(self, value, 0.0);
-        }
-        self.map_float_(
-            "mul_scalar_",
-            &Affine {
-                scale: value,
-                shift: 0.0,
-            },
-        )
-    }
 }

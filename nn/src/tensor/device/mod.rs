@@ -1,11 +1,22 @@
-//! Device memory behind tensors: opening devices, moving bytes to and from them, copies on the device, and
-//! the translation of the kernels' errors into [`Error`]s that name the tensor's device and dtype.
+//! The tensor's device half: opening cubecl devices (`Device::Wgpu(i)`, `Device::Cuda(i)`), moving bytes there
+//! and back, copies and float casts on the device, and the translation of the kernels' errors into [`Error`]s
+//! that name the tensor's device and dtype.
+//!
+//! Built with the `wgpu` feature (on by default) or `cuda`; without either, every device is
+//! [`Error::DeviceUnavailable`] (the kernels compile without a runtime, so there is one build of this code).
+//!
+//! The [`probe`] keeps the verdicts of the parity probes: before an operation first runs in a dtype on a device,
+//! it runs on fixed inputs there and on the CPU, and a device whose results differ (lavapipe's `f64` `exp`
+//! returns garbage without an error) refuses that operation in that dtype instead of returning wrong numbers.
+
+pub(crate) mod probe;
 
 use kernels::{Backend, FloatType, GpuBuffer, GpuDevice, KernelError};
 
-use crate::tensor::cast;
-use crate::tensor::storage::{Buffer, CpuData};
-use crate::{DType, Device, Error, Result, Tensor};
+use super::Tensor;
+use super::cast;
+use super::storage::{Buffer, CpuData};
+use crate::{DType, Device, Error, Result, Shape};
 
 /// The cubecl device behind `device` (opened once per process).
 pub(crate) fn open(device: Device) -> Result<GpuDevice> {
@@ -50,6 +61,47 @@ pub(crate) fn kernel_error(e: KernelError, op: &'static str, dtype: DType, devic
     }
 }
 
+impl Device {
+    /// Waits until every kernel launched on this device has finished (launches are asynchronous; reading a
+    /// tensor back waits by itself). Immediate for the CPU.
+    ///
+    /// ```no_run
+    /// nn::Device::Wgpu(0).synchronize()?;
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn synchronize(self) -> Result<()> {
+        if self.is_cpu() {
+            return Ok(());
+        }
+        open(self)?
+            .synchronize()
+            .map_err(|e| kernel_error(e, "synchronize", DType::F32, self))
+    }
+}
+
+impl Tensor {
+    /// A tensor of its own storage holding `buffer`: `shape`'s elements of `dtype` on `device`.
+    pub(crate) fn from_gpu(buffer: GpuBuffer, dtype: DType, device: Device, shape: Shape) -> Tensor {
+        Tensor::from_parts(Buffer::Device(buffer), dtype, device, shape)
+    }
+
+    /// The device memory of this tensor (a handle: no copy), or an error naming `op` for a tensor on the CPU.
+    pub(crate) fn gpu_buffer(&self, op: &'static str) -> Result<GpuBuffer> {
+        match &*self.storage.data.read() {
+            Buffer::Device(b) => Ok(b.clone()),
+            Buffer::Cpu(_) => Err(Error::invalid(
+                op,
+                "expected a tensor on a device, found one on the CPU",
+            )),
+        }
+    }
+
+    /// A kernel's error as the crate's, named after `op` and this tensor's dtype and device.
+    pub(crate) fn kernel_error(&self, op: &'static str, e: KernelError) -> Error {
+        kernel_error(e, op, self.dtype(), self.device())
+    }
+}
+
 /// Copies host data to `device`.
 pub(crate) fn upload(data: &CpuData, device: Device) -> Result<Buffer> {
     let gpu = open(device)?;
@@ -62,15 +114,10 @@ pub(crate) fn download(buffer: &GpuBuffer, dtype: DType, device: Device) -> Resu
     CpuData::from_bytes(dtype, &bytes)
 }
 
-/// A copy in new memory on the same device.
-pub(crate) fn deep_copy(buffer: &GpuBuffer) -> Buffer {
-    Buffer::Device(buffer.deep_copy())
-}
-
 /// `dst.copy_(src)` for a `dst` on a device: on the device when `src` is there in the same dtype, else
 /// through the host (casting as PyTorch's `copy_` does).
 pub(crate) fn copy_into(dst: &Tensor, dst_buffer: &GpuBuffer, src: &Tensor) -> Result<()> {
-    let fail = |e| kernel_error(e, "copy_", dst.dtype(), dst.device());
+    let fail = |e| dst.kernel_error("copy_", e);
     if src.device() == dst.device() && src.dtype() == dst.dtype() {
         let guard = src.storage.data.read();
         if let Buffer::Device(src_buffer) = &*guard {
@@ -90,8 +137,7 @@ pub(crate) fn to_dtype(x: &Tensor, buffer: &GpuBuffer, dtype: DType) -> Result<B
     if let (Ok(from), Ok(to)) = (float_type("to_dtype", x.dtype()), float_type("to_dtype", dtype))
         && casts_on_device(x.device(), x.dtype(), dtype)
     {
-        let out =
-            kernels::cast::cast(buffer, from, to).map_err(|e| kernel_error(e, "to_dtype", x.dtype(), x.device()))?;
+        let out = kernels::cast::cast(buffer, from, to).map_err(|e| x.kernel_error("to_dtype", e))?;
         return Ok(Buffer::Device(out));
     }
     let data = download(buffer, x.dtype(), x.device())?;
@@ -118,8 +164,8 @@ fn casts_on_device(device: Device, from: DType, to: DType) -> bool {
     if gpu.check_dtype("cast", a).is_err() || gpu.check_dtype("cast", b).is_err() {
         return false;
     }
-    super::probe::ensure(device, cast_name(to), from, || {
-        let mut xs = super::probe::inputs();
+    probe::ensure(device, cast_name(to), from, || {
+        let mut xs = probe::inputs();
         xs.extend([
             3.0e-8,
             -6.0e-8,
@@ -137,7 +183,7 @@ fn casts_on_device(device: Device, from: DType, to: DType) -> bool {
         let want = cpu.to_dtype(to)?.to_vec_f64()?;
         let dev = cpu.to_device(device)?;
         let out =
-            kernels::cast::cast(&buffer_of(&dev, "cast")?, a, b).map_err(|e| kernel_error(e, "cast", from, device))?;
+            kernels::cast::cast(&dev.gpu_buffer("cast")?, a, b).map_err(|e| kernel_error(e, "cast", from, device))?;
         let got =
             Tensor::from_parts(Buffer::Cpu(download(&out, to, device)?), to, Device::Cpu, [n].into()).to_vec_f64()?;
         // Every value converts exactly to f64, so equal bits there are equal bits in `to` (NaNs: any payload).
@@ -145,21 +191,10 @@ fn casts_on_device(device: Device, from: DType, to: DType) -> bool {
             .iter()
             .zip(&want)
             .all(|(g, w)| g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()));
-        Ok(super::probe::Measured {
+        Ok(probe::Measured {
             error: if same { 0.0 } else { f64::INFINITY },
             at: "the conversion of the probe values (bit for bit)".into(),
         })
     })
     .is_ok()
-}
-
-/// The device memory of a tensor on a device.
-pub(crate) fn buffer_of(x: &Tensor, op: &'static str) -> Result<GpuBuffer> {
-    match &*x.storage.data.read() {
-        Buffer::Device(b) => Ok(b.clone()),
-        Buffer::Cpu(_) => Err(Error::invalid(
-            op,
-            "expected a tensor on a device, found one on the CPU",
-        )),
-    }
 }

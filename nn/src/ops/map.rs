@@ -5,15 +5,16 @@
 use half::{bf16, f16};
 use rayon::prelude::*;
 
+use kernels::Real;
+
 use super::elementwise::{BinaryFn, UnaryFn};
-use super::real::Real;
-use super::storage::CpuData;
 use crate::Element;
+use crate::tensor::{pool, storage::CpuData};
 
 /// Elements below which a loop runs on the calling thread.
 pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 15;
 /// Elements per parallel chunk.
-const CHUNK: usize = 1 << 14;
+pub(crate) const CHUNK: usize = 1 << 14;
 /// Elements converted to `f32` at a time for `f16` / `bf16` (a stack block).
 const BLOCK: usize = 256;
 
@@ -77,6 +78,7 @@ macro_rules! multiversion {
         }
     };
 }
+pub(crate) use multiversion;
 
 /// Elements per block of the vector loops: a fixed trip count the compiler unrolls into several independent
 /// vectors, whose long dependency chains (polynomials, divisions) then overlap.
@@ -219,139 +221,12 @@ pub(crate) fn binary<R: Real, F: BinaryFn>(a: &[R], b: &[R], dst: &mut [R], f: F
 /// A vector of `n` elements, all written by `fill` (which must write every one): a kept buffer when there
 /// is one (its stale values are overwritten), else a new zeroed one.
 pub(crate) fn filled<T: Element>(n: usize, fill: impl FnOnce(&mut [T])) -> CpuData {
-    let mut data = super::pool::take(T::DTYPE, n).unwrap_or_else(|| CpuData::zeros(T::DTYPE, n));
+    let mut data = pool::take(T::DTYPE, n).unwrap_or_else(|| CpuData::zeros(T::DTYPE, n));
     let slice = data
         .as_mut_slice::<T>()
         .expect("the buffer was taken or made with T's dtype");
     fill(slice);
     data
-}
-
-/// Lanes of the reductions: partial results kept in a fixed array vectorise.
-const LANES: usize = 16;
-
-multiversion! {
-    fn softmax_rows<R: Real>(x: &[R], out: &mut [R], size: usize, log: bool) {
-        for (row, dst) in x.chunks(size).zip(out.chunks_mut(size)) {
-            softmax_row(row, dst, log);
-        }
-    }
-}
-
-/// Softmax (or log-softmax) of one contiguous row: max, sum of `e^(x - max)`, then scale (or subtract the log).
-#[inline(always)]
-fn softmax_row<R: Real>(row: &[R], dst: &mut [R], log: bool) {
-    // The max skips NaNs (one `max` instruction per vector): a NaN in the row still makes every output NaN,
-    // through its `e^(x - max)` in the sum below.
-    let larger = |m: R, v: R| if v > m { v } else { m };
-    let mut m = [R::of(f64::NEG_INFINITY); LANES];
-    let mut blocks = row.chunks_exact(LANES);
-    for b in &mut blocks {
-        for (m, &v) in m.iter_mut().zip(b) {
-            *m = larger(*m, v);
-        }
-    }
-    let mut max = m.iter().fold(R::of(f64::NEG_INFINITY), |a, &b| larger(a, b));
-    for &v in blocks.remainder() {
-        max = larger(max, v);
-    }
-    if max == R::of(f64::NEG_INFINITY) || max == R::of(f64::INFINITY) {
-        // A row of -inf, or one with +inf: PyTorch's result (NaN, or 1 at the +inf) comes from x - max as is.
-        max = if max == R::of(f64::INFINITY) { max } else { R::ZERO };
-    }
-    // `x - max <= 0` (or NaN, which the exp passes on): the exp needs no overflow handling. The exps go to
-    // `dst` for log-softmax too (which overwrites them below): the output's lines are then fetched while the
-    // exps are computed, instead of in the last, memory-bound pass.
-    let mut acc = [R::ZERO; LANES];
-    let mut blocks = row.chunks_exact(LANES);
-    let mut outs = dst.chunks_exact_mut(LANES);
-    for (b, o) in (&mut blocks).zip(&mut outs) {
-        for ((a, &v), o) in acc.iter_mut().zip(b).zip(o.iter_mut()) {
-            let e = (v - max).exp_nonpositive();
-            *o = e;
-            *a = *a + e;
-        }
-    }
-    let mut sum = acc.iter().fold(R::ZERO, |a, &b| a + b);
-    for (&v, o) in blocks.remainder().iter().zip(outs.into_remainder()) {
-        let e = (v - max).exp_nonpositive();
-        *o = e;
-        sum = sum + e;
-    }
-    if log {
-        // `(x - max) - ln(sum)`, as PyTorch: folding `max + ln(sum)` first would round at `max`'s scale.
-        let log_sum = sum.ln();
-        for (o, &v) in dst.iter_mut().zip(row) {
-            *o = (v - max) - log_sum;
-        }
-    } else {
-        let scale = R::ONE / sum;
-        for o in dst.iter_mut() {
-            *o = *o * scale;
-        }
-    }
-}
-
-multiversion! {
-    fn softmax_columns<R: Real>(x: &[R], out: &mut [R], size: usize, inner: usize, log: bool) {
-        // One block of `size` rows of `inner` contiguous lanes: reduce down the rows, lane by lane.
-        let mut max = vec![R::of(f64::NEG_INFINITY); inner];
-        for k in 0..size {
-            for (m, &v) in max.iter_mut().zip(&x[k * inner..(k + 1) * inner]) {
-                *m = m.max_nan(v);
-            }
-        }
-        for m in max.iter_mut() {
-            if *m == R::of(f64::NEG_INFINITY) {
-                *m = R::ZERO;
-            }
-        }
-        let mut sum = vec![R::ZERO; inner];
-        for k in 0..size {
-            let (src, dst) = (&x[k * inner..(k + 1) * inner], &mut out[k * inner..(k + 1) * inner]);
-            for (((o, &v), &m), s) in dst.iter_mut().zip(src).zip(&max).zip(sum.iter_mut()) {
-                let e = (v - m).exp();
-                *o = e;
-                *s = *s + e;
-            }
-        }
-        if log {
-            // Each lane's `ln(sum)` once, then `(x - max) - ln(sum)` as PyTorch.
-            for s in sum.iter_mut() {
-                *s = s.ln();
-            }
-        }
-        for k in 0..size {
-            let (src, dst) = (&x[k * inner..(k + 1) * inner], &mut out[k * inner..(k + 1) * inner]);
-            for (((o, &v), &m), &s) in dst.iter_mut().zip(src).zip(&max).zip(&sum) {
-                *o = if log { (v - m) - s } else { *o / s };
-            }
-        }
-    }
-}
-
-/// Softmax (or log-softmax) of `x` read as `(outer, size, inner)` along the middle dimension, into `out`.
-pub(crate) fn softmax<R: Real>(x: &[R], out: &mut [R], size: usize, inner: usize, log: bool) {
-    if size == 0 || x.is_empty() {
-        return;
-    }
-    let block = size * inner;
-    // Whole blocks per task, about a chunk's worth of elements.
-    let per_task = (CHUNK / block).max(1) * block;
-    let run = move |(x, out): (&[R], &mut [R])| {
-        if inner == 1 {
-            softmax_rows(x, out, size, log);
-        } else {
-            for (x, out) in x.chunks(block).zip(out.chunks_mut(block)) {
-                softmax_columns(x, out, size, inner, log);
-            }
-        }
-    };
-    if x.len() < PARALLEL_THRESHOLD {
-        run((x, out));
-    } else {
-        x.par_chunks(per_task).zip(out.par_chunks_mut(per_task)).for_each(run);
-    }
 }
 
 /// `dst[i] = f(src[i])` block by block, the formula of block `b` (`block` elements each) being `make(b)`.
@@ -413,26 +288,4 @@ pub(crate) fn binary_blocks<R: Real, F: BinaryFn>(
             .enumerate()
             .for_each(|(t, p)| run(t, p));
     }
-}
-
-multiversion! {
-    fn lstm_cells<R: Real>(gates: &[R], c: &mut [R], h: &mut [R], hid: usize) {
-        let sigmoid = |x: R| R::ONE / (R::ONE + (-x).exp());
-        for ((g, c), h) in gates.chunks(4 * hid).zip(c.chunks_mut(hid)).zip(h.chunks_mut(hid)) {
-            let (gi, rest) = g.split_at(hid);
-            let (gf, rest) = rest.split_at(hid);
-            let (gg, go) = rest.split_at(hid);
-            for (((((c, h), &i), &f), &g), &o) in c.iter_mut().zip(h.iter_mut()).zip(gi).zip(gf).zip(gg).zip(go) {
-                let cell = sigmoid(f) * *c + sigmoid(i) * g.tanh();
-                *c = cell;
-                *h = sigmoid(o) * cell.tanh();
-            }
-        }
-    }
-}
-
-/// The pointwise part of an LSTM step, PyTorch's gate order: `gates` is `(batch, 4·hid)` pre-activations
-/// `i, f, g, o`; `c` and `h` (`(batch, hid)`) are updated in place.
-pub(crate) fn lstm_step<R: Real>(gates: &[R], c: &mut [R], h: &mut [R], hid: usize) {
-    lstm_cells(gates, c, h, hid);
 }

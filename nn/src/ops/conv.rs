@@ -1,10 +1,14 @@
-//! 2-d convolution: im2col over a chunk of the batch, then one matrix product per group.
+//! 2-d convolution: on the CPU im2col over a chunk of the batch, then one matrix product per group; on a
+//! device the direct convolution kernel.
 
+use kernels::GpuDevice;
 use rayon::prelude::*;
 
-use crate::tensor::float::{Float, with_float_type};
-use crate::tensor::linalg::Mat;
-use crate::{Error, Result, Shape, Tensor};
+use super::float::{Float, with_float_type};
+use super::gemm::Mat;
+use super::{DevicePath, Op, probe_tensor, run, with_optional};
+use crate::tensor::device::float_type;
+use crate::{DType, Error, Result, Shape, Tensor};
 
 /// How a convolution pads its input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,25 +73,96 @@ fn pads(opts: &Conv2dOptions, kernel: [usize; 2]) -> [(usize, usize); 2] {
 /// assert_eq!(y.to_vec::<f32>().unwrap(), vec![4.0, 6.0, 4.0, 6.0, 9.0, 6.0, 4.0, 6.0, 4.0]);
 /// ```
 pub fn conv2d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dOptions) -> Result<Tensor> {
-    let op = "conv2d";
     if x.rank() == 3 {
         return conv2d(&x.unsqueeze(0)?, weight, bias, opts)?.squeeze(0);
     }
-    let geo = geometry(x, weight, bias, opts)?;
-    if !x.device().is_cpu() {
-        return crate::gpu::conv2d(x, weight, bias, &geo);
+    geometry(x, weight, bias, opts)?;
+    run(&Conv2d { opts: *opts }, &with_optional(&[x, weight], &[bias]))
+}
+
+/// The convolution of `(N, C, H, W)` by `(O, C / groups, kH, kW)`; inputs `[x, weight]` and `bias` when there
+/// is one.
+struct Conv2d {
+    opts: Conv2dOptions,
+}
+
+impl Op for Conv2d {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        "conv2d"
     }
-    with_float_type!(x.dtype(), T => {
-        let xs = x.float_ref::<T>(op)?;
-        let ws = weight.float_ref::<T>(op)?;
-        let bs = bias.map(|b| b.float_ref::<T>(op)).transpose()?;
-        let out = run::<T>(&geo, &xs, &ws, bs.as_deref());
-        Tensor::from_computed(out, Shape::from([geo.n, geo.o, geo.ho, geo.wo]), x.dtype())
-    })
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Probed
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        let (x, weight, bias) = (inputs[0], inputs[1], inputs.get(2).copied());
+        let geo = geometry(x, weight, bias, &self.opts)?;
+        with_float_type!(x.dtype(), T => {
+            let xs = x.float_ref::<T>("conv2d")?;
+            let ws = weight.float_ref::<T>("conv2d")?;
+            let bs = bias.map(|b| b.float_ref::<T>("conv2d")).transpose()?;
+            let out = run_host::<T>(&geo, &xs, &ws, bs.as_deref());
+            Tensor::from_computed(out, Shape::from([geo.n, geo.o, geo.ho, geo.wo]), x.dtype())
+        })
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let (x, weight, bias) = (inputs[0], inputs[1], inputs.get(2).copied());
+        let g = geometry(x, weight, bias, &self.opts)?;
+        let geometry = kernels::conv2d::Geometry {
+            batch: g.n,
+            channels: g.c,
+            height: g.h,
+            width: g.w,
+            out_channels: g.o,
+            groups: g.g,
+            kernel: [g.kh, g.kw],
+            out_size: [g.ho, g.wo],
+            padding: [g.pt, g.pl],
+            stride: g.stride,
+            dilation: g.dilation,
+        };
+        let bias = bias.map(|b| b.gpu_buffer("conv2d")).transpose()?;
+        let out = kernels::conv2d::conv2d(
+            float_type("conv2d", x.dtype())?,
+            &x.gpu_buffer("conv2d")?,
+            &weight.gpu_buffer("conv2d")?,
+            bias.as_ref(),
+            geometry,
+        )
+        .map_err(|e| x.kernel_error("conv2d", e))?;
+        Ok(Tensor::from_gpu(
+            out,
+            x.dtype(),
+            x.device(),
+            Shape::from([g.n, g.o, g.ho, g.wo]),
+        ))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        // One case for every convolution: stride, padding, dilation and groups all different from 1.
+        let case = Conv2d {
+            opts: Conv2dOptions {
+                stride: [2, 1],
+                padding: Padding2d::Explicit(1, 1),
+                dilation: [1, 2],
+                groups: 2,
+            },
+        };
+        let inputs = vec![
+            probe_tensor(&[2, 4, 5, 6], 0.0, dtype)?,
+            probe_tensor(&[6, 2, 3, 2], 1.0, dtype)?,
+            probe_tensor(&[6], 2.0, dtype)?,
+        ];
+        Ok(vec![(case, inputs)])
+    }
 }
 
 /// Checks a convolution's arguments (`x` of rank 4) and works out its sizes.
-pub(crate) fn geometry(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dOptions) -> Result<Geometry> {
+fn geometry(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dOptions) -> Result<Geometry> {
     let op = "conv2d";
     if x.rank() != 4 || weight.rank() != 4 {
         return Err(Error::shapes(
@@ -188,27 +263,27 @@ pub(crate) fn geometry(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts:
 
 /// Sizes of one convolution: input `(n, c, h, w)`, `o` output channels in `g` groups, kernel `(kh, kw)`,
 /// output `(ho, wo)`, padding before `(pt, pl)`.
-pub(crate) struct Geometry {
-    pub(crate) n: usize,
-    pub(crate) c: usize,
-    pub(crate) h: usize,
-    pub(crate) w: usize,
-    pub(crate) o: usize,
-    pub(crate) g: usize,
-    pub(crate) kh: usize,
-    pub(crate) kw: usize,
-    pub(crate) ho: usize,
-    pub(crate) wo: usize,
-    pub(crate) pt: usize,
-    pub(crate) pl: usize,
-    pub(crate) stride: [usize; 2],
-    pub(crate) dilation: [usize; 2],
+struct Geometry {
+    n: usize,
+    c: usize,
+    h: usize,
+    w: usize,
+    o: usize,
+    g: usize,
+    kh: usize,
+    kw: usize,
+    ho: usize,
+    wo: usize,
+    pt: usize,
+    pl: usize,
+    stride: [usize; 2],
+    dilation: [usize; 2],
 }
 
 /// Columns of im2col kept below this many elements: larger batches run in chunks.
 const COLS_BUDGET: usize = 1 << 22;
 
-fn run<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Option<&[T]>) -> Vec<T> {
+fn run_host<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Option<&[T]>) -> Vec<T> {
     let Geometry {
         n,
         c,

@@ -1,9 +1,175 @@
-//! Shape operations: views that share storage (`reshape`, `flatten`, `unsqueeze`, `squeeze`) and copies that
-//! rearrange elements (`permute`, `narrow`, `cat`).
+//! Layout operations: views that share storage (`reshape`, `flatten`, `unsqueeze`, `squeeze`) and copies that
+//! rearrange elements (`permute`, `transpose`, `narrow`, `cat`), on the CPU and on devices (where the copies
+//! are gather kernels: exact, so not probed).
 
-use super::Tensor;
-use super::storage::{CpuData, with_cpu_data};
-use crate::{Error, Result, Shape};
+use kernels::GpuDevice;
+use kernels::gather::{self, Element};
+
+use super::{DevicePath, Op, run};
+use crate::tensor::storage::{CpuData, with_cpu_data};
+use crate::{DType, Error, Result, Shape, Tensor};
+
+/// `x` seen with another shape of its element count; inputs `[x]`. Shares storage, on any device.
+struct View(Shape);
+
+impl Op for View {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        "reshape"
+    }
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Anywhere
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        Ok(inputs[0].view(self.0.clone()))
+    }
+}
+
+/// How elements of `x`'s dtype move on a device, or an error naming `op` for dtypes no kernel moves.
+fn element(op: &'static str, x: &Tensor) -> Result<Element> {
+    match x.dtype() {
+        DType::F16 => Ok(Element::F16),
+        DType::BF16 => Ok(Element::BF16),
+        DType::F32 | DType::I32 => Ok(Element::Bits32),
+        DType::F64 | DType::I64 => Ok(Element::Bits64),
+        dtype @ (DType::U8 | DType::Bool) => Err(Error::UnsupportedOnDevice {
+            op,
+            dtype,
+            device: x.device(),
+            reason: "1-byte elements are not moved by the device kernels; move the tensor with .cpu() first".into(),
+        }),
+    }
+}
+
+/// The elements of a tensor at `offset + Σ index·strides` for every index of `shape`: a permutation or a
+/// slice, which [`Gather::of`] works out from the input.
+struct Gather {
+    shape: Shape,
+    strides: Vec<usize>,
+    offset: usize,
+}
+
+/// `permute(order)` or `narrow(dim, start, len)`; inputs `[x]`.
+enum Rearrange {
+    Permute(Vec<usize>),
+    Narrow { dim: usize, start: usize, len: usize },
+}
+
+impl Rearrange {
+    /// The gather that reads `x` rearranged.
+    fn of(&self, x: &Tensor) -> Gather {
+        let in_strides = x.shape().strides();
+        match self {
+            Rearrange::Permute(order) => Gather {
+                shape: order.iter().map(|&o| x.shape()[o]).collect(),
+                strides: order.iter().map(|&o| in_strides[o]).collect(),
+                offset: 0,
+            },
+            Rearrange::Narrow { dim, start, len } => {
+                let mut sizes = x.shape().to_vec();
+                sizes[*dim] = *len;
+                Gather {
+                    shape: Shape::from(sizes),
+                    strides: in_strides.to_vec(),
+                    offset: start * in_strides[*dim],
+                }
+            }
+        }
+    }
+}
+
+impl Op for Rearrange {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        match self {
+            Rearrange::Permute(_) => "permute",
+            Rearrange::Narrow { .. } => "narrow",
+        }
+    }
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Exact
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        let x = inputs[0];
+        let g = self.of(x);
+        let data = x.read_cpu(
+            self.name(),
+            |d| with_cpu_data!(d, v => CpuData::from_vec(gather_host(v, &g.shape, &g.strides, g.offset))),
+        )?;
+        Ok(Tensor::from_cpu(data, g.shape))
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let (x, op) = (inputs[0], self.name());
+        let g = self.of(x);
+        let out = gather::gather(&x.gpu_buffer(op)?, element(op, x)?, &g.shape, &g.strides, g.offset)
+            .map_err(|e| x.kernel_error(op, e))?;
+        Ok(Tensor::from_gpu(out, x.dtype(), x.device(), g.shape))
+    }
+}
+
+/// The inputs joined along `dim` (checked: one dtype, equal sizes off `dim`); inputs: the tensors.
+struct Cat {
+    dim: usize,
+}
+
+impl Cat {
+    /// The joined shape, and the `(outer, row)` layout of the output: `outer` rows of `row` elements.
+    fn layout(&self, inputs: &[&Tensor]) -> (Shape, usize, usize) {
+        let d = self.dim;
+        let mut sizes = inputs[0].shape().to_vec();
+        sizes[d] = inputs.iter().map(|t| t.shape()[d]).sum();
+        let out_shape = Shape::from(sizes);
+        let outer = out_shape[..d].iter().product();
+        let row = out_shape[d..].iter().product();
+        (out_shape, outer, row)
+    }
+}
+
+impl Op for Cat {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        "cat"
+    }
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Exact
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        let (out_shape, outer, out_row) = self.layout(inputs);
+        let mut out = CpuData::zeros(inputs[0].dtype(), out_shape.numel());
+        let mut col = 0;
+        for t in inputs {
+            let row: usize = t.shape()[self.dim..].iter().product();
+            t.read_cpu("cat", |src| copy_rows(src, &mut out, outer, row, out_row, col))?;
+            col += row;
+        }
+        Ok(Tensor::from_cpu(out, out_shape))
+    }
+
+    fn device(&self, inputs: &[&Tensor], gpu: &GpuDevice) -> Result<Tensor> {
+        let first = inputs[0];
+        let element = element("cat", first)?;
+        let (out_shape, outer, out_row) = self.layout(inputs);
+        let out = kernels::GpuBuffer::uninit(gpu, out_shape.numel() * first.dtype().size_in_bytes());
+        let mut col = 0;
+        for t in inputs {
+            let row: usize = t.shape()[self.dim..].iter().product();
+            gather::place_rows(&t.gpu_buffer("cat")?, &out, element, outer, row, out_row, col)
+                .map_err(|e| t.kernel_error("cat", e))?;
+            col += row;
+        }
+        Ok(Tensor::from_gpu(out, first.dtype(), first.device(), out_shape))
+    }
+}
 
 impl Tensor {
     /// The same data viewed with another shape of equal element count (shares storage, as PyTorch's `view`).
@@ -18,16 +184,12 @@ impl Tensor {
         if shape.numel() != self.numel() {
             return Err(Error::shapes(
                 "reshape",
-                &self.shape,
+                self.shape(),
                 &shape,
                 "the same number of elements",
             ));
         }
-        Ok(Tensor {
-            shape,
-            storage: self.storage.clone(),
-            grad_meta: self.grad_meta.clone(),
-        })
+        run(&View(shape), &[self])
     }
 
     /// [`reshape`](Self::reshape) where one size may be `-1`, inferred from the element count.
@@ -53,7 +215,7 @@ impl Tensor {
                         "shape {:?} is invalid for a tensor of {} elements ({})",
                         sizes,
                         self.numel(),
-                        self.shape
+                        self.shape()
                     ),
                 ));
             }
@@ -80,9 +242,10 @@ impl Tensor {
                 format!("start_dim {start} comes after end_dim {end}"),
             ));
         }
-        let mut shape: Shape = self.shape[..s].iter().copied().collect();
-        shape.push(self.shape[s..=e].iter().product());
-        for &d in &self.shape[e + 1..] {
+        let dims = self.shape();
+        let mut shape: Shape = dims[..s].iter().copied().collect();
+        shape.push(dims[s..=e].iter().product());
+        for &d in &dims[e + 1..] {
             shape.push(d);
         }
         self.reshape(shape)
@@ -90,8 +253,8 @@ impl Tensor {
 
     /// A view with a size-1 dimension inserted at `dim` (`-1` appends).
     pub fn unsqueeze(&self, dim: isize) -> Result<Tensor> {
-        let d = super::normalize_dim("unsqueeze", dim, self.rank() + 1)?;
-        let mut sizes: Vec<usize> = self.shape.to_vec();
+        let d = crate::tensor::normalize_dim("unsqueeze", dim, self.rank() + 1)?;
+        let mut sizes: Vec<usize> = self.shape().to_vec();
         sizes.insert(d, 1);
         self.reshape(sizes)
     }
@@ -102,10 +265,10 @@ impl Tensor {
             return Ok(self.clone());
         }
         let d = self.dim_index("squeeze", dim)?;
-        if self.shape[d] != 1 {
+        if self.shape()[d] != 1 {
             return Ok(self.clone());
         }
-        let mut sizes: Vec<usize> = self.shape.to_vec();
+        let mut sizes: Vec<usize> = self.shape().to_vec();
         sizes.remove(d);
         self.reshape(sizes)
     }
@@ -123,21 +286,11 @@ impl Tensor {
                 "permute",
                 format!(
                     "{order:?} is not a permutation of the {rank} dimensions of a tensor of shape {}",
-                    self.shape
+                    self.shape()
                 ),
             ));
         }
-        let in_strides = self.shape.strides();
-        let out_shape: Shape = order.iter().map(|&o| self.shape[o]).collect();
-        let strides: Vec<usize> = order.iter().map(|&o| in_strides[o]).collect();
-        if !self.device().is_cpu() {
-            return crate::gpu::gather("permute", self, out_shape, &strides, 0);
-        }
-        let data = self.read_cpu(
-            "permute",
-            |d| with_cpu_data!(d, v => CpuData::from_vec(gather(v, &out_shape, &strides, 0))),
-        )?;
-        Ok(Tensor::from_cpu(data, out_shape))
+        run(&Rearrange::Permute(order.to_vec()), &[self])
     }
 
     /// A copy with dimensions `a` and `b` swapped.
@@ -156,30 +309,17 @@ impl Tensor {
     /// ```
     pub fn narrow(&self, dim: isize, start: usize, len: usize) -> Result<Tensor> {
         let d = self.dim_index("narrow", dim)?;
-        if self.rank() == 0 || start + len > self.shape[d] {
+        if self.rank() == 0 || start + len > self.shape()[d] {
             return Err(Error::invalid(
                 "narrow",
                 format!(
                     "entries {start}..{} of dimension {d} do not fit in shape {}",
                     start + len,
-                    self.shape
+                    self.shape()
                 ),
             ));
         }
-        let mut out_shape = self.shape.clone();
-        let strides = self.shape.strides();
-        let mut sizes = out_shape.to_vec();
-        sizes[d] = len;
-        out_shape = Shape::from(sizes);
-        let offset = start * strides[d];
-        if !self.device().is_cpu() {
-            return crate::gpu::gather("narrow", self, out_shape, &strides, offset);
-        }
-        let data = self.read_cpu(
-            "narrow",
-            |dd| with_cpu_data!(dd, v => CpuData::from_vec(gather(v, &out_shape, &strides, offset))),
-        )?;
-        Ok(Tensor::from_cpu(data, out_shape))
+        run(&Rearrange::Narrow { dim: d, start, len }, &[self])
     }
 
     /// The tensors joined along `dim`; all other sizes and the dtypes must agree.
@@ -188,53 +328,29 @@ impl Tensor {
             .first()
             .ok_or_else(|| Error::invalid("cat", "no tensors given"))?;
         let d = first.dim_index("cat", dim)?;
-        let mut total = 0;
         for t in tensors {
             let same_rest = t.rank() == first.rank()
-                && t.shape
+                && t.shape()
                     .iter()
-                    .zip(first.shape.iter())
+                    .zip(first.shape().iter())
                     .enumerate()
                     .all(|(i, (a, b))| i == d || a == b);
             if !same_rest {
                 return Err(Error::shapes(
                     "cat",
-                    &first.shape,
-                    &t.shape,
+                    first.shape(),
+                    t.shape(),
                     "equal sizes outside the joined dimension",
                 ));
             }
-            if t.dtype() != first.dtype() {
-                return Err(Error::DTypeMismatch {
-                    op: "cat",
-                    expected: first.dtype(),
-                    got: t.dtype(),
-                });
-            }
-            total += t.shape[d];
         }
-        let mut sizes = first.shape.to_vec();
-        sizes[d] = total;
-        let out_shape = Shape::from(sizes);
-        if !first.device().is_cpu() {
-            return crate::gpu::cat(tensors, d, out_shape);
-        }
-        let outer: usize = first.shape[..d].iter().product();
-        let mut out = CpuData::zeros(first.dtype(), out_shape.numel());
-        let row = |t: &Tensor| t.shape[d..].iter().product::<usize>();
-        let out_row = row(&Tensor::zeros(out_shape.clone(), first.dtype()));
-        let mut col = 0;
-        for t in tensors {
-            let r = row(t);
-            t.read_cpu("cat", |src| copy_rows(src, &mut out, outer, r, out_row, col))?;
-            col += r;
-        }
-        Ok(Tensor::from_cpu(out, out_shape))
+        super::same_dtype("cat", first, &tensors.iter().map(|t| Some(*t)).collect::<Vec<_>>())?;
+        run(&Cat { dim: d }, tensors)
     }
 }
 
 /// Elements of `v` read at `offset + Σ index[i] * strides[i]` over `shape`, in row-major order.
-fn gather<T: Copy>(v: &[T], shape: &Shape, strides: &[usize], offset: usize) -> Vec<T> {
+fn gather_host<T: Copy>(v: &[T], shape: &Shape, strides: &[usize], offset: usize) -> Vec<T> {
     let n = shape.numel();
     let mut out = Vec::with_capacity(n);
     if n == 0 {

@@ -1,0 +1,107 @@
+//! The one table of element-wise activations.
+//!
+//! Each entry is a layer (PyTorch's class name, its constants with their defaults, how it treats `inplace`
+//! and how it prints them) and the formula it runs (the [`Activation`](super::Activation) variant, PyTorch's
+//! function name, and the formula type in `kernels`, which holds its host and device code side by side). The
+//! op layer generates the `Activation` enum and its dispatch from it; the layers generate the modules. Adding
+//! an activation is its formula in `kernels/src/activation/` plus one entry here.
+//!
+//! An entry reads
+//! `Layer { constant = default, … } inplace-mode repr-style [check (condition, "message")] => Variant "name" Formula;`
+//! - the constants (absent: no braces) are the formula's `a` and `b`, in order, and the constructor's arguments;
+//!   a constant without a default makes the layer have no `Default`;
+//! - inplace-mode: `inplace` (a constructor argument, printed as `inplace=True`), `silent_inplace` (an argument
+//!   PyTorch does not print), or `no_inplace`;
+//! - repr-style: `named` (`beta=1.0, threshold=20.0`) or `bare` (`0.5`);
+//! - `check`: a condition on the constants the constructor enforces (it then returns a `Result`).
+//!
+//! Formulas no layer of its own runs (GELU's two, chosen by `GELU`'s `approximate`) are listed under
+//! `functions`.
+
+/// Calls `$generate!` with every entry of the table (see the module's documentation for the grammar).
+macro_rules! activation_table {
+    ($generate:ident) => {
+        $generate! {
+            layers {
+                /// PyTorch's `nn.ReLU(inplace=False)`: `max(x, 0)`.
+                ///
+                /// ```
+                /// use nn::prelude::*;
+                /// assert_eq!(ReLU::new(true).to_string(), "ReLU(inplace=True)");
+                /// let y = ReLU::new(false).forward(Tensor::from_vec(vec![-1.0f32, 2.0], [2]).unwrap()).unwrap();
+                /// assert_eq!(y.to_vec::<f32>().unwrap(), vec![0.0, 2.0]);
+                /// ```
+                ReLU inplace named => Relu "relu" Relu;
+                /// PyTorch's `nn.ReLU6(inplace=False)`: `min(max(x, 0), 6)`.
+                ReLU6 inplace named => Relu6 "relu6" Relu6;
+                /// PyTorch's `nn.LeakyReLU(negative_slope=0.01, inplace=False)`: `x` if `x > 0` else
+                /// `negative_slope * x`.
+                LeakyReLU { negative_slope = 0.01 } inplace named => LeakyRelu "leaky_relu" LeakyRelu;
+                /// PyTorch's `nn.Threshold(threshold, value, inplace=False)`: `x` if `x > threshold` else `value`.
+                ///
+                /// ```
+                /// use nn::prelude::*;
+                /// assert_eq!(Threshold::new(0.1, 20.0, false).to_string(), "Threshold(threshold=0.1, value=20.0)");
+                /// ```
+                Threshold { threshold, value } inplace named => Threshold "threshold" Threshold;
+                /// PyTorch's `nn.Hardtanh(min_val=-1.0, max_val=1.0, inplace=False)`: `x` clamped to
+                /// `[min_val, max_val]`.
+                Hardtanh { min_val = -1.0, max_val = 1.0 } inplace named
+                    check (min_val <= max_val, "min_val {min_val} exceeds max_val {max_val}")
+                    => Hardtanh "hardtanh" Hardtanh;
+                /// PyTorch's `nn.ELU(alpha=1.0, inplace=False)`: `x` if `x > 0` else `alpha * (e^x - 1)`.
+                ELU { alpha = 1.0 } inplace named => Elu "elu" Elu;
+                /// PyTorch's `nn.SELU(inplace=False)`: `scale * elu(x, alpha)` with SELU's constants.
+                SELU inplace named => Selu "selu" Selu;
+                /// PyTorch's `nn.CELU(alpha=1.0, inplace=False)`: `max(0, x) + min(0, alpha * (e^(x / alpha) - 1))`.
+                CELU { alpha = 1.0 } inplace named => Celu "celu" Celu;
+                /// PyTorch's `nn.SiLU(inplace=False)`: `x * sigmoid(x)`.
+                SiLU inplace named => Silu "silu" Silu;
+                /// PyTorch's `nn.Mish(inplace=False)`: `x * tanh(softplus(x))`.
+                Mish inplace named => Mish "mish" Mish;
+                /// PyTorch's `nn.Softplus(beta=1.0, threshold=20.0)`: `log(1 + e^(beta x)) / beta`, linear above
+                /// `beta * x > threshold`.
+                Softplus { beta = 1.0, threshold = 20.0 } no_inplace named => Softplus "softplus" Softplus;
+                /// PyTorch's `nn.Softsign()`: `x / (1 + |x|)`.
+                Softsign no_inplace named => Softsign "softsign" Softsign;
+                /// PyTorch's `nn.Sigmoid()`: `1 / (1 + e^-x)`.
+                Sigmoid no_inplace named => Sigmoid "sigmoid" Sigmoid;
+                /// PyTorch's `nn.Tanh()`.
+                Tanh no_inplace named => Tanh "tanh" Tanh;
+                /// PyTorch's `nn.Hardsigmoid(inplace=False)`: `clamp(x / 6 + 1/2, 0, 1)`.
+                Hardsigmoid silent_inplace named => Hardsigmoid "hardsigmoid" Hardsigmoid;
+                /// PyTorch's `nn.Hardswish(inplace=False)`: `x * clamp(x + 3, 0, 6) / 6`.
+                Hardswish silent_inplace named => Hardswish "hardswish" Hardswish;
+                /// PyTorch's `nn.Tanhshrink()`: `x - tanh(x)`.
+                Tanhshrink no_inplace named => Tanhshrink "tanhshrink" Tanhshrink;
+                /// PyTorch's `nn.Hardshrink(lambd=0.5)`: `0` on `[-lambd, lambd]`, else `x`.
+                Hardshrink { lambd = 0.5 } no_inplace bare => Hardshrink "hardshrink" Hardshrink;
+                /// PyTorch's `nn.Softshrink(lambd=0.5)`: `x ∓ lambd` outside `[-lambd, lambd]`, else `0`.
+                Softshrink { lambd = 0.5 } no_inplace bare => Softshrink "softshrink" Softshrink;
+                /// PyTorch's `nn.LogSigmoid()`: `log(sigmoid(x))`.
+                LogSigmoid no_inplace named => LogSigmoid "logsigmoid" LogSigmoid;
+            }
+            functions {
+                /// `x * Φ(x)` with the exact normal CDF (`erf`): [`GELU`](crate::layers::GELU)`("none")`.
+                Gelu "gelu" Gelu;
+                /// GELU's `tanh` approximation: [`GELU`](crate::layers::GELU)`("tanh")`.
+                GeluTanh "gelu_tanh" GeluTanh;
+            }
+        }
+    };
+}
+pub(crate) use activation_table;
+
+/// The constants of a formula as its `[a, b]`: the first two, zeros where there are fewer.
+macro_rules! formula_constants {
+    () => {
+        [0.0, 0.0]
+    };
+    ($a:expr) => {
+        [$a, 0.0]
+    };
+    ($a:expr, $b:expr) => {
+        [$a, $b]
+    };
+}
+pub(crate) use formula_constants;

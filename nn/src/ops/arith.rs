@@ -1,0 +1,365 @@
+//! Arithmetic: broadcast `add` / `sub` / `mul` / `div` (on devices too), `maximum` / `minimum`, their in-place
+//! forms, and the scalar forms `x·scale + shift` (`affine`, `add_scalar`, `mul_scalar`, and in place).
+
+use kernels::binary::{self, BinaryOp};
+use kernels::{GpuDevice, Real};
+
+use super::elementwise::{BinaryFn, UnaryFn, broadcast_shape, in_place_operand, map_in_place, promote_pair};
+use super::{DevicePath, Op, run};
+use crate::tensor::device::{float_type, probe};
+use crate::tensor::storage::CpuData;
+use crate::{DType, Error, Result, Tensor};
+
+/// `f(a, b)` broadcast, `a` and `b` promoted to one float dtype; inputs `[a, b]`.
+#[derive(Clone, Copy)]
+struct Binary<F> {
+    name: &'static str,
+    f: F,
+    kernel: Option<BinaryOp>,
+}
+
+/// `a = f(a, b)`, `b` in `a`'s dtype broadcast to its shape and not sharing its storage; inputs `[a, b]`.
+struct BinaryInPlace<F>(Binary<F>);
+
+/// The probe's operands for a binary operation: the probe sweep as a row, against a column of three values.
+fn binary_probe(dtype: DType) -> Result<Vec<Tensor>> {
+    let xs = probe::inputs();
+    let n = xs.len();
+    Ok(vec![
+        Tensor::from_vec(xs, [1, n])?.to_dtype(dtype)?,
+        Tensor::from_vec(vec![0.75, -1.5, 3.0], [3, 1])?.to_dtype(dtype)?,
+    ])
+}
+
+impl<F: BinaryFn> Binary<F> {
+    fn path(&self) -> DevicePath {
+        match self.kernel {
+            Some(_) => DevicePath::Probed,
+            None => DevicePath::None,
+        }
+    }
+}
+
+impl<F: BinaryFn> Op for Binary<F> {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn device_path(&self) -> DevicePath {
+        self.path()
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        inputs[0].zip_float(inputs[1], self.name, &self.f)
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let (a, b) = (inputs[0], inputs[1]);
+        let out_shape = broadcast_shape(self.name, a.shape(), b.shape())?;
+        let kernel = self.kernel.ok_or_else(|| super::cpu_only(self.name, a))?;
+        let out = binary::binary(
+            kernel,
+            float_type(self.name, a.dtype())?,
+            &a.gpu_buffer(self.name)?,
+            a.shape(),
+            &b.gpu_buffer(self.name)?,
+            b.shape(),
+            &out_shape,
+        )
+        .map_err(|e| a.kernel_error(self.name, e))?;
+        Ok(Tensor::from_gpu(out, a.dtype(), a.device(), out_shape))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        Ok(vec![(Binary { ..*self }, binary_probe(dtype)?)])
+    }
+}
+
+impl<F: BinaryFn> Op for BinaryInPlace<F> {
+    type Output = ();
+
+    fn name(&self) -> &'static str {
+        self.0.name
+    }
+
+    fn device_path(&self) -> DevicePath {
+        self.0.path()
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<()> {
+        inputs[0].zip_float_(inputs[1], self.0.name, &self.0.f)
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<()> {
+        let (a, b) = (inputs[0], inputs[1]);
+        let kernel = self.0.kernel.ok_or_else(|| super::cpu_only(self.0.name, a))?;
+        binary::binary_in_place(
+            kernel,
+            float_type(self.0.name, a.dtype())?,
+            &a.gpu_buffer(self.0.name)?,
+            a.shape(),
+            &b.gpu_buffer(self.0.name)?,
+            b.shape(),
+        )
+        .map_err(|e| a.kernel_error(self.0.name, e))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        // Three copies of the sweep, into which the column broadcasts.
+        let xs = probe::inputs();
+        let n = xs.len();
+        let rows: Vec<f64> = xs.iter().cycle().take(3 * n).copied().collect();
+        let inputs = vec![
+            Tensor::from_vec(rows, [3, n])?.to_dtype(dtype)?,
+            binary_probe(dtype)?.swap_remove(1),
+        ];
+        Ok(vec![(BinaryInPlace(Binary { ..self.0 }), inputs)])
+    }
+}
+
+macro_rules! binary_fn {
+    ($(#[$doc:meta])* $name:ident, $method:ident, $method_:ident, $kernel:expr, |$a:ident, $b:ident| $body:expr) => {
+        #[derive(Clone, Copy, Debug, Default)]
+        struct $name;
+        impl BinaryFn for $name {
+            #[inline(always)]
+            fn apply<R: Real>(&self, $a: R, $b: R) -> R {
+                $body
+            }
+        }
+        impl Tensor {
+            $(#[$doc])*
+            pub fn $method(&self, other: &Tensor) -> Result<Tensor> {
+                let name = stringify!($method);
+                let (a, b, _) = promote_pair(name, self, other)?;
+                broadcast_shape(name, a.shape(), b.shape())?;
+                run(&Binary { name, f: $name, kernel: $kernel }, &[&a, &b])
+            }
+            $(#[$doc])*
+            ///
+            /// In place: `other` broadcasts to this tensor's shape.
+            pub fn $method_(&self, other: &Tensor) -> Result<()> {
+                let name = stringify!($method_);
+                let other = in_place_operand(name, self, other)?;
+                run(&BinaryInPlace(Binary { name, f: $name, kernel: $kernel }), &[self, &other])
+            }
+        }
+    };
+}
+
+binary_fn!(/// `a + b`, broadcasting.
+    Add, add, add_, Some(BinaryOp::Add), |a, b| a + b);
+binary_fn!(/// `a - b`, broadcasting.
+    Sub, sub, sub_, Some(BinaryOp::Sub), |a, b| a - b);
+binary_fn!(/// `a * b`, broadcasting.
+    Mul, mul, mul_, Some(BinaryOp::Mul), |a, b| a * b);
+binary_fn!(/// `a / b`, broadcasting.
+    Div, div, div_, Some(BinaryOp::Div), |a, b| a / b);
+binary_fn!(/// The larger of `a` and `b` (NaN if either is), broadcasting.
+    Maximum, maximum, maximum_, None, |a, b| a.max_nan(b));
+binary_fn!(/// The smaller of `a` and `b` (NaN if either is), broadcasting.
+    Minimum, minimum, minimum_, None, |a, b| a.min_nan(b));
+
+/// `x·scale + shift` for a float `x`, in a new tensor; inputs `[x]`.
+#[derive(Clone, Copy)]
+struct Affine {
+    name: &'static str,
+    scale: f64,
+    shift: f64,
+}
+
+impl UnaryFn for Affine {
+    #[inline(always)]
+    fn apply<R: Real>(&self, x: R) -> R {
+        x * R::of(self.scale) + R::of(self.shift)
+    }
+}
+
+/// The probe's input of the scalar operations: the probe sweep.
+fn sweep(dtype: DType) -> Result<Vec<Tensor>> {
+    let xs = probe::inputs();
+    let n = xs.len();
+    Ok(vec![Tensor::from_vec(xs, [n])?.to_dtype(dtype)?])
+}
+
+impl Op for Affine {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Probed
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        inputs[0].map_float(self.name, self)
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let x = inputs[0];
+        let out = binary::affine(
+            float_type(self.name, x.dtype())?,
+            &x.gpu_buffer(self.name)?,
+            self.scale,
+            self.shift,
+        )
+        .map_err(|e| x.kernel_error(self.name, e))?;
+        Ok(Tensor::from_gpu(out, x.dtype(), x.device(), x.shape().clone()))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        Ok(vec![(*self, sweep(dtype)?)])
+    }
+}
+
+/// `x = x·scale + shift` for floats, on the CPU and on devices; with `integers`, PyTorch's integer `x += shift`
+/// too (wrapping, the shift truncated to the integer type). Inputs `[x]`.
+struct AffineInPlace {
+    affine: Affine,
+    integers: bool,
+}
+
+impl Op for AffineInPlace {
+    type Output = ();
+
+    fn name(&self) -> &'static str {
+        self.affine.name
+    }
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Probed
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<()> {
+        let x = inputs[0];
+        if x.is_floating_point() || !self.integers {
+            return x.map_float_(self.affine.name, &self.affine);
+        }
+        let value = self.affine.shift;
+        x.write_cpu(self.affine.name, |d| -> Result<()> {
+            match d {
+                CpuData::I64(v) => map_in_place(v, |x| x.wrapping_add(value as i64)),
+                CpuData::I32(v) => map_in_place(v, |x| x.wrapping_add(value as i32)),
+                CpuData::U8(v) => map_in_place(v, |x| x.wrapping_add(value as i64 as u8)),
+                CpuData::F32(_) | CpuData::F64(_) | CpuData::F16(_) | CpuData::BF16(_) => {
+                    unreachable!("floats are mapped above")
+                }
+                CpuData::Bool(_) => {
+                    return Err(Error::UnsupportedDType {
+                        op: self.affine.name,
+                        dtype: DType::Bool,
+                        hint: "; arithmetic on bool tensors is not defined",
+                    });
+                }
+            }
+            Ok(())
+        })?
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<()> {
+        let x = inputs[0];
+        let Affine { name, scale, shift } = self.affine;
+        match x.dtype() {
+            dtype if dtype.is_floating_point() => {
+                binary::affine_in_place(float_type(name, dtype)?, &x.gpu_buffer(name)?, scale, shift)
+            }
+            DType::I64 | DType::I32 if self.integers => {
+                binary::add_integer_in_place(&x.gpu_buffer(name)?, x.dtype().size_in_bytes(), shift as i64)
+            }
+            dtype => {
+                return Err(Error::UnsupportedOnDevice {
+                    op: name,
+                    dtype,
+                    device: x.device(),
+                    reason: "only floating-point, i64 and i32 tensors are incremented on a device".into(),
+                });
+            }
+        }
+        .map_err(|e| x.kernel_error(name, e))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let case = AffineInPlace {
+            affine: self.affine,
+            integers: self.integers,
+        };
+        Ok(vec![(case, sweep(dtype)?)])
+    }
+}
+
+impl Tensor {
+    /// `x * scale + shift` in one pass.
+    pub fn affine(&self, scale: f64, shift: f64) -> Result<Tensor> {
+        run(
+            &Affine {
+                name: "affine",
+                scale,
+                shift,
+            },
+            &[self],
+        )
+    }
+
+    /// `x + value`; integer tensors stay integer (the value is truncated to the integer type).
+    pub fn add_scalar(&self, value: f64) -> Result<Tensor> {
+        if !self.is_floating_point() {
+            let out = self.deep_copy()?;
+            out.add_scalar_(value)?;
+            return Ok(out);
+        }
+        run(
+            &Affine {
+                name: "add_scalar",
+                scale: 1.0,
+                shift: value,
+            },
+            &[self],
+        )
+    }
+
+    /// `x * value`.
+    pub fn mul_scalar(&self, value: f64) -> Result<Tensor> {
+        run(
+            &Affine {
+                name: "mul_scalar",
+                scale: value,
+                shift: 0.0,
+            },
+            &[self],
+        )
+    }
+
+    /// `x += value` in place, for every dtype but bool (BatchNorm's `num_batches_tracked += 1`).
+    pub fn add_scalar_(&self, value: f64) -> Result<()> {
+        run(
+            &AffineInPlace {
+                affine: Affine {
+                    name: "add_scalar_",
+                    scale: 1.0,
+                    shift: value,
+                },
+                integers: true,
+            },
+            &[self],
+        )
+    }
+
+    /// `x *= value` in place; floating-point dtypes only.
+    pub fn mul_scalar_(&self, value: f64) -> Result<()> {
+        run(
+            &AffineInPlace {
+                affine: Affine {
+                    name: "mul_scalar_",
+                    scale: value,
+                    shift: 0.0,
+                },
+                integers: false,
+            },
+            &[self],
+        )
+    }
+}

@@ -1,0 +1,217 @@
+//! `linear` (`x·Wᵀ + b`, on the CPU and on devices) and `matmul` (the CPU).
+
+use kernels::GpuDevice;
+
+use super::float::{Float, with_float_type};
+use super::gemm::{Gemm, Mat};
+use super::{DevicePath, Op, probe_tensor, run, same_dtype, with_optional};
+use crate::tensor::device::float_type;
+use crate::{DType, Error, Result, Shape, Tensor};
+
+/// `x·Wᵀ + b` over the last dimension of `x`; inputs `[x, weight]` and `bias` when there is one.
+struct Linear;
+
+/// `(rows, in, out)` of a linear layer on `x` with `weight`, and the output shape `(*, out)`.
+fn linear_sizes(x: &Tensor, weight: &Tensor) -> (usize, usize, usize, Shape) {
+    let (out_f, in_f) = (weight.shape()[0], weight.shape()[1]);
+    let rows = x.numel().checked_div(in_f).unwrap_or(0);
+    let mut out_shape: Shape = x.shape()[..x.rank() - 1].iter().copied().collect();
+    out_shape.push(out_f);
+    (rows, in_f, out_f, out_shape)
+}
+
+impl Op for Linear {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        "linear"
+    }
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Probed
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        let (x, w, b) = (inputs[0], inputs[1], inputs.get(2));
+        let (rows, in_f, out_f, out_shape) = linear_sizes(x, w);
+        fn run<T: Float>(x: &[T], w: &[T], b: Option<&[T]>, rows: usize, in_f: usize, out_f: usize) -> Vec<T> {
+            let mut out = vec![T::default(); rows * out_f];
+            let beta = match b {
+                Some(b) => {
+                    for row in out.chunks_mut(out_f.max(1)) {
+                        row.copy_from_slice(b);
+                    }
+                    T::ONE
+                }
+                None => T::default(),
+            };
+            T::gemm(
+                T::ONE,
+                Mat::row_major(x, rows, in_f),
+                Mat::row_major(w, out_f, in_f).t(),
+                beta,
+                &mut out,
+            );
+            out
+        }
+        with_float_type!(x.dtype(), T => {
+            let xs = x.float_ref::<T>("linear")?;
+            let ws = w.float_ref::<T>("linear")?;
+            let bs = b.map(|b| b.float_ref::<T>("linear")).transpose()?;
+            let out = run::<T>(&xs, &ws, bs.as_deref(), rows, in_f, out_f);
+            Tensor::from_computed(out, out_shape, x.dtype())
+        })
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let (x, w, b) = (inputs[0], inputs[1], inputs.get(2));
+        let (rows, in_f, out_f, out_shape) = linear_sizes(x, w);
+        let bias = b.map(|b| b.gpu_buffer("linear")).transpose()?;
+        let out = kernels::linear::linear(
+            float_type("linear", x.dtype())?,
+            &x.gpu_buffer("linear")?,
+            &w.gpu_buffer("linear")?,
+            bias.as_ref(),
+            rows,
+            in_f,
+            out_f,
+        )
+        .map_err(|e| x.kernel_error("linear", e))?;
+        Ok(Tensor::from_gpu(out, x.dtype(), x.device(), out_shape))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let (x, w) = (probe_tensor(&[3, 5], 0.0, dtype)?, probe_tensor(&[4, 5], 1.0, dtype)?);
+        let b = probe_tensor(&[4], 2.0, dtype)?;
+        Ok(vec![(Linear, vec![x.clone(), w.clone(), b]), (Linear, vec![x, w])])
+    }
+}
+
+/// `(.., n, k) @ (.., k, m)` on the CPU; inputs `[a, b]`.
+struct Matmul;
+
+impl Op for Matmul {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        "matmul"
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        let (a, b) = (inputs[0], inputs[1]);
+        let (n, k) = (a.shape()[a.rank() - 2], a.shape()[a.rank() - 1]);
+        let m = b.shape()[b.rank() - 1];
+        let batch_a = &a.shape()[..a.rank() - 2];
+        let shared = b.rank() == 2;
+        let batches: usize = batch_a.iter().product();
+        let mut out_shape: Shape = batch_a.iter().copied().collect();
+        out_shape.push(n);
+        out_shape.push(m);
+        fn run<T: Gemm>(a: &[T], b: &[T], batches: usize, shared_b: bool, n: usize, k: usize, m: usize) -> Vec<T> {
+            let mut out = vec![T::default(); batches * n * m];
+            for i in 0..batches {
+                let bb = if shared_b { b } else { &b[i * k * m..(i + 1) * k * m] };
+                T::gemm(
+                    T::ONE,
+                    Mat::row_major(&a[i * n * k..(i + 1) * n * k], n, k),
+                    Mat::row_major(bb, k, m),
+                    T::default(),
+                    &mut out[i * n * m..(i + 1) * n * m],
+                );
+            }
+            out
+        }
+        with_float_type!(a.dtype(), T => {
+            let av = a.float_ref::<T>("matmul")?;
+            let bv = b.float_ref::<T>("matmul")?;
+            let out = run::<T>(&av, &bv, batches, shared, n, k, m);
+            Tensor::from_computed(out, out_shape, a.dtype())
+        })
+    }
+}
+
+impl Tensor {
+    /// `x @ weight^T + bias` over the last dimension of `x` (PyTorch's `F.linear`).
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0], [1, 2]).unwrap();
+    /// let w = Tensor::from_vec(vec![1.0f32, 1.0, 0.0, 2.0], [2, 2]).unwrap();
+    /// let b = Tensor::from_vec(vec![0.5f32, 0.0], [2]).unwrap();
+    /// assert_eq!(x.linear(&w, Some(&b)).unwrap().to_vec::<f32>().unwrap(), vec![3.5, 4.0]);
+    /// ```
+    pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        let op = "linear";
+        if weight.rank() != 2 {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "the weight must be 2-dimensional (out, in); got shape {}",
+                    weight.shape()
+                ),
+            ));
+        }
+        let (out_f, in_f) = (weight.shape()[0], weight.shape()[1]);
+        if self.rank() == 0 || self.shape()[self.rank() - 1] != in_f {
+            return Err(Error::shapes(
+                op,
+                self.shape(),
+                weight.shape(),
+                "input (*, in_features) and weight (out_features, in_features)",
+            ));
+        }
+        if let Some(b) = bias
+            && (b.rank() != 1 || b.shape()[0] != out_f)
+        {
+            return Err(Error::shapes(
+                op,
+                b.shape(),
+                weight.shape(),
+                "bias (out_features) for weight (out_features, in_features)",
+            ));
+        }
+        if !self.is_floating_point() {
+            return Err(Error::float_only(op, self.dtype()));
+        }
+        same_dtype(op, self, &[Some(weight), bias])?;
+        run(&Linear, &with_optional(&[self, weight], &[bias]))
+    }
+
+    /// Matrix product of the last two dimensions, `(.., n, k) @ (.., k, m)`; a 2-dimensional right side is
+    /// shared by every batch of the left side.
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], [2, 2]).unwrap();
+    /// let i = Tensor::from_vec(vec![1.0f64, 0.0, 0.0, 1.0], [2, 2]).unwrap();
+    /// assert_eq!(a.matmul(&i).unwrap().to_vec::<f64>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    /// ```
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let op = "matmul";
+        if self.rank() < 2 || other.rank() < 2 {
+            return Err(Error::shapes(
+                op,
+                self.shape(),
+                other.shape(),
+                "two tensors of rank 2 or more",
+            ));
+        }
+        same_dtype(op, self, &[Some(other)])?;
+        let k = self.shape()[self.rank() - 1];
+        let k2 = other.shape()[other.rank() - 2];
+        let batch_a = &self.shape()[..self.rank() - 2];
+        let batch_b = &other.shape()[..other.rank() - 2];
+        if k != k2 || !(batch_b.is_empty() || batch_a == batch_b) {
+            return Err(Error::shapes(
+                op,
+                self.shape(),
+                other.shape(),
+                "(.., n, k) and (k, m) or (.., k, m) with equal batch sizes",
+            ));
+        }
+        if !self.is_floating_point() {
+            return Err(Error::float_only(op, self.dtype()));
+        }
+        run(&Matmul, &[self, other])
+    }
+}

@@ -1,0 +1,329 @@
+//! The LSTM recurrence, PyTorch's gate order (i, f, g, o): on the CPU one matrix product for every step's input
+//! projections, then per step one for the recurrent part and a vectorised pointwise cell update; on a device one
+//! fused kernel per time step.
+
+use kernels::{GpuDevice, Real};
+
+use super::float::{Float, with_float_type};
+use super::gemm::Mat;
+use super::map::multiversion;
+use super::{DevicePath, Op, probe_tensor, run};
+use crate::random;
+use crate::tensor::device::float_type;
+use crate::{DType, Error, Result, Shape, Tensor};
+
+/// The weights of one layer and direction: `weight_ih`, `weight_hh`, and the biases when the LSTM has them.
+pub(crate) type CellTensors = (Tensor, Tensor, Option<Tensor>, Option<Tensor>);
+
+/// A multi-layer LSTM over `x` `(seq, batch, input)` from `h0`, `c0` `(layers·dirs, batch, hidden)`; inputs
+/// `[x, h0, c0]` then each cell's `w_ih`, `w_hh` (and `b_ih`, `b_hh` when `bias`), layer-major. Returns the
+/// outputs `(seq, batch, dirs·hidden)`, `h_n` and `c_n`. `dropout` applies between layers (training, on the CPU).
+#[derive(Clone, Copy)]
+pub(crate) struct Lstm {
+    pub(crate) layers: usize,
+    pub(crate) dirs: usize,
+    pub(crate) bias: bool,
+    pub(crate) dropout: Option<f64>,
+}
+
+/// The sizes of one LSTM run, read from its inputs.
+#[derive(Clone, Copy, Debug)]
+struct LstmSizes {
+    seq: usize,
+    batch: usize,
+    input_size: usize,
+    hidden: usize,
+    layers: usize,
+    dirs: usize,
+}
+
+impl Lstm {
+    /// Runs the LSTM on `x`, `h0`, `c0` and `cells` (checked by the caller).
+    pub(crate) fn run(
+        &self,
+        x: &Tensor,
+        h0: &Tensor,
+        c0: &Tensor,
+        cells: &[CellTensors],
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        let mut inputs = vec![x, h0, c0];
+        for (w_ih, w_hh, b_ih, b_hh) in cells {
+            inputs.extend([w_ih, w_hh]);
+            inputs.extend(b_ih.iter().chain(b_hh));
+        }
+        run(self, &inputs)
+    }
+
+    fn sizes(&self, inputs: &[&Tensor]) -> LstmSizes {
+        let (x, h0) = (inputs[0], inputs[1]);
+        LstmSizes {
+            seq: x.shape()[0],
+            batch: x.shape()[1],
+            input_size: x.shape()[2],
+            hidden: h0.shape()[2],
+            layers: self.layers,
+            dirs: self.dirs,
+        }
+    }
+
+    /// Each cell's weights, layer-major, from the inputs.
+    fn cells<'a>(&self, inputs: &[&'a Tensor]) -> Vec<[Option<&'a Tensor>; 4]> {
+        let per = if self.bias { 4 } else { 2 };
+        inputs[3..]
+            .chunks(per)
+            .map(|c| [Some(c[0]), Some(c[1]), c.get(2).copied(), c.get(3).copied()])
+            .collect()
+    }
+}
+
+impl Op for Lstm {
+    type Output = (Tensor, Tensor, Tensor);
+
+    fn name(&self) -> &'static str {
+        "lstm"
+    }
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Probed
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Self::Output> {
+        run_cpu(inputs, &self.cells(inputs), self.sizes(inputs), self.dropout)
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Self::Output> {
+        let op = "lstm";
+        let (x, h0, c0) = (inputs[0], inputs[1], inputs[2]);
+        super::same_dtype(op, x, &inputs[1..].iter().map(|t| Some(*t)).collect::<Vec<_>>())?;
+        if self.dropout.is_some() {
+            return Err(Error::UnsupportedOnDevice {
+                op: "LSTM",
+                dtype: x.dtype(),
+                device: x.device(),
+                reason: "dropout between layers in training draws from the CPU's generator; call eval(), set \
+                         dropout to 0, or run on the CPU"
+                    .into(),
+            });
+        }
+        let sizes = self.sizes(inputs);
+        let mut held = Vec::new();
+        for [w_ih, w_hh, b_ih, b_hh] in self.cells(inputs) {
+            let buffer = |t: Option<&Tensor>| t.map(|t| t.gpu_buffer(op)).transpose();
+            let biases = match (buffer(b_ih)?, buffer(b_hh)?) {
+                (Some(a), Some(b)) => Some((a, b)),
+                _ => None,
+            };
+            held.push((buffer(w_ih)?, buffer(w_hh)?, biases));
+        }
+        let mut weights = Vec::with_capacity(held.len());
+        for (w_ih, w_hh, biases) in &held {
+            let (Some(w_ih), Some(w_hh)) = (w_ih, w_hh) else {
+                return Err(Error::invalid(op, "a cell lacks its weights"));
+            };
+            weights.push(kernels::lstm::CellWeights {
+                w_ih,
+                w_hh,
+                biases: biases.as_ref().map(|(a, b)| (a, b)),
+            });
+        }
+        let spec = kernels::lstm::Lstm {
+            seq: sizes.seq,
+            batch: sizes.batch,
+            input_size: sizes.input_size,
+            hidden: sizes.hidden,
+            layers: sizes.layers,
+            bidirectional: sizes.dirs == 2,
+            weights,
+        };
+        let (out, h_n, c_n) = kernels::lstm::lstm(
+            float_type(op, x.dtype())?,
+            &spec,
+            &x.gpu_buffer(op)?,
+            &h0.gpu_buffer(op)?,
+            &c0.gpu_buffer(op)?,
+        )
+        .map_err(|e| x.kernel_error(op, e))?;
+        let out_shape = Shape::from([sizes.seq, sizes.batch, sizes.dirs * sizes.hidden]);
+        let on = |b, shape: &Shape| Tensor::from_gpu(b, x.dtype(), x.device(), shape.clone());
+        Ok((on(out, &out_shape), on(h_n, h0.shape()), on(c_n, c0.shape())))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        // Two layers, both directions, biases: every path of the kernel.
+        let case = Lstm {
+            layers: 2,
+            dirs: 2,
+            bias: true,
+            dropout: None,
+        };
+        let mut inputs = vec![
+            probe_tensor(&[3, 2, 3], 0.0, dtype)?,
+            probe_tensor(&[4, 2, 4], 1.0, dtype)?,
+            probe_tensor(&[4, 2, 4], 2.0, dtype)?.mul_scalar(4.0)?,
+        ];
+        for cell in 0..4 {
+            let features = if cell < 2 { 3 } else { 8 };
+            let phase = 10.0 * cell as f64;
+            inputs.extend([
+                probe_tensor(&[16, features], phase + 3.0, dtype)?,
+                probe_tensor(&[16, 4], phase + 4.0, dtype)?,
+                probe_tensor(&[16], phase + 5.0, dtype)?,
+                probe_tensor(&[16], phase + 6.0, dtype)?,
+            ]);
+        }
+        Ok(vec![(case, inputs)])
+    }
+}
+
+/// The LSTM on the CPU: inputs `[x, h0, c0, ..]`, `cells` layer-major; `dropout` between layers (training).
+fn run_cpu(
+    inputs: &[&Tensor],
+    cells: &[[Option<&Tensor>; 4]],
+    sizes: LstmSizes,
+    dropout: Option<f64>,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let (x, h0, c0) = (inputs[0], inputs[1], inputs[2]);
+    let dtype = x.dtype();
+    let op = "LSTM";
+    let missing = || Error::invalid(op, "a cell lacks its weights");
+    let LstmSizes {
+        seq,
+        batch,
+        hidden: hid,
+        layers,
+        dirs,
+        ..
+    } = sizes;
+    let state_shape = Shape::from([layers * dirs, batch, hid]);
+    Ok(with_float_type!(dtype, T => {
+        let mut layer_in: Vec<T> = x.float_ref::<T>(op)?.to_vec();
+        let h0 = h0.float_ref::<T>(op)?;
+        let c0 = c0.float_ref::<T>(op)?;
+        let mut h_n = vec![T::ZERO; layers * dirs * batch * hid];
+        let mut c_n = h_n.clone();
+        for layer in 0..layers {
+            let in_size = layer_in.len() / (seq * batch).max(1);
+            let mut out = vec![T::ZERO; seq * batch * dirs * hid];
+            for d in 0..dirs {
+                let [w_ih, w_hh, b_ih, b_hh] = cells[layer * dirs + d];
+                let w_ih = w_ih.ok_or_else(missing)?.float_ref::<T>(op)?;
+                let w_hh = w_hh.ok_or_else(missing)?.float_ref::<T>(op)?;
+                let b_ih = b_ih.map(|b| b.float_ref::<T>(op)).transpose()?;
+                let b_hh = b_hh.map(|b| b.float_ref::<T>(op)).transpose()?;
+                let slot = (layer * dirs + d) * batch * hid;
+                let cell = Cell { w_ih: &w_ih, w_hh: &w_hh, b_ih: b_ih.as_deref(), b_hh: b_hh.as_deref(), hid, in_size };
+                let (h, c) = cell.run(&layer_in, seq, batch, &h0[slot..slot + batch * hid], &c0[slot..slot + batch * hid], d == 1, &mut out, d, dirs);
+                h_n[slot..slot + batch * hid].copy_from_slice(&h);
+                c_n[slot..slot + batch * hid].copy_from_slice(&c);
+            }
+            if let Some(p) = dropout.filter(|_| layer + 1 < layers) {
+                let keep = 1.0 - p;
+                random::with_global(|g| {
+                    for v in out.iter_mut() {
+                        *v = if g.unit() < keep { T::of(v.f64() / keep) } else { T::ZERO };
+                    }
+                });
+            }
+            layer_in = out;
+        }
+        (
+            Tensor::from_computed(layer_in, Shape::from([seq, batch, dirs * hid]), dtype)?,
+            Tensor::from_computed(h_n, state_shape.clone(), dtype)?,
+            Tensor::from_computed(c_n, state_shape.clone(), dtype)?,
+        )
+    }))
+}
+
+/// One layer and direction of an LSTM.
+struct Cell<'a, T> {
+    w_ih: &'a [T],
+    w_hh: &'a [T],
+    b_ih: Option<&'a [T]>,
+    b_hh: Option<&'a [T]>,
+    hid: usize,
+    in_size: usize,
+}
+
+impl<T: Float> Cell<'_, T> {
+    /// Runs the sequence `x` (`seq, batch, in`), writing each step's `h` into its slice of `out`
+    /// (`seq, batch, dirs * hid`); returns the last `(h, c)`.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        x: &[T],
+        seq: usize,
+        batch: usize,
+        h0: &[T],
+        c0: &[T],
+        reverse: bool,
+        out: &mut [T],
+        d: usize,
+        dirs: usize,
+    ) -> (Vec<T>, Vec<T>) {
+        let (hid, g4) = (self.hid, 4 * self.hid);
+        // Input projections of every step at once: (seq * batch, 4H).
+        let mut gx = vec![T::ZERO; seq * batch * g4];
+        if let Some(b) = self.b_ih {
+            for row in gx.chunks_mut(g4) {
+                row.copy_from_slice(b);
+            }
+        }
+        let beta = if self.b_ih.is_some() { T::ONE } else { T::ZERO };
+        T::gemm(
+            T::ONE,
+            Mat::row_major(x, seq * batch, self.in_size),
+            Mat::row_major(self.w_ih, g4, self.in_size).t(),
+            beta,
+            &mut gx,
+        );
+        let mut h = h0.to_vec();
+        let mut c = c0.to_vec();
+        let mut gates = vec![T::ZERO; batch * g4];
+        for step in 0..seq {
+            let t = if reverse { seq - 1 - step } else { step };
+            gates.copy_from_slice(&gx[t * batch * g4..(t + 1) * batch * g4]);
+            if let Some(b) = self.b_hh {
+                for row in gates.chunks_mut(g4) {
+                    for (g, &bv) in row.iter_mut().zip(b) {
+                        *g = *g + bv;
+                    }
+                }
+            }
+            T::gemm(
+                T::ONE,
+                Mat::row_major(&h, batch, hid),
+                Mat::row_major(self.w_hh, g4, hid).t(),
+                T::ONE,
+                &mut gates,
+            );
+            lstm_step(&gates, &mut c, &mut h, hid);
+            for bi in 0..batch {
+                let dst = (t * batch + bi) * dirs * hid + d * hid;
+                out[dst..dst + hid].copy_from_slice(&h[bi * hid..(bi + 1) * hid]);
+            }
+        }
+        (h, c)
+    }
+}
+
+multiversion! {
+    fn lstm_cells<R: Real>(gates: &[R], c: &mut [R], h: &mut [R], hid: usize) {
+        let sigmoid = |x: R| R::ONE / (R::ONE + (-x).exp());
+        for ((g, c), h) in gates.chunks(4 * hid).zip(c.chunks_mut(hid)).zip(h.chunks_mut(hid)) {
+            let (gi, rest) = g.split_at(hid);
+            let (gf, rest) = rest.split_at(hid);
+            let (gg, go) = rest.split_at(hid);
+            for (((((c, h), &i), &f), &g), &o) in c.iter_mut().zip(h.iter_mut()).zip(gi).zip(gf).zip(gg).zip(go) {
+                let cell = sigmoid(f) * *c + sigmoid(i) * g.tanh();
+                *c = cell;
+                *h = sigmoid(o) * cell.tanh();
+            }
+        }
+    }
+}
+
+/// The pointwise part of an LSTM step, PyTorch's gate order: `gates` is `(batch, 4·hid)` pre-activations
+/// `i, f, g, o`; `c` and `h` (`(batch, hid)`) are updated in place.
+pub(crate) fn lstm_step<R: Real>(gates: &[R], c: &mut [R], h: &mut [R], hid: usize) {
+    lstm_cells(gates, c, h, hid);
+}

@@ -1,0 +1,241 @@
+//! The op layer: every tensor operation defined once.
+//!
+//! An operation is a type implementing [`Op`]: its host path ([`Op::cpu`]) and its device path ([`Op::device`])
+//! sit side by side in one file, and [`run`] is the one place that chooses between them. `run` also does what
+//! every device operation needs, so no operation writes it again: it checks that the operands share one
+//! device, that the device stores and computes their float dtype, and that the operation passed its parity
+//! probe in that dtype there ([`Op::probe`]: run once per process on the device and on the CPU, and
+//! compared) before it launches anything.
+//!
+//! The public face of an operation is a method on [`Tensor`](crate::Tensor) or a function of
+//! [`functional`](crate::functional) defined next to it: it checks the arguments (shapes, dtypes, ranks), builds
+//! the op and calls [`run`]. Recording for autograd will be added in `run`, in one place.
+
+pub(crate) mod activation;
+pub(crate) mod arith;
+pub(crate) mod conv;
+pub(crate) mod elementwise;
+mod embedding;
+pub(crate) mod float;
+pub(crate) mod gemm;
+mod layout;
+mod linalg;
+pub(crate) mod lstm;
+pub(crate) mod map;
+pub(crate) mod norm;
+pub(crate) mod prelu;
+mod reduce;
+pub(crate) mod softmax;
+mod unary;
+
+pub use embedding::embedding;
+
+use kernels::GpuDevice;
+use smallvec::SmallVec;
+
+use crate::tensor::device::{self, probe};
+use crate::{DType, Device, Error, Result, Tensor};
+
+/// One tensor operation: what it computes on the host and on a device.
+///
+/// Its fields are the operation's arguments other than tensors (a dimension, a slope, flags); its tensors are
+/// the `inputs` of both paths, in an order the operation documents (optional operands, such as a bias, are
+/// recorded in its fields and then present or absent in `inputs`). Sizes are read from the inputs, never kept
+/// in fields, so the parity probe can run the same op on inputs of its own.
+pub(crate) trait Op {
+    /// What the operation returns: one tensor, several, or nothing (it writes into one of its inputs).
+    type Output: Outputs;
+
+    /// PyTorch's name of the operation: errors name it and probe verdicts are kept under it.
+    fn name(&self) -> &'static str;
+
+    /// Whether and how the operation runs on a device; the default: it does not.
+    fn device_path(&self) -> DevicePath {
+        DevicePath::None
+    }
+
+    /// The operation on host memory; every input is on the CPU.
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Self::Output>;
+
+    /// The operation on `device`'s memory; every input is there, and [`run`] admitted their float dtype. Only
+    /// called when [`device_path`](Self::device_path) is not [`DevicePath::None`].
+    fn device(&self, inputs: &[&Tensor], device: &GpuDevice) -> Result<Self::Output> {
+        let _ = device;
+        Err(cpu_only(self.name(), inputs[0]))
+    }
+
+    /// The parity probe's cases, for [`DevicePath::Probed`]: ops of this kind (this one, or ones whose arguments
+    /// cover every path of the device kernel) with their inputs, on the CPU, in `dtype`. [`run`] runs them on the
+    /// CPU and on the device once per process, and refuses the operation in that dtype there if a result
+    /// (outputs, and the inputs an op writes into) differs beyond the dtype's tolerance. The inputs cover large
+    /// magnitudes, where a wrong device function shows.
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>>
+    where
+        Self: Sized,
+    {
+        let _ = dtype;
+        Err(Error::invalid(self.name(), "this operation has no parity probe"))
+    }
+}
+
+/// Whether and how an [`Op`] runs on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DevicePath {
+    /// No device kernel: a device operand is refused with [`Error::UnsupportedOnDevice`] (never a hidden copy
+    /// through the host).
+    None,
+    /// The host path serves device tensors too: it reads only their shapes (a view).
+    Anywhere,
+    /// A kernel that only moves elements: exact by construction for every dtype it moves, not probed.
+    Exact,
+    /// A kernel that computes: run only in a float dtype the device computes, and probed against the CPU before
+    /// its first use in that dtype on that device.
+    Probed,
+}
+
+/// What an [`Op`] returns: its tensors, for the parity probe (and for autograd, next).
+pub(crate) trait Outputs {
+    /// The output tensors, in order.
+    fn tensors(&self) -> SmallVec<[&Tensor; 3]>;
+}
+
+impl Outputs for Tensor {
+    fn tensors(&self) -> SmallVec<[&Tensor; 3]> {
+        SmallVec::from_slice(&[self])
+    }
+}
+
+impl Outputs for () {
+    fn tensors(&self) -> SmallVec<[&Tensor; 3]> {
+        SmallVec::new()
+    }
+}
+
+impl Outputs for (Tensor, Tensor) {
+    fn tensors(&self) -> SmallVec<[&Tensor; 3]> {
+        SmallVec::from_slice(&[&self.0, &self.1])
+    }
+}
+
+impl Outputs for (Tensor, Tensor, Tensor) {
+    fn tensors(&self) -> SmallVec<[&Tensor; 3]> {
+        SmallVec::from_slice(&[&self.0, &self.1, &self.2])
+    }
+}
+
+/// Runs `op` on `inputs` where they are: on the CPU, or on their device after the checks every device
+/// operation needs (one device for all operands; a float dtype the device stores and computes; the
+/// operation's parity probe passed in that dtype there). The one place where the CPU-or-device choice is made.
+pub(crate) fn run<O: Op>(op: &O, inputs: &[&Tensor]) -> Result<O::Output> {
+    let on = same_device(op.name(), inputs)?;
+    if on.is_cpu() {
+        return op.cpu(inputs);
+    }
+    match op.device_path() {
+        DevicePath::None => Err(cpu_only(op.name(), inputs[0])),
+        DevicePath::Anywhere => op.cpu(inputs),
+        DevicePath::Exact => op.device(inputs, &device::open(on)?),
+        DevicePath::Probed => {
+            let gpu = device::open(on)?;
+            let mut probe_dtype = None;
+            for t in inputs.iter().filter(|t| t.is_floating_point()) {
+                let dtype = device::float_type(op.name(), t.dtype())?;
+                gpu.check_dtype(op.name(), dtype)
+                    .map_err(|e| t.kernel_error(op.name(), e))?;
+                probe_dtype.get_or_insert(t.dtype());
+            }
+            if let Some(dtype) = probe_dtype {
+                verify(op, on, &gpu, dtype)?;
+            }
+            op.device(inputs, &gpu)
+        }
+    }
+}
+
+/// The refusal of an operation that has no device kernel, for its operand `x` on a device.
+pub(crate) fn cpu_only(op: &'static str, x: &Tensor) -> Error {
+    Error::UnsupportedOnDevice {
+        op,
+        dtype: x.dtype(),
+        device: x.device(),
+        reason: "this operation runs on the CPU only; move the tensor with .cpu() first".into(),
+    }
+}
+
+/// The device every input is on, or an error naming the first two that differ.
+fn same_device(op: &'static str, inputs: &[&Tensor]) -> Result<Device> {
+    let Some(first) = inputs.first() else {
+        return Ok(Device::Cpu);
+    };
+    let on = first.device();
+    match inputs.iter().find(|t| t.device() != on) {
+        Some(other) => Err(Error::DeviceMismatch {
+            op,
+            lhs: on,
+            rhs: other.device(),
+        }),
+        None => Ok(on),
+    }
+}
+
+/// Fails unless `op` in `dtype` passed its parity probe on `on` (run now on first use): its probe case through
+/// both paths, outputs and written inputs compared.
+fn verify<O: Op>(op: &O, on: Device, gpu: &GpuDevice, dtype: DType) -> Result<()> {
+    probe::ensure(on, op.name(), dtype, || {
+        let mut pairs: Vec<(Tensor, Tensor)> = Vec::new();
+        for (case, host) in op.probe(dtype)? {
+            let moved = host.iter().map(|t| t.to_device(on)).collect::<Result<Vec<_>>>()?;
+            let want = case.cpu(&host.iter().collect::<Vec<_>>())?;
+            let got = case.device(&moved.iter().collect::<Vec<_>>(), gpu)?;
+            pairs.extend(
+                got.tensors()
+                    .into_iter()
+                    .zip(want.tensors())
+                    .map(|(g, w)| (g.clone(), w.clone())),
+            );
+            pairs.extend(moved.into_iter().zip(host));
+        }
+        probe::measure(&pairs)
+    })
+}
+
+/// Checks that every tensor of `tensors` has `like`'s dtype, naming `op` and the first that differs.
+pub(crate) fn same_dtype(op: &'static str, like: &Tensor, tensors: &[Option<&Tensor>]) -> Result<()> {
+    match tensors.iter().flatten().find(|t| t.dtype() != like.dtype()) {
+        Some(t) => Err(Error::DTypeMismatch {
+            op,
+            expected: like.dtype(),
+            got: t.dtype(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Checks that `dy` can be the gradient of `x` (a backward's incoming gradient): same shape and dtype.
+pub(crate) fn check_grad(op: &'static str, x: &Tensor, dy: &Tensor) -> Result<()> {
+    if x.shape() != dy.shape() {
+        return Err(Error::shapes(
+            op,
+            x.shape(),
+            dy.shape(),
+            "a gradient of the input's shape",
+        ));
+    }
+    same_dtype(op, x, &[Some(dy)])
+}
+
+/// A CPU tensor of `shape` in `dtype` holding deterministic values in `[-1.5, 1.5]` (`phase` makes different
+/// operands): a probe operand.
+pub(crate) fn probe_tensor(shape: &[usize], phase: f64, dtype: DType) -> Result<Tensor> {
+    Tensor::from_vec(probe::wave(shape.iter().product(), phase), shape.to_vec())?.to_dtype(dtype)
+}
+
+/// `inputs` with the tensors of `optional` that are present appended: the input list of an op whose last
+/// operands are optional (a bias).
+pub(crate) fn with_optional<'a>(inputs: &[&'a Tensor], optional: &[Option<&'a Tensor>]) -> SmallVec<[&'a Tensor; 6]> {
+    inputs
+        .iter()
+        .copied()
+        .chain(optional.iter().flatten().copied())
+        .collect()
+}

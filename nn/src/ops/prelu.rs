@@ -1,0 +1,312 @@
+//! PReLU, `x > 0 ? x : w·x` with one weight or one per channel: forward (into a new tensor or a given one)
+//! and backward (`dx` and `dweight`), on the CPU and on devices.
+
+use kernels::{GpuDevice, Real};
+
+use super::elementwise::{BinaryFn, UnaryFn};
+use super::{DevicePath, Op, check_grad, run, same_dtype};
+use crate::tensor::device::{float_type, probe};
+use crate::{DType, Error, Result, Tensor};
+
+/// PyTorch's `x > 0 ? x : w * x`, for one weight.
+#[derive(Clone, Copy, Debug)]
+struct PreluFn {
+    weight: f64,
+}
+
+impl UnaryFn for PreluFn {
+    #[inline(always)]
+    fn apply<R: Real>(&self, x: R) -> R {
+        if x > R::ZERO { x } else { R::of(self.weight) * x }
+    }
+}
+
+/// PReLU's `dx`: `dy` where `x > 0`, `w · dy` elsewhere.
+#[derive(Clone, Copy, Debug)]
+struct PreluGrad(PreluFn);
+
+impl BinaryFn for PreluGrad {
+    #[inline(always)]
+    fn apply<R: Real>(&self, x: R, dy: R) -> R {
+        if x > R::ZERO { dy } else { R::of(self.0.weight) * dy }
+    }
+}
+
+/// How a PReLU weight maps onto an input: `channels` weights, each used for `inner` consecutive elements in
+/// turn (one weight: one channel covering everything).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PreluLayout {
+    /// Number of weights.
+    channels: usize,
+    /// Consecutive elements sharing one weight.
+    inner: usize,
+}
+
+/// Validates a PReLU weight against an input, PyTorch's rules: one weight, or one per channel (dimension 1).
+fn prelu_layout(op: &'static str, x: &Tensor, weight: &Tensor) -> Result<PreluLayout> {
+    let n = weight.numel();
+    if weight.rank() > 1 {
+        return Err(Error::invalid(
+            op,
+            format!("the weight must be 1-dimensional; got shape {}", weight.shape()),
+        ));
+    }
+    if n == 0 {
+        return Err(Error::invalid(op, "the weight is empty"));
+    }
+    if n == 1 {
+        return Ok(PreluLayout {
+            channels: 1,
+            inner: x.numel(),
+        });
+    }
+    let channels = if x.rank() >= 2 { x.shape()[1] } else { 0 };
+    if channels != n {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "{n} weights need an input with {n} channels in dimension 1; the input has shape {}",
+                x.shape()
+            ),
+        ));
+    }
+    Ok(PreluLayout {
+        channels,
+        inner: x.shape()[2..].iter().product(),
+    })
+}
+
+/// The kernels' layout of `x` under `layout`.
+fn kernel_layout(x: &Tensor, layout: PreluLayout) -> kernels::prelu::Layout {
+    let per_outer = layout.channels * layout.inner;
+    kernels::prelu::Layout {
+        outer: x.numel().checked_div(per_outer).unwrap_or(0),
+        channels: layout.channels,
+        inner: layout.inner,
+    }
+}
+
+/// The probe's operands: the probe sweep as `n` channels of one element, `n` weights, gradients beside.
+fn probe_operands(dtype: DType) -> Result<[Tensor; 3]> {
+    let xs = probe::inputs();
+    let n = xs.len();
+    let weights: Vec<f64> = (0..n).map(|i| 0.25 - 0.01 * i as f64).collect();
+    Ok([
+        Tensor::from_vec(xs, [1, n, 1])?.to_dtype(dtype)?,
+        Tensor::from_vec(weights, [n])?.to_dtype(dtype)?,
+        Tensor::from_vec(probe::gradients(n), [1, n, 1])?.to_dtype(dtype)?,
+    ])
+}
+
+/// `prelu(x, w)` on the CPU, into `out` or a new tensor.
+fn cpu_forward(op: &'static str, x: &Tensor, w: &Tensor, out: Option<&Tensor>) -> Result<Option<Tensor>> {
+    let layout = prelu_layout(op, x, w)?;
+    let weights = w.to_vec_f64()?;
+    let per_block = |block: usize| PreluFn {
+        weight: weights[block % layout.channels],
+    };
+    match out {
+        None if layout.channels == 1 => x.map_float(op, &per_block(0)).map(Some),
+        None => x.map_float_blocks(op, layout.inner, per_block).map(Some),
+        Some(out) if layout.channels == 1 => x.map_float_into(op, &per_block(0), out).map(|_| None),
+        Some(out) => x.map_float_blocks_into(op, layout.inner, per_block, out).map(|_| None),
+    }
+}
+
+/// `x`'s and `w`'s device buffers, the dtype and the kernels' layout, for a device path of `op`.
+fn device_operands(
+    op: &'static str,
+    x: &Tensor,
+    w: &Tensor,
+) -> Result<(
+    kernels::GpuBuffer,
+    kernels::GpuBuffer,
+    kernels::FloatType,
+    kernels::prelu::Layout,
+)> {
+    same_dtype(op, x, &[Some(w)])?;
+    let layout = kernel_layout(x, prelu_layout(op, x, w)?);
+    Ok((x.gpu_buffer(op)?, w.gpu_buffer(op)?, float_type(op, x.dtype())?, layout))
+}
+
+/// `prelu(x, w)` in a new tensor; inputs `[x, w]`.
+#[derive(Clone, Copy)]
+struct Forward;
+
+/// `out = prelu(x, w)`; inputs `[x, w, out]`.
+#[derive(Clone, Copy)]
+struct ForwardInto;
+
+/// `(dx, dweight)`; inputs `[x, w, dy]`.
+#[derive(Clone, Copy)]
+struct Backward;
+
+impl Op for Forward {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        "prelu"
+    }
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Probed
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        let y = cpu_forward("prelu", inputs[0], inputs[1], None)?;
+        y.ok_or_else(|| Error::invalid("prelu", "the forward made no output"))
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let x = inputs[0];
+        let (xb, wb, dtype, layout) = device_operands("prelu", x, inputs[1])?;
+        let y = kernels::prelu::forward(dtype, &xb, &wb, layout).map_err(|e| x.kernel_error("prelu", e))?;
+        Ok(Tensor::from_gpu(y, x.dtype(), x.device(), x.shape().clone()))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let [x, w, _] = probe_operands(dtype)?;
+        Ok(vec![(Forward, vec![x, w])])
+    }
+}
+
+impl Op for ForwardInto {
+    type Output = ();
+
+    fn name(&self) -> &'static str {
+        "prelu"
+    }
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Probed
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<()> {
+        cpu_forward("prelu_into", inputs[0], inputs[1], Some(inputs[2])).map(|_| ())
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<()> {
+        let x = inputs[0];
+        let (xb, wb, dtype, layout) = device_operands("prelu_into", x, inputs[1])?;
+        kernels::prelu::forward_into(dtype, &xb, &wb, &inputs[2].gpu_buffer("prelu_into")?, layout)
+            .map_err(|e| x.kernel_error("prelu_into", e))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let [x, w, _] = probe_operands(dtype)?;
+        let out = x.zeros_like()?;
+        Ok(vec![(ForwardInto, vec![x, w, out])])
+    }
+}
+
+impl Op for Backward {
+    type Output = (Tensor, Tensor);
+
+    fn name(&self) -> &'static str {
+        "prelu_backward"
+    }
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Probed
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<(Tensor, Tensor)> {
+        let (x, w, dy, op) = (inputs[0], inputs[1], inputs[2], "prelu_backward");
+        let layout = prelu_layout(op, x, w)?;
+        let weights = w.to_vec_f64()?;
+        let dx = x.zip_float_blocks(dy, op, layout.inner, |block| {
+            PreluGrad(PreluFn {
+                weight: weights[block % layout.channels],
+            })
+        })?;
+        let (xs, dys) = (x.to_vec_f64()?, dy.to_vec_f64()?);
+        let mut sums = vec![0.0f64; layout.channels];
+        let block = layout.inner.max(1);
+        for (b, (xb, db)) in xs.chunks(block).zip(dys.chunks(block)).enumerate() {
+            let s: f64 = xb
+                .iter()
+                .zip(db)
+                .filter(|(x, _)| x.partial_cmp(&&0.0) != Some(std::cmp::Ordering::Greater))
+                .map(|(x, d)| x * d)
+                .sum();
+            sums[b % layout.channels] += s;
+        }
+        let dweight = Tensor::from_vec(sums, w.shape().clone())?.to_dtype(w.dtype())?;
+        Ok((dx, dweight))
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<(Tensor, Tensor)> {
+        let (x, w, op) = (inputs[0], inputs[1], "prelu_backward");
+        let (xb, wb, dtype, layout) = device_operands(op, x, w)?;
+        let (dx, dw) = kernels::prelu::backward(dtype, &xb, &wb, &inputs[2].gpu_buffer(op)?, layout)
+            .map_err(|e| x.kernel_error(op, e))?;
+        Ok((
+            Tensor::from_gpu(dx, x.dtype(), x.device(), x.shape().clone()),
+            Tensor::from_gpu(dw, w.dtype(), w.device(), w.shape().clone()),
+        ))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        Ok(vec![(Backward, probe_operands(dtype)?.into())])
+    }
+}
+
+/// PReLU: `x` if `x > 0` else `weight * x`, with one weight or one per channel (dimension 1).
+///
+/// ```
+/// use nn::{Tensor, functional::prelu};
+/// let x = Tensor::from_vec(vec![-1.0f32, 2.0, -3.0, 4.0], [2, 2]).unwrap();
+/// let w = Tensor::from_vec(vec![0.5f32, 0.1], [2]).unwrap();
+/// assert_eq!(prelu(&x, &w).unwrap().to_vec::<f32>().unwrap(), vec![-0.5, 2.0, -1.5, 4.0]);
+/// ```
+pub fn prelu(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    prelu_layout("prelu", x, weight)?;
+    run(&Forward, &[x, weight])
+}
+
+/// [`prelu`] written into `out`, an existing tensor of `x`'s shape, dtype and device (no allocation; `out` may
+/// be `x` itself, for PReLU in place).
+///
+/// ```
+/// use nn::{Tensor, functional::prelu_into};
+/// let x = Tensor::from_vec(vec![-1.0f32, 2.0, -3.0, 4.0], [2, 2]).unwrap();
+/// let w = Tensor::from_vec(vec![0.5f32, 0.1], [2]).unwrap();
+/// let out = Tensor::zeros([2, 2], nn::DType::F32);
+/// prelu_into(&x, &w, &out).unwrap();
+/// assert_eq!(out.to_vec::<f32>().unwrap(), vec![-0.5, 2.0, -1.5, 4.0]);
+/// prelu_into(&x, &w, &x).unwrap(); // in place
+/// assert_eq!(x.to_vec::<f32>().unwrap(), vec![-0.5, 2.0, -1.5, 4.0]);
+/// ```
+pub fn prelu_into(x: &Tensor, weight: &Tensor, out: &Tensor) -> Result<()> {
+    let op = "prelu_into";
+    prelu_layout(op, x, weight)?;
+    if out.shape() != x.shape() {
+        return Err(Error::shapes(
+            op,
+            x.shape(),
+            out.shape(),
+            "an output of the input's shape",
+        ));
+    }
+    same_dtype(op, x, &[Some(out)])?;
+    run(&ForwardInto, &[x, weight, out])
+}
+
+/// PReLU's backward: `(dx, dweight)`. `dx` is `dy` where `x > 0` and `weight · dy` elsewhere; `dweight` sums
+/// `x · dy` over the elements where `x ≤ 0`, per channel (accumulated in `f64`, returned in the weight's dtype).
+///
+/// ```
+/// use nn::{Tensor, functional::prelu_backward};
+/// let x = Tensor::from_vec(vec![-1.0f32, 2.0, -3.0, 4.0], [2, 2]).unwrap();
+/// let w = Tensor::from_vec(vec![0.5f32, 0.1], [2]).unwrap();
+/// let dy = Tensor::ones([2, 2], nn::DType::F32);
+/// let (dx, dw) = prelu_backward(&x, &w, &dy).unwrap();
+/// assert_eq!(dx.to_vec::<f32>().unwrap(), vec![0.5, 1.0, 0.5, 1.0]);
+/// assert_eq!(dw.to_vec::<f32>().unwrap(), vec![-4.0, 0.0]);
+/// ```
+pub fn prelu_backward(x: &Tensor, weight: &Tensor, dy: &Tensor) -> Result<(Tensor, Tensor)> {
+    let op = "prelu_backward";
+    check_grad(op, x, dy)?;
+    prelu_layout(op, x, weight)?;
+    run(&Backward, &[x, weight, dy])
+}

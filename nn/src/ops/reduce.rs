@@ -1,0 +1,224 @@
+//! Reductions over any set of dimensions (sum, mean, variance), on the CPU, accumulated in `f64` as PyTorch's
+//! CPU kernels accumulate `f32` in `double`.
+
+use super::elementwise::broadcast_strides;
+use super::{Op, run};
+use crate::tensor::cast::cast_data;
+use crate::tensor::storage::CpuData;
+use crate::{DType, Error, Result, Shape, Tensor};
+
+/// What a [`Reduce`] computes.
+#[derive(Clone, Copy)]
+enum Reduction {
+    Sum,
+    Mean,
+    Var { unbiased: bool },
+}
+
+/// A reduction of `x` over `dims` (all when empty), keeping them as size 1 when `keepdim`; inputs `[x]`.
+struct Reduce<'d> {
+    reduction: Reduction,
+    dims: &'d [isize],
+    keepdim: bool,
+}
+
+impl Op for Reduce<'_> {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        match self.reduction {
+            Reduction::Sum => "sum",
+            Reduction::Mean => "mean",
+            Reduction::Var { .. } => "var",
+        }
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        let (x, dims, keepdim) = (inputs[0], self.dims, self.keepdim);
+        match self.reduction {
+            Reduction::Sum => {
+                let (acc, keep, reduce, _) = x.sums("sum", dims, |x| x)?;
+                Ok(x.finish_reduction(acc, keep, &reduce, keepdim))
+            }
+            Reduction::Mean => {
+                let (mut acc, keep, reduce, count) = x.sums("mean", dims, |x| x)?;
+                acc.iter_mut().for_each(|a| *a /= count as f64);
+                Ok(x.finish_reduction(acc, keep, &reduce, keepdim))
+            }
+            Reduction::Var { unbiased } => {
+                let mean = x.mean_dims(dims, true)?.to_dtype(DType::F64)?;
+                let centered = x.to_dtype(DType::F64)?.sub(&mean)?;
+                let (mut acc, keep, reduce, count) = centered.sums("var", dims, |x| x * x)?;
+                let denom = if unbiased { count as f64 - 1.0 } else { count as f64 };
+                acc.iter_mut().for_each(|a| *a /= denom);
+                let out = Tensor::from_f64_values(acc, keep, DType::F64);
+                let out = if keepdim {
+                    out
+                } else {
+                    let shape: Shape = x
+                        .shape()
+                        .iter()
+                        .zip(&reduce)
+                        .filter(|(_, r)| !**r)
+                        .map(|(&s, _)| s)
+                        .collect();
+                    out.reshape(shape)?
+                };
+                out.to_dtype(x.dtype())
+            }
+        }
+    }
+}
+
+impl Tensor {
+    /// The elements as `f64` values, for math that accumulates in double precision.
+    pub(crate) fn f64_values(&self, op: &'static str) -> Result<Vec<f64>> {
+        if !self.is_floating_point() {
+            return Err(Error::float_only(op, self.dtype()));
+        }
+        self.read_cpu(op, |d| match d {
+            CpuData::F64(v) => v.clone(),
+            other => match cast_data(other, DType::F64) {
+                CpuData::F64(v) => v,
+                _ => unreachable!("cast_data returns the dtype asked for"),
+            },
+        })
+    }
+
+    /// A tensor of `dtype` made from `f64` values (rounded as PyTorch rounds a float result).
+    pub(crate) fn from_f64_values(values: Vec<f64>, shape: Shape, dtype: DType) -> Tensor {
+        let data = CpuData::F64(values);
+        let data = if dtype == DType::F64 {
+            data
+        } else {
+            cast_data(&data, dtype)
+        };
+        Tensor::from_cpu(data, shape)
+    }
+
+    fn reduced_shape(&self, op: &'static str, dims: &[isize]) -> Result<(Shape, Vec<bool>)> {
+        let mut reduce = vec![false; self.rank()];
+        if dims.is_empty() {
+            reduce.iter_mut().for_each(|r| *r = true);
+        }
+        for &d in dims {
+            let i = self.dim_index(op, d)?;
+            if self.rank() > 0 {
+                reduce[i] = true;
+            }
+        }
+        let keep: Shape = self
+            .shape()
+            .iter()
+            .zip(&reduce)
+            .map(|(&s, &r)| if r { 1 } else { s })
+            .collect();
+        Ok((keep, reduce))
+    }
+
+    fn finish_reduction(&self, values: Vec<f64>, keep: Shape, reduce: &[bool], keepdim: bool) -> Tensor {
+        let shape = if keepdim {
+            keep
+        } else {
+            self.shape()
+                .iter()
+                .zip(reduce)
+                .filter(|(_, r)| !**r)
+                .map(|(&s, _)| s)
+                .collect()
+        };
+        Tensor::from_f64_values(values, shape, self.dtype())
+    }
+
+    /// Sums of `x` over `dims` (all dimensions when empty), in f64, into the kept shape.
+    fn sums(
+        &self,
+        op: &'static str,
+        dims: &[isize],
+        map: impl Fn(f64) -> f64,
+    ) -> Result<(Vec<f64>, Shape, Vec<bool>, usize)> {
+        let (keep, reduce) = self.reduced_shape(op, dims)?;
+        let values = self.f64_values(op)?;
+        let out_strides = broadcast_strides(&keep, self.shape());
+        let mut acc = vec![0.0f64; keep.numel()];
+        let count = self
+            .shape()
+            .iter()
+            .zip(&reduce)
+            .filter(|(_, r)| **r)
+            .map(|(&s, _)| s)
+            .product::<usize>();
+        if !values.is_empty() {
+            let rank = self.rank();
+            let mut index = vec![0usize; rank];
+            let mut out = 0usize;
+            for &x in &values {
+                acc[out] += map(x);
+                for d in (0..rank).rev() {
+                    index[d] += 1;
+                    out += out_strides[d];
+                    if index[d] < self.shape()[d] {
+                        break;
+                    }
+                    out -= out_strides[d] * self.shape()[d];
+                    index[d] = 0;
+                }
+            }
+        }
+        Ok((acc, keep, reduce, count))
+    }
+
+    /// Sum over `dims` (all when empty).
+    ///
+    /// ```
+    /// let t = nn::Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], [2, 2]).unwrap();
+    /// assert_eq!(t.sum_dims(&[0], false).unwrap().to_vec::<f32>().unwrap(), vec![4.0, 6.0]);
+    /// ```
+    pub fn sum_dims(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
+        let reduction = Reduction::Sum;
+        run(
+            &Reduce {
+                reduction,
+                dims,
+                keepdim,
+            },
+            &[self],
+        )
+    }
+
+    /// Mean over `dims` (all when empty).
+    pub fn mean_dims(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
+        let reduction = Reduction::Mean;
+        run(
+            &Reduce {
+                reduction,
+                dims,
+                keepdim,
+            },
+            &[self],
+        )
+    }
+
+    /// Variance over `dims` (all when empty), with Bessel's correction when `unbiased`.
+    pub fn var_dims(&self, dims: &[isize], unbiased: bool, keepdim: bool) -> Result<Tensor> {
+        let reduction = Reduction::Var { unbiased };
+        run(
+            &Reduce {
+                reduction,
+                dims,
+                keepdim,
+            },
+            &[self],
+        )
+    }
+
+    /// Sum of every element, as a 0-dimensional tensor.
+    pub fn sum_all(&self) -> Result<Tensor> {
+        self.sum_dims(&[], false)
+    }
+
+    /// Mean of every element, as a 0-dimensional tensor.
+    pub fn mean_all(&self) -> Result<Tensor> {
+        self.mean_dims(&[], false)
+    }
+}

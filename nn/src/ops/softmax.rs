@@ -1,0 +1,348 @@
+//! Softmax and log-softmax along one dimension, and their backward from the forward's output: on the CPU
+//! vectorised row and column loops (sums in `f64` for the backward), on a device the softmax kernels.
+
+use kernels::{GpuDevice, Real};
+use rayon::prelude::*;
+
+use super::map::{self, CHUNK, PARALLEL_THRESHOLD, multiversion};
+use super::{DevicePath, Op, check_grad, run};
+use crate::tensor::cast::cast_data;
+use crate::tensor::device::{float_type, probe};
+use crate::tensor::storage::CpuData;
+use crate::{DType, Error, Result, Tensor};
+
+/// Softmax (or log-softmax) along `dim`; inputs `[x]`.
+#[derive(Clone, Copy)]
+struct Softmax {
+    dim: usize,
+    log: bool,
+}
+
+/// Softmax's (or log-softmax's) input gradient from its output `y` and `dy` along `dim`; inputs `[y, dy]`.
+#[derive(Clone, Copy)]
+struct SoftmaxBackward(Softmax);
+
+fn forward_name(log: bool) -> &'static str {
+    if log { "log_softmax" } else { "softmax" }
+}
+
+fn backward_name(log: bool) -> &'static str {
+    if log {
+        "log_softmax_backward"
+    } else {
+        "softmax_backward"
+    }
+}
+
+/// The kernels' layout of `x` along `dim`: `(outer, size, inner)`.
+fn layout(x: &Tensor, dim: usize) -> kernels::softmax::Layout {
+    let (outer, size, inner) = x.split_at_dim(dim);
+    kernels::softmax::Layout { outer, size, inner }
+}
+
+/// The probe's input: the probe sweep along the middle of `(1, n, 1)`.
+fn probe_input(dtype: DType) -> Result<Tensor> {
+    let xs = probe::inputs();
+    let n = xs.len();
+    Tensor::from_vec(xs, [1, n, 1])?.to_dtype(dtype)
+}
+
+impl Op for Softmax {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        forward_name(self.log)
+    }
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Probed
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        let x = inputs[0];
+        let op = self.name();
+        let (_, size, inner) = x.split_at_dim(self.dim);
+        let (n, log) = (x.numel(), self.log);
+        let data = x.read_cpu(op, |data| -> Result<CpuData> {
+            Ok(match data {
+                CpuData::F32(v) => map::filled(n, |out| softmax(v, out, size, inner, log)),
+                CpuData::F64(v) => map::filled(n, |out| softmax(v, out, size, inner, log)),
+                CpuData::F16(_) | CpuData::BF16(_) => {
+                    let wide = cast_data(data, DType::F32);
+                    let CpuData::F32(v) = &wide else {
+                        unreachable!("cast to f32")
+                    };
+                    let out = map::filled(n, |out| softmax(v, out, size, inner, log));
+                    cast_data(&out, data.dtype())
+                }
+                other => return Err(Error::float_only(op, other.dtype())),
+            })
+        })??;
+        Ok(Tensor::from_cpu(data, x.shape().clone()))
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let (x, op) = (inputs[0], self.name());
+        let out = kernels::softmax::forward(
+            float_type(op, x.dtype())?,
+            &x.gpu_buffer(op)?,
+            layout(x, self.dim),
+            self.log,
+        )
+        .map_err(|e| x.kernel_error(op, e))?;
+        Ok(Tensor::from_gpu(out, x.dtype(), x.device(), x.shape().clone()))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let case = Softmax { dim: 1, log: self.log };
+        Ok(vec![(case, vec![probe_input(dtype)?])])
+    }
+}
+
+impl Op for SoftmaxBackward {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        backward_name(self.0.log)
+    }
+
+    fn device_path(&self) -> DevicePath {
+        DevicePath::Probed
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        let (y, dy) = (inputs[0], inputs[1]);
+        let op = self.name();
+        let (_, size, inner) = y.split_at_dim(self.0.dim);
+        let log = self.0.log;
+        let ys = y.f64_values(op)?;
+        let g = dy.f64_values(op)?;
+        let mut dx = vec![0.0f64; ys.len()];
+        let block = size * inner;
+        if block > 0 {
+            for ((y, g), dx) in ys.chunks(block).zip(g.chunks(block)).zip(dx.chunks_mut(block)) {
+                for lane in 0..inner {
+                    let at = |k: usize| k * inner + lane;
+                    let sum: f64 = (0..size)
+                        .map(|k| if log { g[at(k)] } else { g[at(k)] * y[at(k)] })
+                        .sum();
+                    for k in 0..size {
+                        let i = at(k);
+                        dx[i] = if log {
+                            g[i] - y[i].exp() * sum
+                        } else {
+                            y[i] * (g[i] - sum)
+                        };
+                    }
+                }
+            }
+        }
+        Ok(Tensor::from_f64_values(dx, y.shape().clone(), y.dtype()))
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let (y, dy, op) = (inputs[0], inputs[1], self.name());
+        let dx = kernels::softmax::backward(
+            float_type(op, y.dtype())?,
+            &y.gpu_buffer(op)?,
+            &dy.gpu_buffer(op)?,
+            layout(y, self.0.dim),
+            self.0.log,
+        )
+        .map_err(|e| y.kernel_error(op, e))?;
+        Ok(Tensor::from_gpu(dx, y.dtype(), y.device(), y.shape().clone()))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let forward = Softmax {
+            dim: 1,
+            log: self.0.log,
+        };
+        let y = forward.cpu(&[&probe_input(dtype)?])?;
+        let n = y.numel();
+        let dy = Tensor::from_vec(probe::gradients(n), [1, n, 1])?.to_dtype(dtype)?;
+        Ok(vec![(SoftmaxBackward(forward), vec![y, dy])])
+    }
+}
+
+impl Tensor {
+    /// Softmax along `dim`: `exp(x - max) / sum(exp(x - max))`.
+    ///
+    /// ```
+    /// let t = nn::Tensor::from_vec(vec![0.0f64, 0.0], [2]).unwrap();
+    /// assert_eq!(t.softmax(-1).unwrap().to_vec::<f64>().unwrap(), vec![0.5, 0.5]);
+    /// ```
+    pub fn softmax(&self, dim: isize) -> Result<Tensor> {
+        let dim = self.dim_index("softmax", dim)?;
+        run(&Softmax { dim, log: false }, &[self])
+    }
+
+    /// Log-softmax along `dim`: `x - max - log(sum(exp(x - max)))`.
+    pub fn log_softmax(&self, dim: isize) -> Result<Tensor> {
+        let dim = self.dim_index("log_softmax", dim)?;
+        run(&Softmax { dim, log: true }, &[self])
+    }
+
+    /// The shape read as `(outer, size of dim, inner)`.
+    pub(crate) fn split_at_dim(&self, d: usize) -> (usize, usize, usize) {
+        if self.rank() == 0 {
+            return (1, 1, 1);
+        }
+        let outer = self.shape()[..d].iter().product();
+        let inner = self.shape()[d + 1..].iter().product();
+        (outer, self.shape()[d], inner)
+    }
+}
+
+/// Softmax's backward from its output `y`: `dx = y · (dy - Σ dy·y)` along `dim` (PyTorch's
+/// `_softmax_backward_data`).
+///
+/// ```
+/// use nn::{Tensor, functional::softmax_backward};
+/// let y = Tensor::from_vec(vec![0.5f64, 0.5], [2]).unwrap();
+/// let dy = Tensor::from_vec(vec![1.0f64, 0.0], [2]).unwrap();
+/// assert_eq!(softmax_backward(&y, &dy, -1).unwrap().to_vec::<f64>().unwrap(), vec![0.25, -0.25]);
+/// ```
+pub fn softmax_backward(y: &Tensor, dy: &Tensor, dim: isize) -> Result<Tensor> {
+    backward(y, dy, dim, false)
+}
+
+/// Log-softmax's backward from its output `y`: `dx = dy - e^y · Σ dy` along `dim` (PyTorch's
+/// `_log_softmax_backward_data`).
+pub fn log_softmax_backward(y: &Tensor, dy: &Tensor, dim: isize) -> Result<Tensor> {
+    backward(y, dy, dim, true)
+}
+
+fn backward(y: &Tensor, dy: &Tensor, dim: isize, log: bool) -> Result<Tensor> {
+    let op = backward_name(log);
+    check_grad(op, y, dy)?;
+    let dim = y.dim_index(op, dim)?;
+    run(&SoftmaxBackward(Softmax { dim, log }), &[y, dy])
+}
+
+/// Lanes of the reductions: partial results kept in a fixed array vectorise.
+const LANES: usize = 16;
+
+multiversion! {
+    fn softmax_rows<R: Real>(x: &[R], out: &mut [R], size: usize, log: bool) {
+        for (row, dst) in x.chunks(size).zip(out.chunks_mut(size)) {
+            softmax_row(row, dst, log);
+        }
+    }
+}
+
+/// Softmax (or log-softmax) of one contiguous row: max, sum of `e^(x - max)`, then scale (or subtract the log).
+#[inline(always)]
+fn softmax_row<R: Real>(row: &[R], dst: &mut [R], log: bool) {
+    // The max skips NaNs (one `max` instruction per vector): a NaN in the row still makes every output NaN,
+    // through its `e^(x - max)` in the sum below.
+    let larger = |m: R, v: R| if v > m { v } else { m };
+    let mut m = [R::of(f64::NEG_INFINITY); LANES];
+    let mut blocks = row.chunks_exact(LANES);
+    for b in &mut blocks {
+        for (m, &v) in m.iter_mut().zip(b) {
+            *m = larger(*m, v);
+        }
+    }
+    let mut max = m.iter().fold(R::of(f64::NEG_INFINITY), |a, &b| larger(a, b));
+    for &v in blocks.remainder() {
+        max = larger(max, v);
+    }
+    if max == R::of(f64::NEG_INFINITY) || max == R::of(f64::INFINITY) {
+        // A row of -inf, or one with +inf: PyTorch's result (NaN, or 1 at the +inf) comes from x - max as is.
+        max = if max == R::of(f64::INFINITY) { max } else { R::ZERO };
+    }
+    // `x - max <= 0` (or NaN, which the exp passes on): the exp needs no overflow handling. The exps go to
+    // `dst` for log-softmax too (which overwrites them below): the output's lines are then fetched while the
+    // exps are computed, instead of in the last, memory-bound pass.
+    let mut acc = [R::ZERO; LANES];
+    let mut blocks = row.chunks_exact(LANES);
+    let mut outs = dst.chunks_exact_mut(LANES);
+    for (b, o) in (&mut blocks).zip(&mut outs) {
+        for ((a, &v), o) in acc.iter_mut().zip(b).zip(o.iter_mut()) {
+            let e = (v - max).exp_nonpositive();
+            *o = e;
+            *a = *a + e;
+        }
+    }
+    let mut sum = acc.iter().fold(R::ZERO, |a, &b| a + b);
+    for (&v, o) in blocks.remainder().iter().zip(outs.into_remainder()) {
+        let e = (v - max).exp_nonpositive();
+        *o = e;
+        sum = sum + e;
+    }
+    if log {
+        // `(x - max) - ln(sum)`, as PyTorch: folding `max + ln(sum)` first would round at `max`'s scale.
+        let log_sum = sum.ln();
+        for (o, &v) in dst.iter_mut().zip(row) {
+            *o = (v - max) - log_sum;
+        }
+    } else {
+        let scale = R::ONE / sum;
+        for o in dst.iter_mut() {
+            *o = *o * scale;
+        }
+    }
+}
+
+multiversion! {
+    fn softmax_columns<R: Real>(x: &[R], out: &mut [R], size: usize, inner: usize, log: bool) {
+        // One block of `size` rows of `inner` contiguous lanes: reduce down the rows, lane by lane.
+        let mut max = vec![R::of(f64::NEG_INFINITY); inner];
+        for k in 0..size {
+            for (m, &v) in max.iter_mut().zip(&x[k * inner..(k + 1) * inner]) {
+                *m = m.max_nan(v);
+            }
+        }
+        for m in max.iter_mut() {
+            if *m == R::of(f64::NEG_INFINITY) {
+                *m = R::ZERO;
+            }
+        }
+        let mut sum = vec![R::ZERO; inner];
+        for k in 0..size {
+            let (src, dst) = (&x[k * inner..(k + 1) * inner], &mut out[k * inner..(k + 1) * inner]);
+            for (((o, &v), &m), s) in dst.iter_mut().zip(src).zip(&max).zip(sum.iter_mut()) {
+                let e = (v - m).exp();
+                *o = e;
+                *s = *s + e;
+            }
+        }
+        if log {
+            // Each lane's `ln(sum)` once, then `(x - max) - ln(sum)` as PyTorch.
+            for s in sum.iter_mut() {
+                *s = s.ln();
+            }
+        }
+        for k in 0..size {
+            let (src, dst) = (&x[k * inner..(k + 1) * inner], &mut out[k * inner..(k + 1) * inner]);
+            for (((o, &v), &m), &s) in dst.iter_mut().zip(src).zip(&max).zip(&sum) {
+                *o = if log { (v - m) - s } else { *o / s };
+            }
+        }
+    }
+}
+
+/// Softmax (or log-softmax) of `x` read as `(outer, size, inner)` along the middle dimension, into `out`.
+fn softmax<R: Real>(x: &[R], out: &mut [R], size: usize, inner: usize, log: bool) {
+    if size == 0 || x.is_empty() {
+        return;
+    }
+    let block = size * inner;
+    // Whole blocks per task, about a chunk's worth of elements.
+    let per_task = (CHUNK / block).max(1) * block;
+    let run = move |(x, out): (&[R], &mut [R])| {
+        if inner == 1 {
+            softmax_rows(x, out, size, log);
+        } else {
+            for (x, out) in x.chunks(block).zip(out.chunks_mut(block)) {
+                softmax_columns(x, out, size, inner, log);
+            }
+        }
+    };
+    if x.len() < PARALLEL_THRESHOLD {
+        run((x, out));
+    } else {
+        x.par_chunks(per_task).zip(out.par_chunks_mut(per_task)).for_each(run);
+    }
+}
