@@ -2,7 +2,7 @@
 //! made by `fixtures/generate/layers.py`): each layer built with the same arguments, loaded with PyTorch's
 //! state dict (strict), run on the same input.
 
-use integration_tests::{bit_equal, max_rel_diff, tensors};
+use integration_tests::{bit_equal, lines, max_rel_diff, tensors};
 use nn::functional::{Conv2dOptions, Padding2d};
 use nn::prelude::*;
 use nn::{StateDict, Tensor};
@@ -267,4 +267,52 @@ fn embedding_matches_pytorch() {
     let err = emb.forward(Tensor::from_vec(vec![3i64, 10], [2]).unwrap()).unwrap_err();
     assert!(err.to_string().contains("index 10 at position 1"), "{err}");
     assert!(emb.forward(Tensor::zeros([2], DType::F32)).is_err());
+}
+
+#[test]
+fn every_activation_layer_prints_as_pytorch() {
+    // The layers of `fixtures/generate/activation_reprs.py`, in its order.
+    let layers: Vec<Box<dyn Module>> = vec![
+        Box::new(ReLU::new(false)),
+        Box::new(ReLU::new(true)),
+        Box::new(ReLU6::new(false)),
+        Box::new(ReLU6::new(true)),
+        Box::new(LeakyReLU::default()),
+        Box::new(LeakyReLU::new(0.2, true)),
+        Box::new(Threshold::new(0.1, 20.0, false)),
+        Box::new(Threshold::new(0.1, 20.0, true)),
+        Box::new(Hardtanh::default()),
+        Box::new(Hardtanh::new(-2.0, 2.0, true).unwrap()),
+        Box::new(ELU::default()),
+        Box::new(ELU::new(0.5, true)),
+        Box::new(SELU::new(false)),
+        Box::new(SELU::new(true)),
+        Box::new(CELU::default()),
+        Box::new(CELU::new(2.0, true)),
+        Box::new(SiLU::new(false)),
+        Box::new(SiLU::new(true)),
+        Box::new(Mish::new(false)),
+        Box::new(Mish::new(true)),
+        Box::new(Softplus::default()),
+        Box::new(Softplus::new(2.0, 10.0)),
+        Box::new(Softsign::new()),
+        Box::new(Sigmoid::new()),
+        Box::new(Tanh::new()),
+        Box::new(Hardsigmoid::new(false)),
+        Box::new(Hardsigmoid::new(true)),
+        Box::new(Hardswish::new(false)),
+        Box::new(Hardswish::new(true)),
+        Box::new(Tanhshrink::new()),
+        Box::new(Hardshrink::default()),
+        Box::new(Hardshrink::new(0.3)),
+        Box::new(Softshrink::default()),
+        Box::new(Softshrink::new(0.3)),
+        Box::new(LogSigmoid::new()),
+        Box::new(GELU::default()),
+        Box::new(GELU::new("tanh").unwrap()),
+    ];
+    let printed: Vec<String> = layers.iter().map(|l| l.repr()).collect();
+    assert_eq!(printed, lines("activation_reprs.txt"));
+    let err = Hardtanh::new(1.0, -1.0, false).unwrap_err();
+    assert!(err.to_string().contains("min_val 1 exceeds max_val -1"), "{err}");
 }

@@ -28,7 +28,7 @@ macro_rules! define_activation {
         layers { $(
             $(#[$doc:meta])*
             $layer:ident $({ $($c:ident $(= $d:expr)?),+ })? $inplace:ident $repr:ident
-                $(check ($valid:expr, $why:literal))? => $variant:ident $name:literal $formula:ident;
+                $(refuse ($refused:expr, $why:literal))? => $variant:ident $name:literal $formula:ident;
         )* }
         functions { $(
             $(#[$fdoc:meta])*

@@ -7,13 +7,14 @@
 //! an activation is its formula in `kernels/src/activation/` plus one entry here.
 //!
 //! An entry reads
-//! `Layer { constant = default, … } inplace-mode repr-style [check (condition, "message")] => Variant "name" Formula;`
+//! `Layer { constant = default, … } inplace-mode repr-style [refuse (condition, "message")] => Variant "name" Formula;`
 //! - the constants (absent: no braces) are the formula's `a` and `b`, in order, and the constructor's arguments;
 //!   a constant without a default makes the layer have no `Default`;
 //! - inplace-mode: `inplace` (a constructor argument, printed as `inplace=True`), `silent_inplace` (an argument
 //!   PyTorch does not print), or `no_inplace`;
 //! - repr-style: `named` (`beta=1.0, threshold=20.0`) or `bare` (`0.5`);
-//! - `check`: a condition on the constants the constructor enforces (it then returns a `Result`).
+//! - `refuse`: a condition on the constants under which the constructor refuses them (it then returns a
+//!   `Result`), with the message, formatted with the constants.
 //!
 //! Formulas no layer of its own runs (GELU's two, chosen by `GELU`'s `approximate`) are listed under
 //! `functions`.
@@ -47,7 +48,7 @@ macro_rules! activation_table {
                 /// PyTorch's `nn.Hardtanh(min_val=-1.0, max_val=1.0, inplace=False)`: `x` clamped to
                 /// `[min_val, max_val]`.
                 Hardtanh { min_val = -1.0, max_val = 1.0 } inplace named
-                    check (min_val <= max_val, "min_val {min_val} exceeds max_val {max_val}")
+                    refuse (min_val > max_val, "min_val {min_val} exceeds max_val {max_val}")
                     => Hardtanh "hardtanh" Hardtanh;
                 /// PyTorch's `nn.ELU(alpha=1.0, inplace=False)`: `x` if `x > 0` else `alpha * (e^x - 1)`.
                 ELU { alpha = 1.0 } inplace named => Elu "elu" Elu;
