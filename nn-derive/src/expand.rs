@@ -199,6 +199,41 @@ fn expand(cont: &Container<'_>) -> TokenStream {
         quote_spanned! {f.ty.span()=> #key => #t::__replace(&mut self.#member, __value), }
     });
 
+    // Members known at run time: reported after the struct's own, looked up and replaced when no own child
+    // has the name, and printed as the container prints them.
+    let runtime_members = cont
+        .fields
+        .iter()
+        .find(|f| f.kind == FieldKind::Members)
+        .map(|f| &f.member);
+    let visit_members = runtime_members.map(|m| quote!(::nn::__private::Members::visit(&self.#m, __visitor);));
+    let visit_members_mut =
+        runtime_members.map(|m| quote!(::nn::__private::Members::visit_mut(&mut self.#m, __visitor);));
+    let child_fallback = match runtime_members {
+        Some(m) => quote!(::nn::__private::Members::child(&self.#m, __name)),
+        None => quote!(::core::option::Option::None),
+    };
+    let child_mut_fallback = match runtime_members {
+        Some(m) => quote!(::nn::__private::Members::child_mut(&mut self.#m, __name)),
+        None => quote!(::core::option::Option::None),
+    };
+    let set_fallback = match runtime_members {
+        Some(m) => quote!(::nn::__private::Members::set_child(&mut self.#m, #name, __name, __value)),
+        None => quote! {
+            ::core::result::Result::Err((
+                __value,
+                ::nn::__private::std::format!("{} has no child slot `{}`", #name, __name),
+            ))
+        },
+    };
+    let members_repr = runtime_members.map(|m| {
+        quote! {
+            fn repr(&self) -> ::nn::__private::std::string::String {
+                ::nn::__private::Members::repr(&self.#m, self)
+            }
+        }
+    });
+
     let training = cont.fields.iter().find(|f| f.kind == FieldKind::Training).map(|f| {
         let member = &f.member;
         quote! {
@@ -236,8 +271,14 @@ fn expand(cont: &Container<'_>) -> TokenStream {
             }
         }
     });
-    let extra_repr = cont.extra_repr.as_ref().map(|tokens| {
-        let call = quote_spanned! {tokens.span()=> <Self as ::nn::module::ExtraRepr>::extra_repr(self) };
+    let extra_repr_call = match (&cont.extra_repr, runtime_members) {
+        (Some(tokens), _) => {
+            Some(quote_spanned! {tokens.span()=> <Self as ::nn::module::ExtraRepr>::extra_repr(self) })
+        }
+        (None, Some(m)) => Some(quote!(::nn::__private::Members::extra_repr(&self.#m))),
+        (None, None) => None,
+    };
+    let extra_repr = extra_repr_call.map(|call| {
         quote! {
             fn extra_repr(&self) -> ::nn::__private::std::string::String {
                 #call
@@ -275,8 +316,8 @@ fn expand(cont: &Container<'_>) -> TokenStream {
         };
         quote!((#key, #kind))
     });
-    let unused_visitor = keys.is_empty().then(|| quote!(let _ = __visitor;));
-    let unused_name = children.is_empty().then(|| quote!(let _ = __name;));
+    let unused_visitor = (keys.is_empty() && runtime_members.is_none()).then(|| quote!(let _ = __visitor;));
+    let unused_name = (children.is_empty() && runtime_members.is_none()).then(|| quote!(let _ = __name;));
 
     quote! {
         const _: () = {
@@ -293,6 +334,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                     #(#visit_params)*
                     #(#visit_buffers)*
                     #(#visit_children)*
+                    #visit_members
                 }
 
                 #[inline]
@@ -301,6 +343,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                     #(#visit_params)*
                     #(#visit_buffers)*
                     #(#visit_children_static)*
+                    #visit_members
                 }
 
                 #[inline]
@@ -309,6 +352,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                     #(#visit_params_mut)*
                     #(#visit_buffers_mut)*
                     #(#visit_children_mut_static)*
+                    #visit_members_mut
                 }
 
                 fn visit_mut<'__a>(&'__a mut self, __visitor: &mut dyn ::nn::__private::VisitorMut<'__a>) {
@@ -316,13 +360,14 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                     #(#visit_params_mut)*
                     #(#visit_buffers_mut)*
                     #(#visit_children_mut)*
+                    #visit_members_mut
                 }
 
                 fn child(&self, __name: &str) -> ::core::option::Option<::nn::__private::Child<'_>> {
                     #unused_name
                     match __name {
                         #(#child_arms)*
-                        _ => ::core::option::Option::None,
+                        _ => #child_fallback,
                     }
                 }
 
@@ -330,7 +375,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                     #unused_name
                     match __name {
                         #(#child_mut_arms)*
-                        _ => ::core::option::Option::None,
+                        _ => #child_mut_fallback,
                     }
                 }
 
@@ -341,16 +386,14 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                 ) -> ::core::result::Result<(), (::nn::__private::Replacement, ::nn::__private::std::string::String)> {
                     match __name {
                         #(#set_arms)*
-                        _ => ::core::result::Result::Err((
-                            __value,
-                            ::nn::__private::std::format!("{} has no child slot `{}`", #name, __name),
-                        )),
+                        _ => #set_fallback,
                     }
                 }
 
                 #training
                 #hooks
                 #extra_repr
+                #members_repr
                 #extra_state
             }
 

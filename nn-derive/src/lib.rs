@@ -13,9 +13,9 @@ use syn::{DeriveInput, parse_macro_input};
 /// Derives `nn::Module` (and `Display`, and `nn::module::StaticKeys`) for a struct.
 ///
 /// Field attributes: `#[module(skip)]`, `#[module(rename = "key")]`, `#[buffer]`,
-/// `#[buffer(persistent = false)]`. Struct attributes: `#[module(name = "GELU")]`, `#[module(extra_repr)]`,
+/// `#[buffer(persistent = false)]`, `#[members]` (members known at run time: a container's items). Struct attributes: `#[module(name = "GELU")]`, `#[module(extra_repr)]`,
 /// `#[module(extra_state)]`. See the `nn` crate's documentation.
-#[proc_macro_derive(Module, attributes(module, buffer))]
+#[proc_macro_derive(Module, attributes(module, buffer, members))]
 pub fn derive_module(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive(&input).unwrap_or_else(to_compile_errors).into()

@@ -49,13 +49,13 @@ pub mod shape;
 pub mod shared;
 pub mod tensor;
 
-pub use containers::{Layer, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential, TensorModule};
+pub use containers::{ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential};
 pub use device::Device;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use forward::Forward;
 pub use hooks::{Call, HasHooks, HookHandle, HookOptions, Hooks, RegisterHooks};
-pub use module::{Module, ModuleExt, StateDict};
+pub use module::{Module, ModuleExt, StateDict, TensorModule};
 pub use param::Param;
 pub use random::manual_seed;
 pub use shape::Shape;
@@ -67,12 +67,10 @@ pub use nn_derive::Module;
 
 /// Everything a model file needs: `use nn::prelude::*;`.
 pub mod prelude {
-    pub use crate::containers::{
-        Layer, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential, TensorModule,
-    };
+    pub use crate::containers::{ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential};
     pub use crate::hooks::{Call, HookHandle, HookOptions, Hooks, RegisterHooks};
     pub use crate::layers::*;
-    pub use crate::module::{Module, ModuleExt, StaticKeys};
+    pub use crate::module::{Module, ModuleExt, StaticKeys, TensorModule};
     pub use crate::{DType, Device, Forward, Param, Shared, StateDict, Tensor};
     pub use nn_derive::Module;
 }
@@ -82,8 +80,8 @@ pub mod __private {
     //! Items the derive's generated code names; not part of the API.
     pub use crate::hooks::{HasHooks, Hooks};
     pub use crate::module::{
-        BufferField, Child, ChildMut, MemberKind, Module, ModuleField, ParamField, Replacement, StaticKeys, Visitor,
-        VisitorMut,
+        BufferField, Child, ChildMut, MemberKind, Members, Module, ModuleField, ParamField, Replacement, StaticKeys,
+        Visitor, VisitorMut,
     };
     pub use crate::module::{child_reprs_of, default_repr};
     pub use ::std;

@@ -36,6 +36,9 @@ pub enum FieldKind {
     Config,
     /// `#[module(skip)]`: not a member.
     Skip,
+    /// `#[members]`: members known at run time (a container's items), reported by the field's
+    /// `nn::module::Members` impl after the struct's own members.
+    Members,
 }
 
 impl FieldKind {
@@ -131,7 +134,24 @@ impl<'a> Field<'a> {
             None => format!("field {index}"),
         };
 
-        let kind = if let Some(skip) = &attrs.skip {
+        let kind = if let Some(members) = &attrs.members {
+            for (conflict, tokens) in [
+                ("#[module(skip)]", attrs.skip.as_ref().map(|a| &a.tokens)),
+                ("#[buffer]", attrs.buffer.as_ref().map(|a| &a.tokens)),
+                ("rename", attrs.rename.as_ref().map(|a| &a.tokens)),
+            ] {
+                if let Some(tokens) = tokens {
+                    cx.error_spanned_by(
+                        tokens,
+                        format!(
+                            "{field_label} is `#[members]`: its items carry their own keys, so it takes no `{conflict}`"
+                        ),
+                    );
+                }
+            }
+            let _ = &members.tokens;
+            FieldKind::Members
+        } else if let Some(skip) = &attrs.skip {
             if let Some(buffer) = &attrs.buffer {
                 cx.error_spanned_by(
                     &buffer.tokens,

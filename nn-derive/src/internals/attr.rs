@@ -87,6 +87,13 @@ impl Container {
                 cx.error_spanned_by(attr, "`#[buffer]` goes on a tensor field, not on the struct");
                 continue;
             }
+            if attr.path().is_ident("members") {
+                cx.error_spanned_by(
+                    attr,
+                    "`#[members]` goes on the field that holds a container's items, not on the struct",
+                );
+                continue;
+            }
             if !attr.path().is_ident("module") {
                 continue;
             }
@@ -139,12 +146,14 @@ impl Container {
 }
 
 /// Attributes of a field: `#[module(skip)]`, `#[module(rename = "key")]`, `#[buffer]`,
-/// `#[buffer(persistent = bool)]`.
+/// `#[buffer(persistent = bool)]`, `#[members]`.
 pub struct Field {
     pub skip: Option<Attr<()>>,
     pub rename: Option<Attr<LitStr>>,
     /// `#[buffer]`, with its `persistent` value.
     pub buffer: Option<Attr<bool>>,
+    /// `#[members]`: the field holds members known at run time.
+    pub members: Option<Attr<()>>,
 }
 
 impl Field {
@@ -152,7 +161,15 @@ impl Field {
         let mut skip = Once::new(cx, "skip");
         let mut rename = Once::new(cx, "rename");
         let mut buffer = Once::new(cx, "buffer");
+        let mut members = Once::new(cx, "members");
         for attr in &field.attrs {
+            if attr.path().is_ident("members") {
+                if !matches!(attr.meta, syn::Meta::Path(_)) {
+                    cx.error_spanned_by(attr, "`#[members]` takes no arguments; write `#[members]` alone");
+                }
+                members.set(attr, ());
+                continue;
+            }
             if attr.path().is_ident("module") {
                 if let syn::Meta::Path(path) = &attr.meta {
                     cx.error_spanned_by(path, format!("`#[module]` needs arguments: one of {FIELD_KEYS}"));
@@ -224,6 +241,7 @@ impl Field {
             skip: skip.get(),
             rename: rename.get(),
             buffer: buffer.get(),
+            members: members.get(),
         }
     }
 }

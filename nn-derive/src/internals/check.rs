@@ -25,6 +25,13 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
         "`training: bool` field",
         "a module has one mode flag",
     );
+    check_single(
+        cx,
+        cont,
+        FieldKind::Members,
+        "`#[members]` field",
+        "a module keeps its run-time members in one field",
+    );
     check_generic_children(cx, cont);
 }
 

@@ -1,7 +1,7 @@
 //! [`ModuleList`]: modules of any types in a list.
 
-use crate::module::{Child, ChildMut, Module, ModuleField, Replacement, Visitor, VisitorMut};
-use crate::module::{child_reprs_of, list_repr, parse_index};
+use crate::Module;
+use crate::module::ModuleField;
 
 /// PyTorch's `nn.ModuleList` with modules of any types (a `Vec<M>` field is the typed, static form).
 ///
@@ -13,7 +13,9 @@ use crate::module::{child_reprs_of, list_repr, parse_index};
 /// list.push(Tanh::new());
 /// assert_eq!(list.to_string(), "ModuleList(\n  (0-1): 2 x ReLU()\n  (2): Tanh()\n)");
 /// ```
+#[derive(Module)]
 pub struct ModuleList {
+    #[members]
     items: Vec<Box<dyn ModuleField>>,
     training: bool,
     hooks: crate::Hooks,
@@ -66,73 +68,6 @@ impl ModuleList {
     pub fn get<T: ModuleField>(&self, index: usize) -> Option<&T> {
         let item: &dyn std::any::Any = &**self.items.get(index)?;
         item.downcast_ref::<T>()
-    }
-}
-
-impl Module for ModuleList {
-    fn type_name(&self) -> &'static str {
-        "ModuleList"
-    }
-    fn visit<'a>(&'a self, visitor: &mut dyn Visitor<'a>) {
-        let mut index = itoa::Buffer::new();
-        for (i, item) in self.items.iter().enumerate() {
-            if let Some(child) = item.as_child() {
-                visitor.child(index.format(i), child);
-            }
-        }
-    }
-    fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>) {
-        let mut index = itoa::Buffer::new();
-        for (i, item) in self.items.iter_mut().enumerate() {
-            if let Some(child) = item.as_child_mut() {
-                visitor.child(index.format(i), child);
-            }
-        }
-    }
-    fn child(&self, name: &str) -> Option<Child<'_>> {
-        self.items.get(parse_index(name)?)?.as_child()
-    }
-    fn child_mut(&mut self, name: &str) -> Option<ChildMut<'_>> {
-        self.items.get_mut(parse_index(name)?)?.as_child_mut()
-    }
-    fn set_child(&mut self, name: &str, value: Replacement) -> Result<(), (Replacement, String)> {
-        match parse_index(name).filter(|&i| i < self.items.len()) {
-            Some(i) => {
-                self.items[i] = value.into_field();
-                Ok(())
-            }
-            None => Err((value, format!("`{name}` is not an index below {}", self.items.len()))),
-        }
-    }
-    fn repr(&self) -> String {
-        list_repr("ModuleList", &child_reprs_of(self))
-    }
-    fn is_training(&self) -> bool {
-        self.training
-    }
-    fn set_training(&mut self, mode: bool) {
-        self.training = mode;
-    }
-    fn hooks(&self) -> Option<&crate::Hooks> {
-        Some(&self.hooks)
-    }
-    fn hooks_mut(&mut self) -> Option<&mut crate::Hooks> {
-        Some(&mut self.hooks)
-    }
-}
-
-impl crate::HasHooks for ModuleList {
-    fn hook_storage(&self) -> &crate::Hooks {
-        &self.hooks
-    }
-    fn hook_storage_mut(&mut self) -> &mut crate::Hooks {
-        &mut self.hooks
-    }
-}
-
-impl std::fmt::Display for ModuleList {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.repr())
     }
 }
 

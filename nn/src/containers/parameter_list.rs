@@ -1,8 +1,6 @@
 //! [`ParameterList`]: parameters in a list.
 
-use super::parameter_line;
-use crate::module::{Module, Visitor, VisitorMut};
-use crate::{Param, Tensor};
+use crate::{Module, Param, Tensor};
 
 /// PyTorch's `nn.ParameterList`: parameters keyed `0`, `1`, …
 ///
@@ -16,7 +14,9 @@ use crate::{Param, Tensor};
 ///     "ParameterList(\n    (0): Parameter containing: [torch.float32 of size 3]\n    (1): Parameter containing: [torch.float32 of size 2x2]\n)"
 /// );
 /// ```
+#[derive(Module)]
 pub struct ParameterList {
+    #[members]
     params: Vec<Param>,
     training: bool,
     hooks: crate::Hooks,
@@ -79,63 +79,9 @@ impl std::ops::Index<usize> for ParameterList {
     }
 }
 
-impl Module for ParameterList {
-    fn type_name(&self) -> &'static str {
-        "ParameterList"
-    }
-    fn visit<'a>(&'a self, visitor: &mut dyn Visitor<'a>) {
-        let mut index = itoa::Buffer::new();
-        for (i, p) in self.params.iter().enumerate() {
-            visitor.param(index.format(i), p);
-        }
-    }
-    fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>) {
-        let mut index = itoa::Buffer::new();
-        for (i, p) in self.params.iter_mut().enumerate() {
-            visitor.param(index.format(i), p);
-        }
-    }
-    fn extra_repr(&self) -> String {
-        let lines: Vec<String> = self
-            .params
-            .iter()
-            .enumerate()
-            .map(|(i, p)| parameter_line(&i.to_string(), p, format!("torch.{}", p.dtype())))
-            .collect();
-        lines.join("\n")
-    }
-    fn is_training(&self) -> bool {
-        self.training
-    }
-    fn set_training(&mut self, mode: bool) {
-        self.training = mode;
-    }
-    fn hooks(&self) -> Option<&crate::Hooks> {
-        Some(&self.hooks)
-    }
-    fn hooks_mut(&mut self) -> Option<&mut crate::Hooks> {
-        Some(&mut self.hooks)
-    }
-}
-
-impl crate::HasHooks for ParameterList {
-    fn hook_storage(&self) -> &crate::Hooks {
-        &self.hooks
-    }
-    fn hook_storage_mut(&mut self) -> &mut crate::Hooks {
-        &mut self.hooks
-    }
-}
-
 impl From<Vec<Tensor>> for ParameterList {
     fn from(tensors: Vec<Tensor>) -> ParameterList {
         ParameterList::from_params(tensors.into_iter().map(Param::new).collect())
-    }
-}
-
-impl std::fmt::Display for ParameterList {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.repr())
     }
 }
 

@@ -1,9 +1,11 @@
 //! [`LSTM`]: a multi-layer long short-term memory, PyTorch's gate order and keys.
 
-use crate::module::{Module, Visitor, VisitorMut, py_bool, py_float};
+use indexmap::IndexMap;
+
+use crate::module::{ExtraRepr, py_bool, py_float};
 use crate::ops::lstm::{CellTensors, Lstm};
 use crate::random;
-use crate::{DType, Error, Forward, Param, Result, Shape, Tensor};
+use crate::{DType, Error, Forward, Module, Param, Result, Shape, Tensor};
 
 /// Everything of PyTorch's `nn.LSTM` constructor but the sizes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,13 +49,17 @@ impl Default for LstmOptions {
 /// let (out, (h, c)) = lstm.forward((Tensor::zeros([5, 3, 36], DType::F32), None)).unwrap();
 /// assert_eq!((out.shape(), h.shape(), c.shape()), (&[5, 3, 32].into(), &[1, 3, 32].into(), &[1, 3, 32].into()));
 /// ```
+#[derive(Module)]
+#[module(extra_repr)]
 pub struct LSTM {
-    params: Vec<(String, Param)>,
+    #[members]
+    params: IndexMap<String, Param>,
     /// Features of the input.
     pub input_size: usize,
     /// Features of the hidden state.
     pub hidden_size: usize,
     /// Layers, bias, layout, dropout, direction.
+    #[module(skip)]
     pub options: LstmOptions,
     training: bool,
     hooks: crate::Hooks,
@@ -78,7 +84,7 @@ impl LSTM {
         }
         let bound = 1.0 / (hidden_size as f64).sqrt();
         let directions = if options.bidirectional { 2 } else { 1 };
-        let mut params = Vec::new();
+        let mut params = IndexMap::new();
         for layer in 0..options.num_layers {
             let layer_in = if layer == 0 {
                 input_size
@@ -97,7 +103,7 @@ impl LSTM {
                 }
                 for (name, shape) in shapes {
                     let t = random::with_global(|g| Tensor::uniform_with(shape, -bound, bound, DType::F32, g));
-                    params.push((format!("{name}_l{layer}{suffix}"), Param::new(t)));
+                    params.insert(format!("{name}_l{layer}{suffix}"), Param::new(t));
                 }
             }
         }
@@ -113,7 +119,7 @@ impl LSTM {
 
     /// The parameter named `name` (`weight_ih_l0`, …).
     pub fn param(&self, name: &str) -> Option<&Param> {
-        self.params.iter().find(|(n, _)| n == name).map(|(_, p)| p)
+        self.params.get(name)
     }
 
     fn directions(&self) -> usize {
@@ -124,7 +130,7 @@ impl LSTM {
     fn weights(&self, layer: usize, direction: usize) -> (Tensor, Tensor, Option<Tensor>, Option<Tensor>) {
         let per = if self.options.bias { 4 } else { 2 };
         let base = (layer * self.directions() + direction) * per;
-        let p = |i: usize| self.params[base + i].1.data();
+        let p = |i: usize| self.params[base + i].data();
         if self.options.bias {
             (p(0), p(1), Some(p(2)), Some(p(3)))
         } else {
@@ -133,20 +139,7 @@ impl LSTM {
     }
 }
 
-impl Module for LSTM {
-    fn type_name(&self) -> &'static str {
-        "LSTM"
-    }
-    fn visit<'a>(&'a self, visitor: &mut dyn Visitor<'a>) {
-        for (name, p) in &self.params {
-            visitor.param(name, p);
-        }
-    }
-    fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>) {
-        for (name, p) in self.params.iter_mut() {
-            visitor.param(name, p);
-        }
-    }
+impl ExtraRepr for LSTM {
     fn extra_repr(&self) -> String {
         let o = &self.options;
         let mut s = format!("{}, {}", self.input_size, self.hidden_size);
@@ -166,33 +159,6 @@ impl Module for LSTM {
             s.push_str(&format!(", bidirectional={}", py_bool(true)));
         }
         s
-    }
-    fn is_training(&self) -> bool {
-        self.training
-    }
-    fn set_training(&mut self, mode: bool) {
-        self.training = mode;
-    }
-    fn hooks(&self) -> Option<&crate::Hooks> {
-        Some(&self.hooks)
-    }
-    fn hooks_mut(&mut self) -> Option<&mut crate::Hooks> {
-        Some(&mut self.hooks)
-    }
-}
-
-impl crate::HasHooks for LSTM {
-    fn hook_storage(&self) -> &crate::Hooks {
-        &self.hooks
-    }
-    fn hook_storage_mut(&mut self) -> &mut crate::Hooks {
-        &mut self.hooks
-    }
-}
-
-impl std::fmt::Display for LSTM {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.repr())
     }
 }
 

@@ -9,8 +9,7 @@ use super::reference::{self, ModuleMut, ModuleRef};
 use super::state;
 use super::transform;
 use super::walk::{self, WalkOptions, Walker, WalkerMut};
-use super::{Module, ModuleField, Replacement};
-use crate::containers::Layer;
+use super::{Layer, Module, ModuleField, Replacement};
 use crate::hooks::state as hook_state;
 use crate::hooks::{HookHandle, HookKind};
 use crate::io::StateDict;
@@ -307,7 +306,7 @@ pub trait ModuleExt: AsDynModule {
     }
 
     /// [`set_submodule`](Self::set_submodule) with a layer, which also fits a `Sequential` item.
-    fn set_layer<M: Layer + ModuleField>(&mut self, path: &str, layer: M) -> Result<()> {
+    fn set_layer<M: ModuleField + Into<Layer>>(&mut self, path: &str, layer: M) -> Result<()> {
         access::set_submodule(self.as_dyn_mut(), path, Replacement::layer(layer))
     }
 

@@ -6,8 +6,7 @@
 
 use std::any::Any;
 
-use super::{Child, ChildMut, Module, Visitor, VisitorMut};
-use crate::containers::Layer;
+use super::{Child, ChildMut, Layer, Module, Visitor, VisitorMut};
 use crate::{Param, Shared, Tensor};
 
 /// A parameter slot: `Param` or `Option<Param>` (absent parameters are skipped, as PyTorch's `None`).
@@ -188,7 +187,7 @@ pub struct Replacement {
     value: Box<dyn Any + Send + Sync>,
     type_name: &'static str,
     into_field: fn(AnyBox) -> Box<dyn ModuleField>,
-    into_layer: Option<fn(AnyBox) -> Box<dyn Layer>>,
+    into_layer: Option<fn(AnyBox) -> Layer>,
 }
 
 /// A value of any type, on its way to a slot.
@@ -209,10 +208,10 @@ impl Replacement {
     }
 
     /// A layer that maps a tensor to a tensor, fit for a `Sequential` as well as for a typed slot.
-    pub fn layer<M: Layer + ModuleField>(value: M) -> Replacement {
+    pub fn layer<M: ModuleField + Into<Layer>>(value: M) -> Replacement {
         Replacement {
             into_layer: Some(|b| match b.downcast::<M>() {
-                Ok(m) => m as Box<dyn Layer>,
+                Ok(m) => (*m).into(),
                 Err(_) => unreachable!("the box holds the type it was made with"),
             }),
             ..Replacement::module(value)
@@ -255,7 +254,7 @@ impl Replacement {
     }
 
     /// The value boxed as a layer, or itself back when it was not made with [`Replacement::layer`].
-    pub fn into_layer(self) -> Result<Box<dyn Layer>, (Replacement, String)> {
+    pub fn into_layer(self) -> Result<Layer, (Replacement, String)> {
         match self.into_layer {
             Some(f) => Ok(f(self.value)),
             None => {

@@ -10,10 +10,12 @@ mod ext;
 mod field;
 mod list;
 mod load;
+mod members;
 mod path;
 mod reference;
 mod repr;
 mod state;
+mod tensor_module;
 mod transform;
 mod walk;
 
@@ -27,9 +29,12 @@ pub use field::FromReplacement;
 pub use field::{BufferField, ModuleField, ParamField, Replacement};
 pub use list::parse_index;
 pub use load::IncompatibleKeys;
+pub(crate) use members::check_name;
+pub use members::{Member, Members};
 pub use path::ModulePath;
 pub use reference::{ModuleMut, ModuleRef};
 pub use repr::{add_indent, default_repr, list_repr, py_bool, py_float, repr_of};
+pub use tensor_module::{Layer, TensorModule};
 pub use walk::{WalkOptions, Walker, WalkerMut};
 
 /// Each direct child's name and `repr`, in order (a shared module at every place it sits).
