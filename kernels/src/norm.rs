@@ -7,7 +7,7 @@ use cubecl::prelude::*;
 use crate::activation::{Compute, FromF64};
 use crate::dtype::with_float_type;
 use crate::launch::{CUBE_SIZE, arg, check_operands, cube_count, cube_dim, elements};
-use crate::reduce::{channel_index, cube_sum};
+use crate::reduce::channel_moments;
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// A tensor seen as `[outer, channels, inner]` around its channel dimension (dim 1 for a batch norm): the
@@ -25,28 +25,9 @@ fn channel_stats_kernel<F: Float, C: Float>(
     count: usize,
 ) {
     let c = CUBE_POS;
-    let unit = UNIT_POS as usize;
     let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
-    let mut acc = C::new(0.0);
-    if c < channels {
-        let mut k = unit;
-        while k < count {
-            acc += C::cast_from(x[channel_index(k, c, channels, inner)]);
-            k += CUBE_SIZE as usize;
-        }
-    }
-    let mean = cube_sum::<C>(acc, &mut partial) / C::cast_from(count);
-    let mut dev = C::new(0.0);
-    if c < channels {
-        let mut k = unit;
-        while k < count {
-            let d = C::cast_from(x[channel_index(k, c, channels, inner)]) - mean;
-            dev += d * d;
-            k += CUBE_SIZE as usize;
-        }
-    }
-    let var = cube_sum::<C>(dev, &mut partial) / C::cast_from(count);
-    if unit == 0 && c < channels {
+    let (mean, var) = channel_moments::<F, C>(x, c, channels, inner, count, &mut partial);
+    if UNIT_POS == 0 && c < channels {
         mean_out[c] = mean;
         var_out[c] = var;
     }
@@ -123,30 +104,13 @@ fn layer_norm_kernel<F: Float, C: Float + LaunchArg>(
     #[comptime] has_bias: bool,
 ) {
     let r = CUBE_POS;
-    let unit = UNIT_POS as usize;
     let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
     let base = r * inner;
-    let mut acc = C::new(0.0);
+    // Row `r` is channel `r` of `rows` channels of `inner` elements each.
+    let (mean, var) = channel_moments::<F, C>(x, r, rows, inner, inner, &mut partial);
+    let rstd = C::new(1.0) / (var + eps).sqrt();
     if r < rows {
-        let mut k = unit;
-        while k < inner {
-            acc += C::cast_from(x[base + k]);
-            k += CUBE_SIZE as usize;
-        }
-    }
-    let mean = cube_sum::<C>(acc, &mut partial) / C::cast_from(inner);
-    let mut dev = C::new(0.0);
-    if r < rows {
-        let mut k = unit;
-        while k < inner {
-            let d = C::cast_from(x[base + k]) - mean;
-            dev += d * d;
-            k += CUBE_SIZE as usize;
-        }
-    }
-    let rstd = C::new(1.0) / (cube_sum::<C>(dev, &mut partial) / C::cast_from(inner) + eps).sqrt();
-    if r < rows {
-        let mut k = unit;
+        let mut k = UNIT_POS as usize;
         while k < inner {
             let mut v = (C::cast_from(x[base + k]) - mean) * rstd;
             if has_weight {

@@ -6,29 +6,14 @@
 //! Prints one line per case (`PASS` / `FAIL` with the max abs error, `REFUSED` with the reason when the
 //! device does not support the dtype), then `N passed, M failed`; exits non-zero if any case failed.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nn::Device;
 use reference::parity::activations::{Verdict, run_file};
 
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let mut file: Option<PathBuf> = None;
-    let mut device = Device::Cpu;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--device" => match args.next().as_deref().and_then(Device::parse) {
-                Some(d) => device = d,
-                None => return usage("--device takes cpu, wgpu or cuda"),
-            },
-            "-h" | "--help" => return usage(""),
-            other if file.is_none() && !other.starts_with("--") => file = Some(PathBuf::from(other)),
-            other => return usage(&format!("unexpected argument {other:?}")),
-        }
-    }
-    let Some(file) = file else {
-        return usage("FILE is missing");
+    let (file, device) = match reference::cli::path_and_device("activations", "FILE") {
+        Ok(args) => args,
+        Err(code) => return code,
     };
     let fixture = match nn::io::load_safetensors(&file) {
         Ok(f) => f,
@@ -53,12 +38,4 @@ fn main() -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
-}
-
-fn usage(problem: &str) -> ExitCode {
-    if !problem.is_empty() {
-        eprintln!("error: {problem}");
-    }
-    eprintln!("usage: activations FILE [--device cpu|wgpu|cuda]");
-    ExitCode::from(2)
 }

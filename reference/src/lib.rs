@@ -5,5 +5,6 @@
 //! `cargo run --release --example efficientzero -- tests/fixtures/dynamics_small` and
 //! `cargo run --release --example activations -- tests/fixtures/activations.safetensors` run them.
 
+pub mod cli;
 pub mod efficientzero;
 pub mod parity;

@@ -27,21 +27,17 @@ pub fn tensors(relative: &str) -> nn::StateDict {
 
 /// The largest `|a - b|`, after checking shapes; NaN on both sides counts as equal, NaN on one as infinite.
 pub fn max_abs_diff(a: &Tensor, b: &Tensor) -> f64 {
-    assert_eq!(a.shape(), b.shape(), "shapes differ");
-    let (a, b) = (a.to_vec_f64().unwrap(), b.to_vec_f64().unwrap());
-    a.iter()
-        .zip(&b)
-        .map(|(x, y)| match (x.is_nan(), y.is_nan()) {
-            (true, true) => 0.0,
-            (false, false) if x == y => 0.0,
-            (false, false) => (x - y).abs(),
-            _ => f64::INFINITY,
-        })
-        .fold(0.0, f64::max)
+    max_error(a, b, |_| 1.0)
 }
 
 /// The largest `|a - b| / max(|b|, floor)`: relative error, absolute below `floor`.
 pub fn max_rel_diff(a: &Tensor, b: &Tensor, floor: f64) -> f64 {
+    max_error(a, b, |y| y.abs().max(floor))
+}
+
+/// The largest `|a - b| / scale(b)` over the elements, after checking shapes; NaN on both sides counts as
+/// equal, NaN on one as infinite.
+fn max_error(a: &Tensor, b: &Tensor, scale: impl Fn(f64) -> f64) -> f64 {
     assert_eq!(a.shape(), b.shape(), "shapes differ");
     let (a, b) = (a.to_vec_f64().unwrap(), b.to_vec_f64().unwrap());
     a.iter()
@@ -49,7 +45,7 @@ pub fn max_rel_diff(a: &Tensor, b: &Tensor, floor: f64) -> f64 {
         .map(|(x, y)| match (x.is_nan(), y.is_nan()) {
             (true, true) => 0.0,
             (false, false) if x == y => 0.0,
-            (false, false) => (x - y).abs() / y.abs().max(floor),
+            (false, false) => (x - y).abs() / scale(*y),
             _ => f64::INFINITY,
         })
         .fold(0.0, f64::max)

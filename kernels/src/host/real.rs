@@ -73,8 +73,10 @@ pub trait Real:
     }
 }
 
+/// `Real` for a float type: its constants and conversions, then each unary function as the path given for it
+/// (`fastmath`'s vectorisable ones for `f32`, the standard library's and libm's for `f64`).
 macro_rules! real {
-    ($t:ty, $exp:path, $exp_nonpositive:path, $exp_m1:path, $ln:path, $ln_1p:path, $tanh:path, $erf:path, $gelu:path, $log1p_exp:path) => {
+    ($t:ty { $($method:ident => $f:path),* $(,)? }) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -86,50 +88,12 @@ macro_rules! real {
             fn f64(self) -> f64 {
                 self as f64
             }
-            #[inline(always)]
-            fn exp(self) -> Self {
-                $exp(self)
-            }
-            #[inline(always)]
-            fn exp_nonpositive(self) -> Self {
-                $exp_nonpositive(self)
-            }
-            #[inline(always)]
-            fn exp_m1(self) -> Self {
-                $exp_m1(self)
-            }
-            #[inline(always)]
-            fn ln(self) -> Self {
-                $ln(self)
-            }
-            #[inline(always)]
-            fn ln_1p(self) -> Self {
-                $ln_1p(self)
-            }
-            #[inline(always)]
-            fn tanh(self) -> Self {
-                $tanh(self)
-            }
-            #[inline(always)]
-            fn erf(self) -> Self {
-                $erf(self)
-            }
-            #[inline(always)]
-            fn gelu(self) -> Self {
-                $gelu(self)
-            }
-            #[inline(always)]
-            fn log1p_exp(self) -> Self {
-                $log1p_exp(self)
-            }
-            #[inline(always)]
-            fn sqrt(self) -> Self {
-                <$t>::sqrt(self)
-            }
-            #[inline(always)]
-            fn abs(self) -> Self {
-                <$t>::abs(self)
-            }
+            $(
+                #[inline(always)]
+                fn $method(self) -> Self {
+                    $f(self)
+                }
+            )*
             #[inline(always)]
             fn powi(self, n: i32) -> Self {
                 <$t>::powi(self, n)
@@ -145,31 +109,34 @@ macro_rules! real {
         }
     };
 }
+
 // f32 runs the vectorisable functions of `fastmath` (within 2 ulp); f64 the correctly rounded-ish libm ones.
-real!(
-    f32,
-    fastmath::exp,
-    fastmath::exp_nonpositive,
-    fastmath::exp_m1,
-    fastmath::ln,
-    fastmath::ln_1p,
-    fastmath::tanh,
-    fastmath::erf,
-    fastmath::gelu,
-    fastmath::log1p_exp
-);
-real!(
-    f64,
-    f64::exp,
-    f64::exp,
-    f64::exp_m1,
-    f64::ln,
-    f64::ln_1p,
-    f64::tanh,
-    libm::erf,
-    gelu_f64,
-    log1p_exp_f64
-);
+real!(f32 {
+    exp => fastmath::exp,
+    exp_nonpositive => fastmath::exp_nonpositive,
+    exp_m1 => fastmath::exp_m1,
+    ln => fastmath::ln,
+    ln_1p => fastmath::ln_1p,
+    tanh => fastmath::tanh,
+    erf => fastmath::erf,
+    gelu => fastmath::gelu,
+    log1p_exp => fastmath::log1p_exp,
+    sqrt => f32::sqrt,
+    abs => f32::abs,
+});
+real!(f64 {
+    exp => f64::exp,
+    exp_nonpositive => f64::exp,
+    exp_m1 => f64::exp_m1,
+    ln => f64::ln,
+    ln_1p => f64::ln_1p,
+    tanh => f64::tanh,
+    erf => libm::erf,
+    gelu => gelu_f64,
+    log1p_exp => log1p_exp_f64,
+    sqrt => f64::sqrt,
+    abs => f64::abs,
+});
 
 /// `ln(1 + e^x)` in `f64`.
 #[inline(always)]

@@ -2,7 +2,7 @@
 
 use crate::functional::{RunningStats, batch_norm};
 use crate::module::{ExtraRepr, py_bool, py_float};
-use crate::{DType, Error, Forward, Module, Param, Result, Tensor};
+use crate::{DType, Error, Module, Param, Result, Tensor};
 
 macro_rules! batch_norm_layer {
     ($(#[$doc:meta])* $name:ident, $printed:literal, $ranks:expr, $expected:literal) => {
@@ -73,30 +73,23 @@ macro_rules! batch_norm_layer {
             }
         }
 
-        impl Forward for $name {
-            type Input = Tensor;
-            type Output = Tensor;
-            fn forward(&self, x: Tensor) -> Result<Tensor> {
-                self.forward_ref(&x)
+        reads_input!($name, |bn, x| {
+            if !$ranks.contains(&x.rank()) {
+                return Err(Error::invalid($printed, format!(concat!("expected ", $expected, " input (got {}D input of shape {})"), x.rank(), x.shape())));
             }
-            fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
-                if !$ranks.contains(&x.rank()) {
-                    return Err(Error::invalid($printed, format!(concat!("expected ", $expected, " input (got {}D input of shape {})"), x.rank(), x.shape())));
-                }
-                forward(x, &BatchNormParts {
-                    num_features: self.num_features,
-                    weight: self.weight.as_ref(),
-                    bias: self.bias.as_ref(),
-                    running_mean: self.running_mean.as_ref(),
-                    running_var: self.running_var.as_ref(),
-                    num_batches_tracked: self.num_batches_tracked.as_ref(),
-                    eps: self.eps,
-                    momentum: self.momentum,
-                    track_running_stats: self.track_running_stats,
-                    training: self.training,
-                })
-            }
-        }
+            forward(x, &BatchNormParts {
+                num_features: bn.num_features,
+                weight: bn.weight.as_ref(),
+                bias: bn.bias.as_ref(),
+                running_mean: bn.running_mean.as_ref(),
+                running_var: bn.running_var.as_ref(),
+                num_batches_tracked: bn.num_batches_tracked.as_ref(),
+                eps: bn.eps,
+                momentum: bn.momentum,
+                track_running_stats: bn.track_running_stats,
+                training: bn.training,
+            })
+        });
     };
 }
 

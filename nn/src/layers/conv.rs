@@ -2,7 +2,7 @@
 
 use crate::functional::{Conv2dOptions, Padding2d, conv2d};
 use crate::module::ExtraRepr;
-use crate::{DType, Error, Forward, Module, Param, Result, Tensor, init};
+use crate::{DType, Error, Module, Param, Result, Tensor, init};
 
 /// PyTorch's `nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
 /// bias=True)`: weight `(out, in / groups, kH, kW)` initialised `kaiming_uniform_(a=sqrt(5))`, bias uniform in
@@ -120,14 +120,7 @@ impl ExtraRepr for Conv2d {
     }
 }
 
-impl Forward for Conv2d {
-    type Input = Tensor;
-    type Output = Tensor;
-    fn forward(&self, x: Tensor) -> Result<Tensor> {
-        self.forward_ref(&x)
-    }
-    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
-        let bias = self.bias.as_ref().map(Param::data);
-        conv2d(x, &self.weight.data(), bias.as_ref(), &self.options)
-    }
-}
+reads_input!(Conv2d, |conv, x| {
+    let bias = conv.bias.as_ref().map(Param::data);
+    conv2d(x, &conv.weight.data(), bias.as_ref(), &conv.options)
+});

@@ -2,7 +2,7 @@
 
 use crate::functional::embedding;
 use crate::module::ExtraRepr;
-use crate::{DType, Error, Forward, Module, Param, Result, Tensor};
+use crate::{DType, Error, Module, Param, Result, Tensor};
 
 /// PyTorch's `nn.Embedding(num_embeddings, embedding_dim, padding_idx=None)`: weight `N(0, 1)`, the padding row
 /// zero.
@@ -69,13 +69,4 @@ impl ExtraRepr for Embedding {
     }
 }
 
-impl Forward for Embedding {
-    type Input = Tensor;
-    type Output = Tensor;
-    fn forward(&self, indices: Tensor) -> Result<Tensor> {
-        self.forward_ref(&indices)
-    }
-    fn forward_ref(&self, indices: &Tensor) -> Result<Tensor> {
-        embedding(indices, &self.weight.data())
-    }
-}
+reads_input!(Embedding, |layer, indices| embedding(indices, &layer.weight.data()));

@@ -1,7 +1,7 @@
 //! [`Flatten`]: merges a range of dimensions.
 
+use crate::Module;
 use crate::module::ExtraRepr;
-use crate::{Forward, Module, Result, Tensor};
 
 /// PyTorch's `nn.Flatten(start_dim=1, end_dim=-1)`.
 ///
@@ -45,13 +45,4 @@ impl ExtraRepr for Flatten {
     }
 }
 
-impl Forward for Flatten {
-    type Input = Tensor;
-    type Output = Tensor;
-    fn forward(&self, x: Tensor) -> Result<Tensor> {
-        self.forward_ref(&x)
-    }
-    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
-        x.flatten(self.start_dim, self.end_dim)
-    }
-}
+reads_input!(Flatten, |layer, x| x.flatten(layer.start_dim, layer.end_dim));

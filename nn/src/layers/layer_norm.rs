@@ -2,7 +2,7 @@
 
 use crate::functional::layer_norm;
 use crate::module::{ExtraRepr, py_bool, py_float};
-use crate::{DType, Forward, Module, Param, Result, Tensor};
+use crate::{DType, Module, Param, Tensor};
 
 /// PyTorch's `nn.LayerNorm(normalized_shape, eps=1e-5, elementwise_affine=True, bias=True)`.
 ///
@@ -66,15 +66,8 @@ impl ExtraRepr for LayerNorm {
     }
 }
 
-impl Forward for LayerNorm {
-    type Input = Tensor;
-    type Output = Tensor;
-    fn forward(&self, x: Tensor) -> Result<Tensor> {
-        self.forward_ref(&x)
-    }
-    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
-        let w = self.weight.as_ref().map(Param::data);
-        let b = self.bias.as_ref().map(Param::data);
-        layer_norm(x, &self.normalized_shape, w.as_ref(), b.as_ref(), self.eps)
-    }
-}
+reads_input!(LayerNorm, |ln, x| {
+    let w = ln.weight.as_ref().map(Param::data);
+    let b = ln.bias.as_ref().map(Param::data);
+    layer_norm(x, &ln.normalized_shape, w.as_ref(), b.as_ref(), ln.eps)
+});

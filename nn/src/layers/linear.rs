@@ -1,7 +1,7 @@
 //! [`Linear`]: `y = x Wᵀ + b`.
 
 use crate::module::ExtraRepr;
-use crate::{DType, Error, Forward, Module, Param, Result, Tensor, init};
+use crate::{DType, Error, Module, Param, Result, Tensor, init};
 
 /// PyTorch's `nn.Linear(in_features, out_features, bias=True)`: weight `(out, in)` initialised
 /// `kaiming_uniform_(a=sqrt(5))`, bias uniform in `±1/sqrt(in)`.
@@ -91,14 +91,7 @@ impl ExtraRepr for Linear {
     }
 }
 
-impl Forward for Linear {
-    type Input = Tensor;
-    type Output = Tensor;
-    fn forward(&self, x: Tensor) -> Result<Tensor> {
-        self.forward_ref(&x)
-    }
-    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
-        let bias = self.bias.as_ref().map(Param::data);
-        x.linear(&self.weight.data(), bias.as_ref())
-    }
-}
+reads_input!(Linear, |fc, x| {
+    let bias = fc.bias.as_ref().map(Param::data);
+    x.linear(&fc.weight.data(), bias.as_ref())
+});

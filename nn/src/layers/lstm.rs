@@ -117,6 +117,17 @@ impl LSTM {
         })
     }
 
+    /// `t` from the layer's input layout to `(seq, batch, feature)` (`to`), or back: an unbatched sequence
+    /// gains or loses its batch dimension, a `batch_first` one is transposed.
+    fn sequence_major(&self, t: Tensor, unbatched: bool, to: bool) -> Result<Tensor> {
+        match (unbatched, to) {
+            (true, true) => t.unsqueeze(1),
+            (true, false) => t.squeeze(1),
+            (false, _) if self.options.batch_first => t.transpose(0, 1),
+            (false, _) => Ok(t),
+        }
+    }
+
     /// The parameter named `name` (`weight_ih_l0`, …).
     pub fn param(&self, name: &str) -> Option<&Param> {
         self.params.get(name)
@@ -179,23 +190,14 @@ impl Forward for LSTM {
                 ),
             ));
         }
-        let x = if unbatched {
-            input.unsqueeze(1)?
-        } else if self.options.batch_first {
-            input.transpose(0, 1)?
-        } else {
-            input
-        };
+        let x = self.sequence_major(input, unbatched, true)?;
         let batch = x.shape()[1];
         let (layers, dirs, hid) = (self.options.num_layers, self.directions(), self.hidden_size);
         let state_shape = Shape::from([layers * dirs, batch, hid]);
         let (h0, c0) = match state {
             Some((h, c)) => {
-                let (h, c) = if unbatched {
-                    (h.unsqueeze(1)?, c.unsqueeze(1)?)
-                } else {
-                    (h, c)
-                };
+                let batched = |t: Tensor| if unbatched { t.unsqueeze(1) } else { Ok(t) };
+                let (h, c) = (batched(h)?, batched(c)?);
                 for (name, t) in [("h0", &h), ("c0", &c)] {
                     if t.shape() != &state_shape {
                         return Err(Error::invalid(
@@ -229,13 +231,7 @@ impl Forward for LSTM {
             dropout: (self.training && self.options.dropout > 0.0 && layers > 1).then_some(self.options.dropout),
         };
         let (out, h_n, c_n) = recurrence.run(&x, &h0, &c0, &cells)?;
-        let out = if unbatched {
-            out.squeeze(1)?
-        } else if self.options.batch_first {
-            out.transpose(0, 1)?
-        } else {
-            out
-        };
+        let out = self.sequence_major(out, unbatched, false)?;
         let (h_n, c_n) = if unbatched {
             (h_n.squeeze(1)?, c_n.squeeze(1)?)
         } else {

@@ -1,5 +1,23 @@
 //! Layers with PyTorch's constructor arguments, keys, default initialisation and `repr`.
 
+/// `Forward` for a layer that only reads its input tensor: `forward` and `forward_ref` both run `$body` on the
+/// borrowed input (so a call with forward hooks makes no copy of it).
+macro_rules! reads_input {
+    ($layer:ty, |$this:ident, $x:ident| $body:expr) => {
+        impl $crate::Forward for $layer {
+            type Input = $crate::Tensor;
+            type Output = $crate::Tensor;
+            fn forward(&self, x: $crate::Tensor) -> $crate::Result<$crate::Tensor> {
+                self.forward_ref(&x)
+            }
+            fn forward_ref(&self, $x: &$crate::Tensor) -> $crate::Result<$crate::Tensor> {
+                let $this = self;
+                $body
+            }
+        }
+    };
+}
+
 mod activation;
 mod batch_norm;
 mod conv;

@@ -1,7 +1,7 @@
 //! [`PReLU`]: a leaky ReLU with a learned slope.
 
 use crate::module::ExtraRepr;
-use crate::{DType, Forward, Module, Param, Result, Tensor, functional};
+use crate::{DType, Module, Param, Tensor, functional};
 
 /// PyTorch's `nn.PReLU(num_parameters=1, init=0.25)`: `x` if `x > 0` else `weight * x`, with one weight, or
 /// one per channel (dimension 1 of the input).
@@ -47,13 +47,4 @@ impl ExtraRepr for PReLU {
     }
 }
 
-impl Forward for PReLU {
-    type Input = Tensor;
-    type Output = Tensor;
-    fn forward(&self, x: Tensor) -> Result<Tensor> {
-        self.forward_ref(&x)
-    }
-    fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
-        functional::prelu(x, &self.weight.data())
-    }
-}
+reads_input!(PReLU, |prelu, x| functional::prelu(x, &prelu.weight.data()));

@@ -1,37 +1,61 @@
 //! Reaching members by dotted path: `get_submodule`, `get_submodule_mut`, `get_parameter`, `get_buffer`,
 //! `set_submodule`, with errors naming the path component that failed.
 
+use std::ops::Deref;
+
 use super::reference::{ModuleMut, ModuleRef};
 use super::{Child, Module, Replacement, Visitor};
 use crate::error::{PathError, PathErrorKind};
 use crate::{Param, Tensor};
 
-/// What kind of own member `name` is in `module`, if any.
-fn member_kind(module: &dyn Module, name: &str) -> Option<&'static str> {
-    struct Find<'n> {
-        name: &'n str,
-        kind: Option<&'static str>,
+/// The own members of a module named `name`, as a visit reports them: the first parameter, the first buffer,
+/// and what kind the first member of that name is.
+struct Own<'n> {
+    name: &'n str,
+    param: Option<Param>,
+    buffer: Option<Tensor>,
+    kind: Option<&'static str>,
+}
+
+impl Own<'_> {
+    fn of<'n>(module: &dyn Module, name: &'n str) -> Own<'n> {
+        let mut own = Own {
+            name,
+            param: None,
+            buffer: None,
+            kind: None,
+        };
+        module.visit(&mut own);
+        own
     }
-    impl Visitor<'_> for Find<'_> {
-        fn param(&mut self, name: &str, _: &Param) {
-            if name == self.name {
-                self.kind.get_or_insert("a parameter");
-            }
-        }
-        fn buffer(&mut self, name: &str, _: &Tensor, _: bool) {
-            if name == self.name {
-                self.kind.get_or_insert("a buffer");
-            }
-        }
-        fn child(&mut self, name: &str, _: Child<'_>) {
-            if name == self.name {
-                self.kind.get_or_insert("a module");
-            }
+
+    /// What is wrong when `wanted` was asked for: the member is of another kind, or `absent`.
+    fn missing(&self, wanted: &'static str, absent: PathErrorKind) -> PathErrorKind {
+        match self.kind {
+            Some(found) => PathErrorKind::WrongKind { wanted, found },
+            None => absent,
         }
     }
-    let mut find = Find { name, kind: None };
-    module.visit(&mut find);
-    find.kind
+}
+
+impl Visitor<'_> for Own<'_> {
+    fn param(&mut self, name: &str, param: &Param) {
+        if name == self.name {
+            self.kind.get_or_insert("a parameter");
+            self.param.get_or_insert_with(|| param.clone());
+        }
+    }
+    fn buffer(&mut self, name: &str, buffer: &Tensor, _: bool) {
+        if name == self.name {
+            self.kind.get_or_insert("a buffer");
+            self.buffer.get_or_insert_with(|| buffer.clone());
+        }
+    }
+    fn child(&mut self, name: &str, _: Child<'_>) {
+        if name == self.name {
+            self.kind.get_or_insert("a module");
+        }
+    }
 }
 
 fn error(
@@ -53,13 +77,7 @@ fn error(
 }
 
 fn no_child(op: &'static str, path: &str, parent: &str, module: &dyn Module, component: &str) -> crate::Error {
-    let kind = match member_kind(module, component) {
-        Some(found) => PathErrorKind::WrongKind {
-            wanted: "a module",
-            found,
-        },
-        None => PathErrorKind::NoChild,
-    };
+    let kind = Own::of(module, component).missing("a module", PathErrorKind::NoChild);
     error(op, path, parent, module, component, kind)
 }
 
@@ -70,20 +88,9 @@ pub(crate) fn get_submodule<'a>(
     path: &str,
     module_path: &str,
 ) -> crate::Result<ModuleRef<'a>> {
-    let mut current = ModuleRef::borrowed(root);
-    if module_path.is_empty() {
-        return Ok(current);
-    }
-    let mut consumed = 0;
-    for component in module_path.split('.') {
-        let parent = &module_path[..consumed.max(1) - 1];
-        match current.child(component) {
-            Some(next) => current = next,
-            None => return Err(no_child(op, path, parent, &*current, component)),
-        }
-        consumed += component.len() + 1;
-    }
-    Ok(current)
+    descend(op, path, module_path, ModuleRef::borrowed(root), |m, name| {
+        m.child(name).ok_or(m)
+    })
 }
 
 /// The module at `path` ("" is the root), for change.
@@ -93,14 +100,25 @@ pub(crate) fn get_submodule_mut<'a>(
     path: &str,
     module_path: &str,
 ) -> crate::Result<ModuleMut<'a>> {
-    let mut current = ModuleMut::borrowed(root);
+    descend(op, path, module_path, ModuleMut::borrowed(root), ModuleMut::into_child)
+}
+
+/// Goes down `module_path` from `current`, one component at a time with `step` (the child, or the module
+/// back when it has none); the error names `op`, the whole `path` and the component that was missing.
+fn descend<R: Deref<Target = dyn Module>>(
+    op: &'static str,
+    path: &str,
+    module_path: &str,
+    mut current: R,
+    step: impl Fn(R, &str) -> Result<R, R>,
+) -> crate::Result<R> {
     if module_path.is_empty() {
         return Ok(current);
     }
     let mut consumed = 0;
     for component in module_path.split('.') {
         let parent = &module_path[..consumed.max(1) - 1];
-        current = match current.into_child(component) {
+        current = match step(current, component) {
             Ok(next) => next,
             Err(stuck) => return Err(no_child(op, path, parent, &*stuck, component)),
         };
@@ -117,60 +135,35 @@ fn split_last(path: &str) -> (&str, &str) {
     }
 }
 
-/// The parameter at `path`.
-pub(crate) fn get_parameter(root: &dyn Module, path: &str) -> crate::Result<Param> {
-    let op = "get_parameter";
+/// The own member `name` of the module at `path` (split as `module_path.name`) that `pick` takes, or the error
+/// for `op` saying it is `absent` or another kind than `wanted`.
+fn get_member<T>(
+    op: &'static str,
+    root: &dyn Module,
+    path: &str,
+    (wanted, absent): (&'static str, PathErrorKind),
+    pick: impl FnOnce(Own<'_>) -> Option<T>,
+) -> crate::Result<T> {
     let (module_path, name) = split_last(path);
     let module = get_submodule(op, root, path, module_path)?;
-    struct Find<'n>(&'n str, Option<Param>);
-    impl Visitor<'_> for Find<'_> {
-        fn param(&mut self, name: &str, p: &Param) {
-            if name == self.0 && self.1.is_none() {
-                self.1 = Some(p.clone());
-            }
-        }
-    }
-    let mut find = Find(name, None);
-    module.visit(&mut find);
-    find.1.ok_or_else(|| {
-        let kind = match member_kind(&*module, name) {
-            Some(found) => PathErrorKind::WrongKind {
-                wanted: "a parameter",
-                found,
-            },
-            None if name.is_empty() => PathErrorKind::Empty,
-            None => PathErrorKind::NoParameter,
-        };
-        error(op, path, module_path, &*module, name, kind)
-    })
+    let own = Own::of(&*module, name);
+    let kind = match own.kind {
+        None if name.is_empty() => PathErrorKind::Empty,
+        _ => own.missing(wanted, absent),
+    };
+    pick(own).ok_or_else(|| error(op, path, module_path, &*module, name, kind))
+}
+
+/// The parameter at `path`.
+pub(crate) fn get_parameter(root: &dyn Module, path: &str) -> crate::Result<Param> {
+    let wanted = ("a parameter", PathErrorKind::NoParameter);
+    get_member("get_parameter", root, path, wanted, |own| own.param)
 }
 
 /// The buffer at `path`.
 pub(crate) fn get_buffer(root: &dyn Module, path: &str) -> crate::Result<Tensor> {
-    let op = "get_buffer";
-    let (module_path, name) = split_last(path);
-    let module = get_submodule(op, root, path, module_path)?;
-    struct Find<'n>(&'n str, Option<Tensor>);
-    impl Visitor<'_> for Find<'_> {
-        fn buffer(&mut self, name: &str, t: &Tensor, _: bool) {
-            if name == self.0 && self.1.is_none() {
-                self.1 = Some(t.clone());
-            }
-        }
-    }
-    let mut find = Find(name, None);
-    module.visit(&mut find);
-    find.1.ok_or_else(|| {
-        let kind = match member_kind(&*module, name) {
-            Some(found) => PathErrorKind::WrongKind {
-                wanted: "a buffer",
-                found,
-            },
-            None if name.is_empty() => PathErrorKind::Empty,
-            None => PathErrorKind::NoBuffer,
-        };
-        error(op, path, module_path, &*module, name, kind)
-    })
+    let wanted = ("a buffer", PathErrorKind::NoBuffer);
+    get_member("get_buffer", root, path, wanted, |own| own.buffer)
 }
 
 /// Puts `value` in the child slot at `path`.
@@ -182,13 +175,7 @@ pub(crate) fn set_submodule(root: &mut dyn Module, path: &str, value: Replacemen
     let (module_path, name) = split_last(path);
     let mut parent = get_submodule_mut(op, root, path, module_path)?;
     if parent.child(name).is_none() {
-        let kind = match member_kind(&*parent, name) {
-            Some(found) => PathErrorKind::WrongKind {
-                wanted: "a module",
-                found,
-            },
-            None => PathErrorKind::NoChild,
-        };
+        let kind = Own::of(&*parent, name).missing("a module", PathErrorKind::NoChild);
         // A slot that exists but is empty (`Option` set to `None`) is not visited; let the module decide.
         if matches!(kind, PathErrorKind::WrongKind { .. }) {
             return Err(error(op, path, module_path, &*parent, name, kind));

@@ -57,6 +57,34 @@ impl AsDynModule for dyn Module {
     }
 }
 
+/// The parameters and buffers a walk reaches, with their paths.
+#[derive(Default)]
+struct Named {
+    params: Vec<(String, Param)>,
+    buffers: Vec<(String, Tensor)>,
+}
+
+impl Walker for Named {
+    fn param(&mut self, path: &str, param: &Param) {
+        self.params.push((path.to_owned(), param.clone()));
+    }
+    fn buffer(&mut self, path: &str, buffer: &Tensor, _: bool) {
+        self.buffers.push((path.to_owned(), buffer.clone()));
+    }
+}
+
+/// A `register_*_hook` method of the state-dict and load hooks: `hook` (a function of these arguments) is
+/// boxed as its hook type and registered under its kind on this module.
+macro_rules! state_hook {
+    ($(#[$doc:meta])* $method:ident($($arg:ty),*) as $hook:ident in $kind:ident) => {
+        $(#[$doc])*
+        fn $method(&mut self, hook: impl Fn($($arg),*) + Send + Sync + 'static) -> Result<HookHandle> {
+            let hook: hook_state::$hook = Box::new(hook);
+            hook_state::register(self.as_dyn_mut(), stringify!($method), HookKind::$kind, Arc::new(hook))
+        }
+    };
+}
+
 /// PyTorch's `nn.Module` API, for every [`Module`] (and `dyn Module`).
 ///
 /// Orders, keys and de-duplication follow PyTorch: a module's own parameters, then its own buffers, then its
@@ -153,22 +181,9 @@ pub trait ModuleExt: AsDynModule {
 
     /// `named_parameters(prefix, recurse, remove_duplicate)`.
     fn named_parameters_with(&self, prefix: &str, recurse: bool, remove_duplicate: bool) -> Vec<(String, Param)> {
-        struct Collect(Vec<(String, Param)>);
-        impl Walker for Collect {
-            fn param(&mut self, path: &str, param: &Param) {
-                self.0.push((path.to_owned(), param.clone()));
-            }
-        }
-        let mut collect = Collect(Vec::new());
-        self.walk(
-            &mut collect,
-            WalkOptions {
-                prefix,
-                recurse,
-                remove_duplicate,
-            },
-        );
-        collect.0
+        let mut named = Named::default();
+        self.walk(&mut named, WalkOptions::new(prefix, recurse, remove_duplicate));
+        named.params
     }
 
     /// `parameters()`: every parameter, each once.
@@ -192,22 +207,9 @@ pub trait ModuleExt: AsDynModule {
 
     /// `named_buffers(prefix, recurse, remove_duplicate)`.
     fn named_buffers_with(&self, prefix: &str, recurse: bool, remove_duplicate: bool) -> Vec<(String, Tensor)> {
-        struct Collect(Vec<(String, Tensor)>);
-        impl Walker for Collect {
-            fn buffer(&mut self, path: &str, buffer: &Tensor, _: bool) {
-                self.0.push((path.to_owned(), buffer.clone()));
-            }
-        }
-        let mut collect = Collect(Vec::new());
-        self.walk(
-            &mut collect,
-            WalkOptions {
-                prefix,
-                recurse,
-                remove_duplicate,
-            },
-        );
-        collect.0
+        let mut named = Named::default();
+        self.walk(&mut named, WalkOptions::new(prefix, recurse, remove_duplicate));
+        named.buffers
     }
 
     /// `buffers()`: every buffer, each once.
@@ -310,66 +312,31 @@ pub trait ModuleExt: AsDynModule {
         access::set_submodule(self.as_dyn_mut(), path, Replacement::layer(layer))
     }
 
-    /// PyTorch's `register_state_dict_pre_hook(hook)`: `hook(module, prefix)` runs before this module's
-    /// entries are written by `state_dict`.
-    fn register_state_dict_pre_hook(
-        &mut self,
-        hook: impl Fn(&dyn Module, &str) + Send + Sync + 'static,
-    ) -> Result<HookHandle> {
-        let hook: hook_state::StateDictPreHook = Box::new(hook);
-        hook_state::register(
-            self.as_dyn_mut(),
-            "register_state_dict_pre_hook",
-            HookKind::StateDictPre,
-            Arc::new(hook),
-        )
-    }
+    state_hook!(
+        /// PyTorch's `register_state_dict_pre_hook(hook)`: `hook(module, prefix)` runs before this module's
+        /// entries are written by `state_dict`.
+        register_state_dict_pre_hook(&dyn Module, &str) as StateDictPreHook in StateDictPre
+    );
 
-    /// PyTorch's `register_state_dict_post_hook(hook)`: `hook(module, state_dict, prefix)` runs after this
-    /// module's entries and its children's are written, and may edit the state dict.
-    fn register_state_dict_post_hook(
-        &mut self,
-        hook: impl Fn(&dyn Module, &mut StateDict, &str) + Send + Sync + 'static,
-    ) -> Result<HookHandle> {
-        let hook: hook_state::StateDictPostHook = Box::new(hook);
-        hook_state::register(
-            self.as_dyn_mut(),
-            "register_state_dict_post_hook",
-            HookKind::StateDictPost,
-            Arc::new(hook),
-        )
-    }
+    state_hook!(
+        /// PyTorch's `register_state_dict_post_hook(hook)`: `hook(module, state_dict, prefix)` runs after this
+        /// module's entries and its children's are written, and may edit the state dict.
+        register_state_dict_post_hook(&dyn Module, &mut StateDict, &str) as StateDictPostHook in StateDictPost
+    );
 
-    /// PyTorch's `register_load_state_dict_pre_hook(hook)`: `hook(module, state_dict, prefix)` runs before this
-    /// module's entries are read by `load_state_dict`, and may edit the incoming state dict (rename legacy keys).
-    fn register_load_state_dict_pre_hook(
-        &mut self,
-        hook: impl Fn(&dyn Module, &mut StateDict, &str) + Send + Sync + 'static,
-    ) -> Result<HookHandle> {
-        let hook: hook_state::LoadPreHook = Box::new(hook);
-        hook_state::register(
-            self.as_dyn_mut(),
-            "register_load_state_dict_pre_hook",
-            HookKind::LoadStateDictPre,
-            Arc::new(hook),
-        )
-    }
+    state_hook!(
+        /// PyTorch's `register_load_state_dict_pre_hook(hook)`: `hook(module, state_dict, prefix)` runs before
+        /// this module's entries are read by `load_state_dict`, and may edit the incoming state dict (rename
+        /// legacy keys).
+        register_load_state_dict_pre_hook(&dyn Module, &mut StateDict, &str) as LoadPreHook in LoadStateDictPre
+    );
 
-    /// PyTorch's `register_load_state_dict_post_hook(hook)`: `hook(module, incompatible_keys)` runs after this
-    /// module's entries and its children's are loaded, and may edit the missing and unexpected keys, which
-    /// `strict` then judges.
-    fn register_load_state_dict_post_hook(
-        &mut self,
-        hook: impl Fn(&dyn Module, &mut IncompatibleKeys) + Send + Sync + 'static,
-    ) -> Result<HookHandle> {
-        let hook: hook_state::LoadPostHook = Box::new(hook);
-        hook_state::register(
-            self.as_dyn_mut(),
-            "register_load_state_dict_post_hook",
-            HookKind::LoadStateDictPost,
-            Arc::new(hook),
-        )
-    }
+    state_hook!(
+        /// PyTorch's `register_load_state_dict_post_hook(hook)`: `hook(module, incompatible_keys)` runs after
+        /// this module's entries and its children's are loaded, and may edit the missing and unexpected keys,
+        /// which `strict` then judges.
+        register_load_state_dict_post_hook(&dyn Module, &mut IncompatibleKeys) as LoadPostHook in LoadStateDictPost
+    );
 
     /// `train(mode)`: sets the mode of every module.
     fn train(&mut self, mode: bool) -> &mut Self {

@@ -17,24 +17,6 @@ pub trait ParamField: Send + Sync + 'static {
     fn as_param_mut(&mut self) -> Option<&mut Param>;
 }
 
-impl ParamField for Param {
-    fn as_param(&self) -> Option<&Param> {
-        Some(self)
-    }
-    fn as_param_mut(&mut self) -> Option<&mut Param> {
-        Some(self)
-    }
-}
-
-impl ParamField for Option<Param> {
-    fn as_param(&self) -> Option<&Param> {
-        self.as_ref()
-    }
-    fn as_param_mut(&mut self) -> Option<&mut Param> {
-        self.as_mut()
-    }
-}
-
 /// A buffer slot: `Tensor` or `Option<Tensor>` (absent buffers are skipped).
 pub trait BufferField: Send + Sync + 'static {
     /// The buffer, when present.
@@ -43,23 +25,31 @@ pub trait BufferField: Send + Sync + 'static {
     fn as_buffer_mut(&mut self) -> Option<&mut Tensor>;
 }
 
-impl BufferField for Tensor {
-    fn as_buffer(&self) -> Option<&Tensor> {
-        Some(self)
-    }
-    fn as_buffer_mut(&mut self) -> Option<&mut Tensor> {
-        Some(self)
-    }
+/// A slot trait for a member type and for its `Option`.
+macro_rules! member_slot {
+    ($slot:ident, $member:ty, $get:ident, $get_mut:ident) => {
+        impl $slot for $member {
+            fn $get(&self) -> Option<&$member> {
+                Some(self)
+            }
+            fn $get_mut(&mut self) -> Option<&mut $member> {
+                Some(self)
+            }
+        }
+
+        impl $slot for Option<$member> {
+            fn $get(&self) -> Option<&$member> {
+                self.as_ref()
+            }
+            fn $get_mut(&mut self) -> Option<&mut $member> {
+                self.as_mut()
+            }
+        }
+    };
 }
 
-impl BufferField for Option<Tensor> {
-    fn as_buffer(&self) -> Option<&Tensor> {
-        self.as_ref()
-    }
-    fn as_buffer_mut(&mut self) -> Option<&mut Tensor> {
-        self.as_mut()
-    }
-}
+member_slot!(ParamField, Param, as_param, as_param_mut);
+member_slot!(BufferField, Tensor, as_buffer, as_buffer_mut);
 
 /// A child slot: any [`Module`], a [`Shared`] module, or an `Option` of either (absent children are skipped).
 ///
@@ -77,7 +67,7 @@ pub trait ModuleField: Any + Send + Sync {
     /// The child for change, when present.
     fn as_child_mut(&mut self) -> Option<ChildMut<'_>>;
     /// Puts `value` in this slot, or gives it back with the reason when its type does not fit.
-    fn replace(&mut self, value: Replacement) -> Result<(), (Replacement, String)>;
+    fn replace(&mut self, value: Replacement) -> Replaced;
     /// Reports the slot to `visitor` as the child `name` (nothing when empty); an owned module goes through
     /// [`Visitor::child_static`] with its type known.
     #[inline(always)]
@@ -108,7 +98,7 @@ impl<M: Module> ModuleField for M {
     fn as_child_mut(&mut self) -> Option<ChildMut<'_>> {
         Some(ChildMut::Owned(self))
     }
-    fn replace(&mut self, value: Replacement) -> Result<(), (Replacement, String)> {
+    fn replace(&mut self, value: Replacement) -> Replaced {
         *self = value.take::<M>()?;
         Ok(())
     }
@@ -129,7 +119,7 @@ impl<M: Module> ModuleField for Shared<M> {
     fn as_child_mut(&mut self) -> Option<ChildMut<'_>> {
         Some(ChildMut::Shared(self))
     }
-    fn replace(&mut self, value: Replacement) -> Result<(), (Replacement, String)> {
+    fn replace(&mut self, value: Replacement) -> Replaced {
         *self = value.take_shared::<M>()?;
         Ok(())
     }
@@ -142,7 +132,7 @@ impl<T: ModuleField + FromReplacement> ModuleField for Option<T> {
     fn as_child_mut(&mut self) -> Option<ChildMut<'_>> {
         self.as_mut().and_then(|t| t.as_child_mut())
     }
-    fn replace(&mut self, value: Replacement) -> Result<(), (Replacement, String)> {
+    fn replace(&mut self, value: Replacement) -> Replaced {
         *self = Some(T::from_replacement(value)?);
         Ok(())
     }
@@ -159,6 +149,9 @@ impl<T: ModuleField + FromReplacement> ModuleField for Option<T> {
         }
     }
 }
+
+/// What putting a [`Replacement`] into a slot gives: the value back, with the reason, when the slot refuses it.
+pub type Replaced = Result<(), (Replacement, String)>;
 
 /// A child slot type that can be built from a [`Replacement`] (to fill an empty `Option` slot).
 pub trait FromReplacement: Sized {

@@ -2,7 +2,7 @@
 //! …, folded `repr`), and `Box<M>` is its module.
 
 use super::repr::{child_reprs, list_repr};
-use super::{Child, ChildMut, Module, ModuleField, Replacement, Visitor, VisitorMut};
+use super::{Child, ChildMut, Module, ModuleField, Replaced, Replacement, Visitor, VisitorMut};
 use crate::Tensor;
 
 /// The index `name` stands for, if it is written as PyTorch writes indices (`0`, `17`; not `01` or `+1`).
@@ -13,11 +13,26 @@ pub fn parse_index(name: &str) -> Option<usize> {
     name.parse().ok()
 }
 
-fn set_item<T: ModuleField>(items: &mut [T], name: &str, value: Replacement) -> Result<(), (Replacement, String)> {
+/// `put`s `value` into the item `name` indexes, or gives it back when `name` is no index below the length.
+pub(crate) fn set_index<T>(
+    items: &mut [T],
+    name: &str,
+    value: Replacement,
+    put: impl FnOnce(&mut T, Replacement) -> Replaced,
+) -> Replaced {
     let len = items.len();
     match parse_index(name).and_then(|i| items.get_mut(i)) {
-        Some(item) => item.replace(value),
+        Some(item) => put(item, value),
         None => Err((value, format!("`{name}` is not an index below {len}"))),
+    }
+}
+
+/// Runs `f` on each item with its index written as a key (`0`, `1`, …), with no allocation per item.
+#[inline(always)]
+pub(crate) fn for_each_indexed<T>(items: impl IntoIterator<Item = T>, mut f: impl FnMut(&str, T)) {
+    let mut index = itoa::Buffer::new();
+    for (i, item) in items.into_iter().enumerate() {
+        f(index.format(i), item);
     }
 }
 
@@ -29,37 +44,29 @@ macro_rules! module_list {
             }
 
             fn visit<'a>(&'a self, visitor: &mut dyn Visitor<'a>) {
-                let mut index = itoa::Buffer::new();
-                for (i, item) in self.iter().enumerate() {
+                for_each_indexed(self.iter(), |key, item| {
                     if let Some(child) = item.as_child() {
-                        visitor.child(index.format(i), child);
+                        visitor.child(key, child);
                     }
-                }
+                });
             }
 
             #[inline]
             fn visit_static<'a, V: Visitor<'a>>(&'a self, visitor: &mut V) {
-                let mut index = itoa::Buffer::new();
-                for (i, item) in self.iter().enumerate() {
-                    item.visit_slot(index.format(i), visitor);
-                }
+                for_each_indexed(self.iter(), |key, item| item.visit_slot(key, visitor));
             }
 
             #[inline]
             fn visit_mut_static<'a, V: VisitorMut<'a>>(&'a mut self, visitor: &mut V) {
-                let mut index = itoa::Buffer::new();
-                for (i, item) in self.iter_mut().enumerate() {
-                    item.visit_slot_mut(index.format(i), visitor);
-                }
+                for_each_indexed(self.iter_mut(), |key, item| item.visit_slot_mut(key, visitor));
             }
 
             fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>) {
-                let mut index = itoa::Buffer::new();
-                for (i, item) in self.iter_mut().enumerate() {
+                for_each_indexed(self.iter_mut(), |key, item| {
                     if let Some(child) = item.as_child_mut() {
-                        visitor.child(index.format(i), child);
+                        visitor.child(key, child);
                     }
-                }
+                });
             }
 
             fn child(&self, name: &str) -> Option<Child<'_>> {
@@ -70,8 +77,8 @@ macro_rules! module_list {
                 self.get_mut(parse_index(name)?)?.as_child_mut()
             }
 
-            fn set_child(&mut self, name: &str, value: Replacement) -> Result<(), (Replacement, String)> {
-                set_item(self, name, value)
+            fn set_child(&mut self, name: &str, value: Replacement) -> Replaced {
+                set_index(self, name, value, |item, value| item.replace(value))
             }
 
             fn repr(&self) -> String {
@@ -100,7 +107,7 @@ impl<M: Module + ?Sized> Module for Box<M> {
     fn child_mut(&mut self, name: &str) -> Option<ChildMut<'_>> {
         (**self).child_mut(name)
     }
-    fn set_child(&mut self, name: &str, value: Replacement) -> Result<(), (Replacement, String)> {
+    fn set_child(&mut self, name: &str, value: Replacement) -> Replaced {
         (**self).set_child(name, value)
     }
     fn extra_repr(&self) -> String {

@@ -23,7 +23,10 @@
 use indexmap::IndexMap;
 
 use super::repr::{child_reprs, default_repr, list_repr};
-use super::{Child, ChildMut, Layer, Module, ModuleField, Replacement, Visitor, VisitorMut, parse_index};
+use super::{
+    Child, ChildMut, Layer, Module, ModuleField, Replaced, Replacement, Visitor, VisitorMut, for_each_indexed,
+    parse_index, set_index,
+};
 use crate::{DType, Device, Error, Param, Result};
 
 /// Members a module holds at run time (a container's items); `#[derive(Module)]` reports them after the
@@ -39,12 +42,7 @@ pub trait Members: Send + Sync + 'static {
     fn child_mut(&mut self, name: &str) -> Option<ChildMut<'_>>;
     /// Puts `value` under `name` (PyTorch's `setattr`), or gives it back with the reason; `container` is the
     /// module's printed name.
-    fn set_child(
-        &mut self,
-        container: &'static str,
-        name: &str,
-        value: Replacement,
-    ) -> std::result::Result<(), (Replacement, String)>;
+    fn set_child(&mut self, container: &'static str, name: &str, value: Replacement) -> Replaced;
     /// The container's `repr`: PyTorch's `Module.__repr__` unless the container prints its own.
     fn repr(&self, module: &dyn Module) -> String {
         default_repr(module.type_name(), &module.extra_repr(), &child_reprs(module))
@@ -179,16 +177,10 @@ module_member!(Layer, false, |l| l.slot(), |l| l.slot_mut(), |value| value.into_
 /// A list: items keyed by their index.
 impl<T: Member> Members for Vec<T> {
     fn visit<'a>(&'a self, visitor: &mut dyn Visitor<'a>) {
-        let mut index = itoa::Buffer::new();
-        for (i, item) in self.iter().enumerate() {
-            item.report(index.format(i), visitor);
-        }
+        for_each_indexed(self.iter(), |key, item| item.report(key, visitor));
     }
     fn visit_mut<'a>(&'a mut self, visitor: &mut dyn VisitorMut<'a>) {
-        let mut index = itoa::Buffer::new();
-        for (i, item) in self.iter_mut().enumerate() {
-            item.report_mut(index.format(i), visitor);
-        }
+        for_each_indexed(self.iter_mut(), |key, item| item.report_mut(key, visitor));
     }
     fn child(&self, name: &str) -> Option<Child<'_>> {
         self.get(parse_index(name)?)?.as_child()
@@ -196,20 +188,11 @@ impl<T: Member> Members for Vec<T> {
     fn child_mut(&mut self, name: &str) -> Option<ChildMut<'_>> {
         self.get_mut(parse_index(name)?)?.as_child_mut()
     }
-    fn set_child(
-        &mut self,
-        container: &'static str,
-        name: &str,
-        value: Replacement,
-    ) -> std::result::Result<(), (Replacement, String)> {
-        let len = self.len();
-        match parse_index(name).and_then(|i| self.get_mut(i)) {
-            Some(item) => {
-                *item = T::from_replacement(container, value)?;
-                Ok(())
-            }
-            None => Err((value, format!("`{name}` is not an index below {len}"))),
-        }
+    fn set_child(&mut self, container: &'static str, name: &str, value: Replacement) -> Replaced {
+        set_index(self, name, value, |item, value| {
+            *item = T::from_replacement(container, value)?;
+            Ok(())
+        })
     }
     fn repr(&self, module: &dyn Module) -> String {
         if T::MODULE {
@@ -246,12 +229,7 @@ impl<T: Member> Members for IndexMap<String, T> {
     fn child_mut(&mut self, name: &str) -> Option<ChildMut<'_>> {
         self.get_mut(name)?.as_child_mut()
     }
-    fn set_child(
-        &mut self,
-        container: &'static str,
-        name: &str,
-        value: Replacement,
-    ) -> std::result::Result<(), (Replacement, String)> {
+    fn set_child(&mut self, container: &'static str, name: &str, value: Replacement) -> Replaced {
         if T::NEW_NAMES && check_name("set_child", name).is_err() {
             return Err((value, format!("{name:?} is not a valid key")));
         }

@@ -26,8 +26,9 @@ pub use crate::error::{LoadError, PathError, PathErrorKind, ShapeMismatch};
 pub use ext::AsDynModule;
 pub use ext::ModuleExt;
 pub use field::FromReplacement;
-pub use field::{BufferField, ModuleField, ParamField, Replacement};
+pub use field::{BufferField, ModuleField, ParamField, Replaced, Replacement};
 pub use list::parse_index;
+pub(crate) use list::{for_each_indexed, set_index};
 pub use load::IncompatibleKeys;
 pub(crate) use members::check_name;
 pub use members::{Member, Members};
@@ -187,17 +188,6 @@ pub trait Module: Any + Send + Sync {
 
     /// The direct child named `name`.
     fn child(&self, name: &str) -> Option<Child<'_>> {
-        struct Find<'a, 'n> {
-            name: &'n str,
-            found: Option<Child<'a>>,
-        }
-        impl<'a> Visitor<'a> for Find<'a, '_> {
-            fn child(&mut self, name: &str, child: Child<'a>) {
-                if self.found.is_none() && name == self.name {
-                    self.found = Some(child);
-                }
-            }
-        }
         let mut find = Find { name, found: None };
         self.visit(&mut find);
         find.found
@@ -205,17 +195,6 @@ pub trait Module: Any + Send + Sync {
 
     /// The direct child named `name`, for change.
     fn child_mut(&mut self, name: &str) -> Option<ChildMut<'_>> {
-        struct Find<'a, 'n> {
-            name: &'n str,
-            found: Option<ChildMut<'a>>,
-        }
-        impl<'a> VisitorMut<'a> for Find<'a, '_> {
-            fn child(&mut self, name: &str, child: ChildMut<'a>) {
-                if self.found.is_none() && name == self.name {
-                    self.found = Some(child);
-                }
-            }
-        }
         let mut find = Find { name, found: None };
         self.visit_mut(&mut find);
         find.found
@@ -223,7 +202,7 @@ pub trait Module: Any + Send + Sync {
 
     /// Replaces the direct child `name` (PyTorch's `setattr(module, name, child)`); gives the value back with
     /// the reason when the slot does not exist or holds another type.
-    fn set_child(&mut self, name: &str, value: Replacement) -> std::result::Result<(), (Replacement, String)> {
+    fn set_child(&mut self, name: &str, value: Replacement) -> Replaced {
         let _ = name;
         Err((value, format!("{} has no replaceable child slots", self.type_name())))
     }
@@ -297,6 +276,33 @@ pub trait Module: Any + Send + Sync {
             "set_extra_state",
             format!("{} has no extra state", self.type_name()),
         ))
+    }
+}
+
+/// The first child named `name` a visit reports (what the default [`Module::child`] and
+/// [`Module::child_mut`] look for).
+struct Find<'n, C> {
+    name: &'n str,
+    found: Option<C>,
+}
+
+impl<C> Find<'_, C> {
+    fn offer(&mut self, name: &str, child: C) {
+        if self.found.is_none() && name == self.name {
+            self.found = Some(child);
+        }
+    }
+}
+
+impl<'a> Visitor<'a> for Find<'_, Child<'a>> {
+    fn child(&mut self, name: &str, child: Child<'a>) {
+        self.offer(name, child)
+    }
+}
+
+impl<'a> VisitorMut<'a> for Find<'_, ChildMut<'a>> {
+    fn child(&mut self, name: &str, child: ChildMut<'a>) {
+        self.offer(name, child)
     }
 }
 

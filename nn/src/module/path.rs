@@ -88,6 +88,14 @@ impl ModulePath {
         self.len = self.len.min(mark);
     }
 
+    /// Runs `f` with `name` pushed onto the path (the path as it then reads), and pops it again.
+    #[inline(always)]
+    pub fn at(&mut self, name: &str, f: impl FnOnce(&str)) {
+        let mark = self.push(name);
+        f(self.as_str());
+        self.truncate(mark);
+    }
+
     /// The path.
     #[inline(always)]
     pub fn as_str(&self) -> &str {

@@ -89,7 +89,16 @@ impl Default for WalkOptions<'_> {
     }
 }
 
-impl WalkOptions<'_> {
+impl<'p> WalkOptions<'p> {
+    /// PyTorch's `prefix`, `recurse` and `remove_duplicate`, in that order.
+    pub fn new(prefix: &'p str, recurse: bool, remove_duplicate: bool) -> WalkOptions<'p> {
+        WalkOptions {
+            prefix,
+            recurse,
+            remove_duplicate,
+        }
+    }
+
     /// Every occurrence of every member, as `state_dict` and `load_state_dict` see them.
     pub fn all() -> WalkOptions<'static> {
         WalkOptions {
@@ -100,34 +109,45 @@ impl WalkOptions<'_> {
     }
 }
 
-/// Identities already reported, allocated on the first member that may repeat.
+/// Which members a walk reports: every occurrence, or (`remove_duplicate`) the first of each, remembered in
+/// identity sets allocated on the first member that may repeat.
 #[derive(Default)]
 struct Seen {
+    remove_duplicate: bool,
     objects: Option<HashSet<usize>>,
     buffers: Option<HashSet<(usize, Shape)>>,
 }
 
 impl Seen {
-    /// Whether the module or parameter `id` is new (and records it).
-    #[inline]
-    fn first(&mut self, id: usize) -> bool {
-        self.objects.get_or_insert_with(HashSet::new).insert(id)
+    fn new(remove_duplicate: bool) -> Seen {
+        Seen {
+            remove_duplicate,
+            ..Seen::default()
+        }
     }
 
-    /// Whether the buffer is new: a buffer is the same as another when it shares its storage and its shape
-    /// (a reshaped view is another tensor).
+    /// Whether the module or parameter `id`, which is reached elsewhere too when `may_repeat`, is reported
+    /// here (and records it).
     #[inline]
-    fn first_buffer(&mut self, t: &Tensor) -> bool {
-        self.buffers
-            .get_or_insert_with(HashSet::new)
-            .insert((t.storage_id(), t.shape().clone()))
+    fn report(&mut self, may_repeat: bool, id: usize) -> bool {
+        !(self.remove_duplicate && may_repeat) || self.objects.get_or_insert_with(HashSet::new).insert(id)
+    }
+
+    /// Whether the buffer is reported here: a buffer is the same as another when it shares its storage and its
+    /// shape (a reshaped view is another tensor).
+    #[inline]
+    fn report_buffer(&mut self, t: &Tensor) -> bool {
+        !(self.remove_duplicate && t.storage_is_shared())
+            || self
+                .buffers
+                .get_or_insert_with(HashSet::new)
+                .insert((t.storage_id(), t.shape().clone()))
     }
 }
 
 struct State<'w, W: Walker + ?Sized> {
     path: ModulePath,
     recurse: bool,
-    remove_duplicate: bool,
     seen: Seen,
     walker: &'w mut W,
 }
@@ -186,23 +206,17 @@ impl<'a, W: Walker + ?Sized> Visitor<'a> for Members<'_, '_, '_, W> {
     #[inline(always)]
     fn param(&mut self, name: &str, param: &'a Param) {
         let s = &mut *self.state;
-        if s.remove_duplicate && param.is_aliased() && !s.seen.first(param.id()) {
-            return;
+        if s.seen.report(param.is_aliased(), param.id()) {
+            s.path.at(name, |path| s.walker.param(path, param));
         }
-        let mark = s.path.push(name);
-        s.walker.param(s.path.as_str(), param);
-        s.path.truncate(mark);
     }
 
     #[inline]
     fn buffer(&mut self, name: &str, buffer: &'a Tensor, persistent: bool) {
         let s = &mut *self.state;
-        if s.remove_duplicate && buffer.storage_is_shared() && !s.seen.first_buffer(buffer) {
-            return;
+        if s.seen.report_buffer(buffer) {
+            s.path.at(name, |path| s.walker.buffer(path, buffer, persistent));
         }
-        let mark = s.path.push(name);
-        s.walker.buffer(s.path.as_str(), buffer, persistent);
-        s.path.truncate(mark);
     }
 
     fn child(&mut self, name: &str, child: Child<'a>) {
@@ -213,7 +227,7 @@ impl<'a, W: Walker + ?Sized> Visitor<'a> for Members<'_, '_, '_, W> {
         match child {
             Child::Owned(m) => s.module(m),
             Child::Shared(shared) => {
-                if !(s.remove_duplicate && shared.is_aliased() && !s.seen.first(shared.id())) {
+                if s.seen.report(shared.is_aliased(), shared.id()) {
                     shared.with_ref(&mut |m| s.module(m));
                 }
             }
@@ -251,8 +265,7 @@ impl<'w, W: Walker + ?Sized> State<'w, W> {
         State {
             path: ModulePath::new(options.prefix),
             recurse: options.recurse,
-            remove_duplicate: options.remove_duplicate,
-            seen: Seen::default(),
+            seen: Seen::new(options.remove_duplicate),
             walker,
         }
     }
@@ -260,7 +273,6 @@ impl<'w, W: Walker + ?Sized> State<'w, W> {
 
 struct StateMut<'w, W: WalkerMut + ?Sized> {
     path: ModulePath,
-    remove_duplicate: bool,
     seen: Seen,
     walker: &'w mut W,
 }
@@ -286,22 +298,16 @@ struct MembersMut<'s, 'w, W: WalkerMut + ?Sized> {
 impl<'a, W: WalkerMut + ?Sized> VisitorMut<'a> for MembersMut<'_, '_, W> {
     fn param(&mut self, name: &str, param: &'a mut Param) {
         let s = &mut *self.state;
-        if s.remove_duplicate && param.is_aliased() && !s.seen.first(param.id()) {
-            return;
+        if s.seen.report(param.is_aliased(), param.id()) {
+            s.path.at(name, |path| s.walker.param(path, param));
         }
-        let mark = s.path.push(name);
-        s.walker.param(s.path.as_str(), param);
-        s.path.truncate(mark);
     }
 
     fn buffer(&mut self, name: &str, buffer: &'a mut Tensor, persistent: bool) {
         let s = &mut *self.state;
-        if s.remove_duplicate && buffer.storage_is_shared() && !s.seen.first_buffer(buffer) {
-            return;
+        if s.seen.report_buffer(buffer) {
+            s.path.at(name, |path| s.walker.buffer(path, buffer, persistent));
         }
-        let mark = s.path.push(name);
-        s.walker.buffer(s.path.as_str(), buffer, persistent);
-        s.path.truncate(mark);
     }
 
     fn child(&mut self, name: &str, child: ChildMut<'a>) {
@@ -310,7 +316,7 @@ impl<'a, W: WalkerMut + ?Sized> VisitorMut<'a> for MembersMut<'_, '_, W> {
         match child {
             ChildMut::Owned(m) => s.module(m),
             ChildMut::Shared(shared) => {
-                if !(s.remove_duplicate && shared.is_aliased() && !s.seen.first(shared.id())) {
+                if s.seen.report(shared.is_aliased(), shared.id()) {
                     shared.with_mut(&mut |m| s.module(m));
                 }
             }
@@ -358,8 +364,7 @@ impl<'w, W: WalkerMut + ?Sized> StateMut<'w, W> {
     fn new(walker: &'w mut W, prefix: &str, remove_duplicate: bool) -> Self {
         StateMut {
             path: ModulePath::new(prefix),
-            remove_duplicate,
-            seen: Seen::default(),
+            seen: Seen::new(remove_duplicate),
             walker,
         }
     }

@@ -10,12 +10,16 @@ use crate::tensor::device::{float_type, probe};
 use crate::tensor::storage::CpuData;
 use crate::{DType, Error, Result, Tensor};
 
+/// A binary formula, and the device kernel that computes it, if there is one.
+trait Arith: BinaryFn {
+    const KERNEL: Option<BinaryOp>;
+}
+
 /// `f(a, b)` broadcast, `a` and `b` promoted to one float dtype; inputs `[a, b]`.
 #[derive(Clone, Copy)]
 struct Binary<F> {
     name: &'static str,
     f: F,
-    kernel: Option<BinaryOp>,
 }
 
 /// `a = f(a, b)`, `b` in `a`'s dtype broadcast to its shape and not sharing its storage; inputs `[a, b]`.
@@ -31,24 +35,25 @@ fn binary_probe(dtype: DType) -> Result<Vec<Tensor>> {
     ])
 }
 
-impl<F: BinaryFn> Binary<F> {
-    fn path(&self) -> DevicePath {
-        match self.kernel {
-            Some(_) => DevicePath::Probed,
-            None => DevicePath::None,
-        }
+impl<F: Arith> Binary<F> {
+    /// Probed where the formula has a kernel.
+    const DEVICE: DevicePath = match F::KERNEL {
+        Some(_) => DevicePath::Probed,
+        None => DevicePath::None,
+    };
+
+    /// The device kernel, or the refusal of a formula without one.
+    fn kernel(&self, a: &Tensor) -> Result<BinaryOp> {
+        F::KERNEL.ok_or_else(|| super::cpu_only(self.name, a))
     }
 }
 
-impl<F: BinaryFn> Op for Binary<F> {
+impl<F: Arith> Op for Binary<F> {
     type Output = Tensor;
+    const DEVICE: DevicePath = Binary::<F>::DEVICE;
 
     fn name(&self) -> &'static str {
         self.name
-    }
-
-    fn device_path(&self) -> DevicePath {
-        self.path()
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
@@ -58,7 +63,7 @@ impl<F: BinaryFn> Op for Binary<F> {
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
         let (a, b) = (inputs[0], inputs[1]);
         let out_shape = broadcast_shape(self.name, a.shape(), b.shape())?;
-        let kernel = self.kernel.ok_or_else(|| super::cpu_only(self.name, a))?;
+        let kernel = self.kernel(a)?;
         let out = binary::binary(
             kernel,
             float_type(self.name, a.dtype())?,
@@ -69,7 +74,7 @@ impl<F: BinaryFn> Op for Binary<F> {
             &out_shape,
         )
         .map_err(|e| a.kernel_error(self.name, e))?;
-        Ok(Tensor::from_gpu(out, a.dtype(), a.device(), out_shape))
+        Ok(a.with_gpu(out, out_shape))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -77,15 +82,12 @@ impl<F: BinaryFn> Op for Binary<F> {
     }
 }
 
-impl<F: BinaryFn> Op for BinaryInPlace<F> {
+impl<F: Arith> Op for BinaryInPlace<F> {
     type Output = ();
+    const DEVICE: DevicePath = Binary::<F>::DEVICE;
 
     fn name(&self) -> &'static str {
         self.0.name
-    }
-
-    fn device_path(&self) -> DevicePath {
-        self.0.path()
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<()> {
@@ -94,7 +96,7 @@ impl<F: BinaryFn> Op for BinaryInPlace<F> {
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<()> {
         let (a, b) = (inputs[0], inputs[1]);
-        let kernel = self.0.kernel.ok_or_else(|| super::cpu_only(self.0.name, a))?;
+        let kernel = self.0.kernel(a)?;
         binary::binary_in_place(
             kernel,
             float_type(self.0.name, a.dtype())?,
@@ -129,13 +131,16 @@ macro_rules! binary_fn {
                 $body
             }
         }
+        impl Arith for $name {
+            const KERNEL: Option<BinaryOp> = $kernel;
+        }
         impl Tensor {
             $(#[$doc])*
             pub fn $method(&self, other: &Tensor) -> Result<Tensor> {
                 let name = stringify!($method);
                 let (a, b, _) = promote_pair(name, self, other)?;
                 broadcast_shape(name, a.shape(), b.shape())?;
-                run(&Binary { name, f: $name, kernel: $kernel }, &[&a, &b])
+                run(&Binary { name, f: $name }, &[&a, &b])
             }
             $(#[$doc])*
             ///
@@ -143,7 +148,7 @@ macro_rules! binary_fn {
             pub fn $method_(&self, other: &Tensor) -> Result<()> {
                 let name = stringify!($method_);
                 let other = in_place_operand(name, self, other)?;
-                run(&BinaryInPlace(Binary { name, f: $name, kernel: $kernel }), &[self, &other])
+                run(&BinaryInPlace(Binary { name, f: $name }), &[self, &other])
             }
         }
     };
@@ -186,13 +191,10 @@ fn sweep(dtype: DType) -> Result<Vec<Tensor>> {
 
 impl Op for Affine {
     type Output = Tensor;
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         self.name
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
@@ -208,7 +210,7 @@ impl Op for Affine {
             self.shift,
         )
         .map_err(|e| x.kernel_error(self.name, e))?;
-        Ok(Tensor::from_gpu(out, x.dtype(), x.device(), x.shape().clone()))
+        Ok(x.like_gpu(out))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -225,13 +227,10 @@ struct AffineInPlace {
 
 impl Op for AffineInPlace {
     type Output = ();
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         self.affine.name
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<()> {

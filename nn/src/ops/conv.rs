@@ -88,14 +88,8 @@ struct Conv2d {
 
 impl Op for Conv2d {
     type Output = Tensor;
-
-    fn name(&self) -> &'static str {
-        "conv2d"
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
-    }
+    const NAME: &'static str = "conv2d";
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let (x, weight, bias) = (inputs[0], inputs[1], inputs.get(2).copied());
@@ -125,7 +119,7 @@ impl Op for Conv2d {
             stride: g.stride,
             dilation: g.dilation,
         };
-        let bias = bias.map(|b| b.gpu_buffer("conv2d")).transpose()?;
+        let bias = Tensor::gpu_buffer_of(bias, "conv2d")?;
         let out = kernels::conv2d::conv2d(
             float_type("conv2d", x.dtype())?,
             &x.gpu_buffer("conv2d")?,
@@ -134,12 +128,7 @@ impl Op for Conv2d {
             geometry,
         )
         .map_err(|e| x.kernel_error("conv2d", e))?;
-        Ok(Tensor::from_gpu(
-            out,
-            x.dtype(),
-            x.device(),
-            Shape::from([g.n, g.o, g.ho, g.wo]),
-        ))
+        Ok(x.with_gpu(out, Shape::from([g.n, g.o, g.ho, g.wo])))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -284,17 +273,7 @@ struct Geometry {
 const COLS_BUDGET: usize = 1 << 22;
 
 fn run_host<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Option<&[T]>) -> Vec<T> {
-    let Geometry {
-        n,
-        c,
-        o,
-        g,
-        kh,
-        kw,
-        ho,
-        wo,
-        ..
-    } = *geo;
+    let (n, c, o, g, kh, kw, ho, wo) = (geo.n, geo.c, geo.o, geo.g, geo.kh, geo.kw, geo.ho, geo.wo);
     let (cg, og) = (c / g, o / g);
     let k = cg * kh * kw;
     let p = ho * wo;
@@ -345,21 +324,8 @@ struct Padded<'a, T: Clone> {
 
 impl<'a, T: Float> Padded<'a, T> {
     fn new(geo: &Geometry, x: &'a [T]) -> Padded<'a, T> {
-        let Geometry {
-            n,
-            c,
-            h,
-            w,
-            kh,
-            kw,
-            ho,
-            wo,
-            pt,
-            pl,
-            stride,
-            dilation,
-            ..
-        } = *geo;
+        let (n, c, h, w, kh, kw) = (geo.n, geo.c, geo.h, geo.w, geo.kh, geo.kw);
+        let (ho, wo, pt, pl, stride, dilation) = (geo.ho, geo.wo, geo.pt, geo.pl, geo.stride, geo.dilation);
         // Rows and columns the kernel reaches, past the padding before (the padding after is what it reaches).
         let hp = ((ho - 1) * stride[0] + (kh - 1) * dilation[0] + 1).max(h + pt);
         let wp = ((wo - 1) * stride[1] + (kw - 1) * dilation[1] + 1).max(w + pl);
@@ -388,15 +354,7 @@ impl<'a, T: Float> Padded<'a, T> {
 
 /// For each kernel tap `(ki, kj)`, the offset in a padded plane of the input each output position reads.
 fn taps(geo: &Geometry, padded_w: usize) -> Vec<u32> {
-    let Geometry {
-        kh,
-        kw,
-        ho,
-        wo,
-        stride,
-        dilation,
-        ..
-    } = *geo;
+    let (kh, kw, ho, wo, stride, dilation) = (geo.kh, geo.kw, geo.ho, geo.wo, geo.stride, geo.dilation);
     let mut taps = Vec::with_capacity(kh * kw * ho * wo);
     for ki in 0..kh {
         for kj in 0..kw {
@@ -414,9 +372,7 @@ fn taps(geo: &Geometry, padded_w: usize) -> Vec<u32> {
 
 /// Fills `cols` (`k` rows of `nb * p`) with the patches of images `n0..n0 + nb`, channels of group `gi`.
 fn im2col<T: Float>(geo: &Geometry, x: &Padded<'_, T>, taps: &[u32], n0: usize, nb: usize, gi: usize, cols: &mut [T]) {
-    let Geometry {
-        c, g, kh, kw, ho, wo, ..
-    } = *geo;
+    let (c, g, kh, kw, ho, wo) = (geo.c, geo.g, geo.kh, geo.kw, geo.ho, geo.wo);
     let cg = c / g;
     let p = ho * wo;
     let plane = x.h * x.w;

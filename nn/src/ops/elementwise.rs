@@ -143,21 +143,7 @@ impl Tensor {
 
     /// `out = f(x)` into an existing tensor of the same shape and dtype (not reallocated).
     pub(crate) fn map_float_into<F: UnaryFn>(&self, op: &'static str, f: &F, out: &Tensor) -> Result<()> {
-        if out.shape() != self.shape() {
-            return Err(Error::shapes(
-                op,
-                self.shape(),
-                out.shape(),
-                "an output of the input's shape",
-            ));
-        }
-        if out.dtype() != self.dtype() {
-            return Err(Error::DTypeMismatch {
-                op,
-                expected: self.dtype(),
-                got: out.dtype(),
-            });
-        }
+        super::check_like(op, self, out, super::OUTPUT)?;
         if out.shares_storage(self) {
             return self.map_float_(op, f);
         }
@@ -195,7 +181,7 @@ impl Tensor {
     /// a common floating-point dtype.
     pub(crate) fn zip_float<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<Tensor> {
         let f = *f;
-        let (a, b, dtype) = promote_pair(op, self, other)?;
+        let (a, b, _) = promote_pair(op, self, other)?;
         let out_shape = broadcast_shape(op, a.shape(), b.shape())?;
         if &out_shape == a.shape() && (b.shape() == a.shape() || b.numel() == 1) {
             // Same shapes, or a scalar right side: the vectorised loops.
@@ -211,31 +197,7 @@ impl Tensor {
                 return Ok(Tensor::from_cpu(data, out_shape));
             }
         }
-        let sa = broadcast_strides(a.shape(), &out_shape);
-        let sb = broadcast_strides(b.shape(), &out_shape);
-        let data = a.read_cpu(op, |da| {
-            b.read_cpu(op, |db| -> Result<CpuData> {
-                Ok(match (da, db) {
-                    (CpuData::F32(x), CpuData::F32(y)) => {
-                        CpuData::F32(zip_broadcast(x, &sa, y, &sb, &out_shape, |p, q| f.apply(p, q)))
-                    }
-                    (CpuData::F64(x), CpuData::F64(y)) => {
-                        CpuData::F64(zip_broadcast(x, &sa, y, &sb, &out_shape, |p, q| f.apply(p, q)))
-                    }
-                    (CpuData::F16(x), CpuData::F16(y)) => {
-                        CpuData::F16(zip_broadcast(x, &sa, y, &sb, &out_shape, |p, q| {
-                            f16::from_f32(f.apply(p.to_f32(), q.to_f32()))
-                        }))
-                    }
-                    (CpuData::BF16(x), CpuData::BF16(y)) => {
-                        CpuData::BF16(zip_broadcast(x, &sa, y, &sb, &out_shape, |p, q| {
-                            bf16::from_f32(f.apply(p.to_f32(), q.to_f32()))
-                        }))
-                    }
-                    _ => return Err(Error::float_only(op, dtype)),
-                })
-            })
-        })???;
+        let data = zip_data(op, &a, &b, &out_shape, f)?;
         Ok(Tensor::from_cpu(data, out_shape))
     }
 
@@ -243,34 +205,38 @@ impl Tensor {
     pub(crate) fn zip_float_<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<()> {
         let f = *f;
         let other = in_place_operand(op, self, other)?;
-        let out_shape = self.shape().clone();
-        let so = broadcast_strides(other.shape(), &out_shape);
-        let data = other.read_cpu(op, |o| -> Result<CpuData> {
-            let ss = broadcast_strides(self.shape(), &out_shape);
-            self.read_cpu(op, |s| -> Result<CpuData> {
-                Ok(match (s, o) {
-                    (CpuData::F32(x), CpuData::F32(y)) => {
-                        CpuData::F32(zip_broadcast(x, &ss, y, &so, &out_shape, |p, q| f.apply(p, q)))
-                    }
-                    (CpuData::F64(x), CpuData::F64(y)) => {
-                        CpuData::F64(zip_broadcast(x, &ss, y, &so, &out_shape, |p, q| f.apply(p, q)))
-                    }
-                    (CpuData::F16(x), CpuData::F16(y)) => {
-                        CpuData::F16(zip_broadcast(x, &ss, y, &so, &out_shape, |p, q| {
-                            f16::from_f32(f.apply(p.to_f32(), q.to_f32()))
-                        }))
-                    }
-                    (CpuData::BF16(x), CpuData::BF16(y)) => {
-                        CpuData::BF16(zip_broadcast(x, &ss, y, &so, &out_shape, |p, q| {
-                            bf16::from_f32(f.apply(p.to_f32(), q.to_f32()))
-                        }))
-                    }
-                    _ => return Err(Error::float_only(op, self.dtype())),
-                })
-            })?
-        })??;
+        let data = zip_data(op, self, &other, self.shape(), f)?;
         self.write_cpu(op, |d| *d = data)
     }
+}
+
+/// `f(a, b)` over `out_shape` (which `a` and `b`, both on the CPU in one float dtype, broadcast to), in new host
+/// data; the half types compute in `f32`. An error for another dtype.
+fn zip_data<F: BinaryFn>(op: &'static str, a: &Tensor, b: &Tensor, out_shape: &Shape, f: F) -> Result<CpuData> {
+    let (sa, sb) = (
+        broadcast_strides(a.shape(), out_shape),
+        broadcast_strides(b.shape(), out_shape),
+    );
+    macro_rules! zip {
+        ($x:expr, $y:expr, $g:expr) => {
+            zip_broadcast($x, &sa, $y, &sb, out_shape, $g)
+        };
+    }
+    a.read_cpu(op, |da| {
+        b.read_cpu(op, |db| {
+            Ok(match (da, db) {
+                (CpuData::F32(x), CpuData::F32(y)) => CpuData::F32(zip!(x, y, |p, q| f.apply(p, q))),
+                (CpuData::F64(x), CpuData::F64(y)) => CpuData::F64(zip!(x, y, |p, q| f.apply(p, q))),
+                (CpuData::F16(x), CpuData::F16(y)) => {
+                    CpuData::F16(zip!(x, y, |p, q| f16::from_f32(f.apply(p.to_f32(), q.to_f32()))))
+                }
+                (CpuData::BF16(x), CpuData::BF16(y)) => {
+                    CpuData::BF16(zip!(x, y, |p, q| bf16::from_f32(f.apply(p.to_f32(), q.to_f32()))))
+                }
+                _ => return Err(Error::float_only(op, a.dtype())),
+            })
+        })
+    })??
 }
 
 /// The right side of an in-place operation on `target`: broadcastable to its shape, in its dtype, and never

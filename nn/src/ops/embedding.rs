@@ -38,10 +38,7 @@ struct Embedding;
 
 impl Op for Embedding {
     type Output = Tensor;
-
-    fn name(&self) -> &'static str {
-        "embedding"
-    }
+    const NAME: &'static str = "embedding";
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let (indices, weight, op) = (inputs[0], inputs[1], "embedding");

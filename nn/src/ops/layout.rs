@@ -14,14 +14,8 @@ struct View(Shape);
 
 impl Op for View {
     type Output = Tensor;
-
-    fn name(&self) -> &'static str {
-        "reshape"
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Anywhere
-    }
+    const NAME: &'static str = "reshape";
+    const DEVICE: DevicePath = DevicePath::Anywhere;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         Ok(inputs[0].view(self.0.clone()))
@@ -83,16 +77,13 @@ impl Rearrange {
 
 impl Op for Rearrange {
     type Output = Tensor;
+    const DEVICE: DevicePath = DevicePath::Exact;
 
     fn name(&self) -> &'static str {
         match self {
             Rearrange::Permute(_) => "permute",
             Rearrange::Narrow { .. } => "narrow",
         }
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Exact
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
@@ -110,7 +101,7 @@ impl Op for Rearrange {
         let g = self.of(x);
         let out = gather::gather(&x.gpu_buffer(op)?, element(op, x)?, &g.shape, &g.strides, g.offset)
             .map_err(|e| x.kernel_error(op, e))?;
-        Ok(Tensor::from_gpu(out, x.dtype(), x.device(), g.shape))
+        Ok(x.with_gpu(out, g.shape))
     }
 }
 
@@ -134,14 +125,8 @@ impl Cat {
 
 impl Op for Cat {
     type Output = Tensor;
-
-    fn name(&self) -> &'static str {
-        "cat"
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Exact
-    }
+    const NAME: &'static str = "cat";
+    const DEVICE: DevicePath = DevicePath::Exact;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let (out_shape, outer, out_row) = self.layout(inputs);
@@ -167,7 +152,7 @@ impl Op for Cat {
                 .map_err(|e| t.kernel_error("cat", e))?;
             col += row;
         }
-        Ok(Tensor::from_gpu(out, first.dtype(), first.device(), out_shape))
+        Ok(first.with_gpu(out, out_shape))
     }
 }
 

@@ -22,17 +22,11 @@ fn linear_sizes(x: &Tensor, weight: &Tensor) -> (usize, usize, usize, Shape) {
 
 impl Op for Linear {
     type Output = Tensor;
-
-    fn name(&self) -> &'static str {
-        "linear"
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
-    }
+    const NAME: &'static str = "linear";
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
-        let (x, w, b) = (inputs[0], inputs[1], inputs.get(2));
+        let (x, w, b) = (inputs[0], inputs[1], inputs.get(2).copied());
         let (rows, in_f, out_f, out_shape) = linear_sizes(x, w);
         fn run<T: Float>(x: &[T], w: &[T], b: Option<&[T]>, rows: usize, in_f: usize, out_f: usize) -> Vec<T> {
             let mut out = vec![T::default(); rows * out_f];
@@ -64,9 +58,9 @@ impl Op for Linear {
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
-        let (x, w, b) = (inputs[0], inputs[1], inputs.get(2));
+        let (x, w, b) = (inputs[0], inputs[1], inputs.get(2).copied());
         let (rows, in_f, out_f, out_shape) = linear_sizes(x, w);
-        let bias = b.map(|b| b.gpu_buffer("linear")).transpose()?;
+        let bias = Tensor::gpu_buffer_of(b, "linear")?;
         let out = kernels::linear::linear(
             float_type("linear", x.dtype())?,
             &x.gpu_buffer("linear")?,
@@ -77,7 +71,7 @@ impl Op for Linear {
             out_f,
         )
         .map_err(|e| x.kernel_error("linear", e))?;
-        Ok(Tensor::from_gpu(out, x.dtype(), x.device(), out_shape))
+        Ok(x.with_gpu(out, out_shape))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -92,10 +86,7 @@ struct Matmul;
 
 impl Op for Matmul {
     type Output = Tensor;
-
-    fn name(&self) -> &'static str {
-        "matmul"
-    }
+    const NAME: &'static str = "matmul";
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let (a, b) = (inputs[0], inputs[1]);

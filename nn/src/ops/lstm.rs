@@ -78,14 +78,8 @@ impl Lstm {
 
 impl Op for Lstm {
     type Output = (Tensor, Tensor, Tensor);
-
-    fn name(&self) -> &'static str {
-        "lstm"
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
-    }
+    const NAME: &'static str = "lstm";
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Self::Output> {
         run_cpu(inputs, &self.cells(inputs), self.sizes(inputs), self.dropout)
@@ -144,7 +138,7 @@ impl Op for Lstm {
         )
         .map_err(|e| x.kernel_error(op, e))?;
         let out_shape = Shape::from([sizes.seq, sizes.batch, sizes.dirs * sizes.hidden]);
-        let on = |b, shape: &Shape| Tensor::from_gpu(b, x.dtype(), x.device(), shape.clone());
+        let on = |b, shape: &Shape| x.with_gpu(b, shape.clone());
         Ok((on(out, &out_shape), on(h_n, h0.shape()), on(c_n, c0.shape())))
     }
 

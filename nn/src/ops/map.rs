@@ -24,27 +24,21 @@ pub(crate) trait Half: Copy + Send + Sync + 'static {
     fn narrow(x: f32) -> Self;
 }
 
-impl Half for f16 {
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn narrow(x: f32) -> Self {
-        f16::from_f32(x)
-    }
+macro_rules! half {
+    ($($t:ty),*) => {$(
+        impl Half for $t {
+            #[inline(always)]
+            fn widen(self) -> f32 {
+                self.to_f32()
+            }
+            #[inline(always)]
+            fn narrow(x: f32) -> Self {
+                <$t>::from_f32(x)
+            }
+        }
+    )*};
 }
-
-impl Half for bf16 {
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn narrow(x: f32) -> Self {
-        bf16::from_f32(x)
-    }
-}
+half!(f16, bf16);
 
 /// Runs `$body` (an expression using the generic items in scope) compiled with AVX2 and FMA when the CPU
 /// has them, else compiled for the baseline.
@@ -147,52 +141,54 @@ multiversion! {
     }
 }
 
-/// `dst[i] = f(src[i])`.
-pub(crate) fn unary<R: Real, F: UnaryFn>(src: &[R], dst: &mut [R], f: F) {
+/// Runs `chunk` on `src` and `dst` (of one length): at once on this thread below [`PARALLEL_THRESHOLD`],
+/// else on matching pieces of [`CHUNK`] elements across threads.
+#[inline(always)]
+fn split<S: Sync, D: Send>(src: &[S], dst: &mut [D], chunk: impl Fn(&[S], &mut [D]) + Sync + Send) {
     if src.len() < PARALLEL_THRESHOLD {
-        unary_chunk(src, dst, f);
+        chunk(src, dst);
     } else {
         dst.par_chunks_mut(CHUNK)
             .zip(src.par_chunks(CHUNK))
-            .for_each(move |(d, s)| unary_chunk(s, d, f));
+            .for_each(|(d, s)| chunk(s, d));
     }
+}
+
+/// [`split`] for data changed in place.
+#[inline(always)]
+fn split_in_place<D: Send>(data: &mut [D], chunk: impl Fn(&mut [D]) + Sync + Send) {
+    if data.len() < PARALLEL_THRESHOLD {
+        chunk(data);
+    } else {
+        data.par_chunks_mut(CHUNK).for_each(chunk);
+    }
+}
+
+/// `dst[i] = f(src[i])`.
+pub(crate) fn unary<R: Real, F: UnaryFn>(src: &[R], dst: &mut [R], f: F) {
+    split(src, dst, move |s, d| unary_chunk(s, d, f));
 }
 
 /// `x = f(x)`.
 pub(crate) fn unary_in_place<R: Real, F: UnaryFn>(data: &mut [R], f: F) {
-    if data.len() < PARALLEL_THRESHOLD {
-        unary_chunk_in_place(data, f);
-    } else {
-        data.par_chunks_mut(CHUNK).for_each(move |c| unary_chunk_in_place(c, f));
-    }
+    split_in_place(data, move |c| unary_chunk_in_place(c, f));
 }
 
 /// `dst[i] = f(src[i])` for a half type, computed in `f32`.
 pub(crate) fn unary_half<H: Half, F: UnaryFn>(src: &[H], dst: &mut [H], f: F) {
-    if src.len() < PARALLEL_THRESHOLD {
-        unary_half_chunk(src, dst, f);
-    } else {
-        dst.par_chunks_mut(CHUNK)
-            .zip(src.par_chunks(CHUNK))
-            .for_each(move |(d, s)| unary_half_chunk(s, d, f));
-    }
+    split(src, dst, move |s, d| unary_half_chunk(s, d, f));
 }
 
 /// `x = f(x)` for a half type, computed in `f32`.
 pub(crate) fn unary_half_in_place<H: Half, F: UnaryFn>(data: &mut [H], f: F) {
-    let apply = move |c: &mut [H]| {
+    split_in_place(data, move |c| {
         let mut block = [H::narrow(0.0); BLOCK];
         for chunk in c.chunks_mut(BLOCK) {
             let b = &mut block[..chunk.len()];
             b.copy_from_slice(chunk);
             unary_half_chunk(b, chunk, f);
         }
-    };
-    if data.len() < PARALLEL_THRESHOLD {
-        apply(data);
-    } else {
-        data.par_chunks_mut(CHUNK).for_each(apply);
-    }
+    });
 }
 
 /// `dst[i] = f(a[i], b[i])`, or `f(a[i], b[0])` when `b` has one element.
@@ -229,6 +225,23 @@ pub(crate) fn filled<T: Element>(n: usize, fill: impl FnOnce(&mut [T])) -> CpuDa
     data
 }
 
+/// Runs `run(first block, first element, piece)` on pieces of `dst` of whole `block`-element blocks: all of it
+/// on this thread below [`PARALLEL_THRESHOLD`], else about a [`CHUNK`] per piece across threads.
+#[inline(always)]
+fn split_blocks<T: Send>(dst: &mut [T], block: usize, run: impl Fn(usize, usize, &mut [T]) + Sync + Send) {
+    if block == 0 {
+        return;
+    }
+    let per_task = (CHUNK / block).max(1) * block;
+    if dst.len() < PARALLEL_THRESHOLD {
+        run(0, 0, dst);
+    } else {
+        dst.par_chunks_mut(per_task)
+            .enumerate()
+            .for_each(|(t, piece)| run(t * (per_task / block), t * per_task, piece));
+    }
+}
+
 /// `dst[i] = f(src[i])` block by block, the formula of block `b` (`block` elements each) being `make(b)`.
 pub(crate) fn unary_blocks<R: Real, F: UnaryFn>(
     src: &[R],
@@ -236,24 +249,11 @@ pub(crate) fn unary_blocks<R: Real, F: UnaryFn>(
     block: usize,
     make: impl Fn(usize) -> F + Sync,
 ) {
-    if block == 0 {
-        return;
-    }
-    let per_task = (CHUNK / block).max(1) * block;
-    let run = |t: usize, (s, d): (&[R], &mut [R])| {
-        let first = t * (per_task / block);
-        for (i, (s, d)) in s.chunks(block).zip(d.chunks_mut(block)).enumerate() {
+    split_blocks(dst, block, |first, at, piece| {
+        for (i, (s, d)) in src[at..].chunks(block).zip(piece.chunks_mut(block)).enumerate() {
             unary_chunk(s, d, make(first + i));
         }
-    };
-    if src.len() < PARALLEL_THRESHOLD {
-        run(0, (src, dst));
-    } else {
-        src.par_chunks(per_task)
-            .zip(dst.par_chunks_mut(per_task))
-            .enumerate()
-            .for_each(|(t, p)| run(t, p));
-    }
+    });
 }
 
 /// `dst[i] = f_b(a[i], b[i])` block by block, the formula of block `k` (`block` elements each) being `make(k)`.
@@ -264,28 +264,10 @@ pub(crate) fn binary_blocks<R: Real, F: BinaryFn>(
     block: usize,
     make: impl Fn(usize) -> F + Sync,
 ) {
-    if block == 0 {
-        return;
-    }
-    let per_task = (CHUNK / block).max(1) * block;
-    let run = |t: usize, ((a, b), d): ((&[R], &[R]), &mut [R])| {
-        let first = t * (per_task / block);
-        for (i, ((a, b), d)) in a
-            .chunks(block)
-            .zip(b.chunks(block))
-            .zip(d.chunks_mut(block))
-            .enumerate()
-        {
+    split_blocks(dst, block, |first, at, piece| {
+        let pairs = a[at..].chunks(block).zip(b[at..].chunks(block));
+        for (i, ((a, b), d)) in pairs.zip(piece.chunks_mut(block)).enumerate() {
             binary_chunk(a, b, d, make(first + i));
         }
-    };
-    if a.len() < PARALLEL_THRESHOLD {
-        run(0, ((a, b), dst));
-    } else {
-        a.par_chunks(per_task)
-            .zip(b.par_chunks(per_task))
-            .zip(dst.par_chunks_mut(per_task))
-            .enumerate()
-            .for_each(|(t, p)| run(t, p));
-    }
+    });
 }

@@ -47,18 +47,23 @@ pub(crate) trait Op {
     type Output: Outputs;
 
     /// PyTorch's name of the operation: errors name it and probe verdicts are kept under it.
-    fn name(&self) -> &'static str;
+    const NAME: &'static str = "";
+
+    /// The name of this op, for operations whose name depends on their arguments; the default: [`NAME`].
+    ///
+    /// [`NAME`]: Self::NAME
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
 
     /// Whether and how the operation runs on a device; the default: it does not.
-    fn device_path(&self) -> DevicePath {
-        DevicePath::None
-    }
+    const DEVICE: DevicePath = DevicePath::None;
 
     /// The operation on host memory; every input is on the CPU.
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Self::Output>;
 
     /// The operation on `device`'s memory; every input is there, and [`run`] admitted their float dtype. Only
-    /// called when [`device_path`](Self::device_path) is not [`DevicePath::None`].
+    /// called when [`DEVICE`](Self::DEVICE) is not [`DevicePath::None`].
     fn device(&self, inputs: &[&Tensor], device: &GpuDevice) -> Result<Self::Output> {
         let _ = device;
         Err(cpu_only(self.name(), inputs[0]))
@@ -131,7 +136,7 @@ pub(crate) fn run<O: Op>(op: &O, inputs: &[&Tensor]) -> Result<O::Output> {
     if on.is_cpu() {
         return op.cpu(inputs);
     }
-    match op.device_path() {
+    match O::DEVICE {
         DevicePath::None => Err(cpu_only(op.name(), inputs[0])),
         DevicePath::Anywhere => op.cpu(inputs),
         DevicePath::Exact => op.device(inputs, &device::open(on)?),
@@ -211,18 +216,19 @@ pub(crate) fn same_dtype(op: &'static str, like: &Tensor, tensors: &[Option<&Ten
     }
 }
 
-/// Checks that `dy` can be the gradient of `x` (a backward's incoming gradient): same shape and dtype.
-pub(crate) fn check_grad(op: &'static str, x: &Tensor, dy: &Tensor) -> Result<()> {
-    if x.shape() != dy.shape() {
-        return Err(Error::shapes(
-            op,
-            x.shape(),
-            dy.shape(),
-            "a gradient of the input's shape",
-        ));
+/// Checks that `other` has `x`'s shape and dtype: an output written into, or a backward's incoming gradient
+/// (`what` says which, for the error).
+pub(crate) fn check_like(op: &'static str, x: &Tensor, other: &Tensor, what: &'static str) -> Result<()> {
+    if x.shape() != other.shape() {
+        return Err(Error::shapes(op, x.shape(), other.shape(), what));
     }
-    same_dtype(op, x, &[Some(dy)])
+    same_dtype(op, x, &[Some(other)])
 }
+
+/// What [`check_like`] says of a backward's incoming gradient.
+pub(crate) const GRADIENT: &str = "a gradient of the input's shape";
+/// What [`check_like`] says of an output written into.
+pub(crate) const OUTPUT: &str = "an output of the input's shape";
 
 /// A CPU tensor of `shape` in `dtype` holding deterministic values in `[-1.5, 1.5]` (`phase` makes different
 /// operands): a probe operand.

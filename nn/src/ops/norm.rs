@@ -128,14 +128,8 @@ impl BatchNorm {
 
 impl Op for BatchNorm {
     type Output = Tensor;
-
-    fn name(&self) -> &'static str {
-        "batch_norm"
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
-    }
+    const NAME: &'static str = "batch_norm";
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let Operands {
@@ -217,8 +211,8 @@ impl Op for BatchNorm {
             (Some((mean, var)), false) => Statistics::Running { mean, var },
             (None, false) => return Err(Error::invalid(op, "evaluation needs running statistics")),
         };
-        let weight = weight.map(|t| t.gpu_buffer(op)).transpose()?;
-        let bias = bias.map(|t| t.gpu_buffer(op)).transpose()?;
+        let weight = Tensor::gpu_buffer_of(weight, op)?;
+        let bias = Tensor::gpu_buffer_of(bias, op)?;
         let y = kernels::norm::batch_norm(
             float_type(op, x.dtype())?,
             &x.gpu_buffer(op)?,
@@ -229,7 +223,7 @@ impl Op for BatchNorm {
             self.eps,
         )
         .map_err(|e| x.kernel_error(op, e))?;
-        Ok(Tensor::from_gpu(y, x.dtype(), x.device(), x.shape().clone()))
+        Ok(x.like_gpu(y))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -317,14 +311,8 @@ impl LayerNorm {
 
 impl Op for LayerNorm {
     type Output = Tensor;
-
-    fn name(&self) -> &'static str {
-        "layer_norm"
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
-    }
+    const NAME: &'static str = "layer_norm";
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let op = "layer_norm";
@@ -342,8 +330,8 @@ impl Op for LayerNorm {
         let op = "layer_norm";
         let (x, weight, bias, inner) = self.operands(inputs);
         same_dtype(op, x, &[weight, bias])?;
-        let weight = weight.map(|t| t.gpu_buffer(op)).transpose()?;
-        let bias = bias.map(|t| t.gpu_buffer(op)).transpose()?;
+        let weight = Tensor::gpu_buffer_of(weight, op)?;
+        let bias = Tensor::gpu_buffer_of(bias, op)?;
         let y = kernels::norm::layer_norm(
             float_type(op, x.dtype())?,
             &x.gpu_buffer(op)?,
@@ -353,7 +341,7 @@ impl Op for LayerNorm {
             self.eps,
         )
         .map_err(|e| x.kernel_error(op, e))?;
-        Ok(Tensor::from_gpu(y, x.dtype(), x.device(), x.shape().clone()))
+        Ok(x.like_gpu(y))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {

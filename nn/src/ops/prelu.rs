@@ -4,7 +4,7 @@
 use kernels::{GpuDevice, Real};
 
 use super::elementwise::{BinaryFn, UnaryFn};
-use super::{DevicePath, Op, check_grad, run, same_dtype};
+use super::{DevicePath, GRADIENT, OUTPUT, Op, check_like, run, same_dtype};
 use crate::tensor::device::{float_type, probe};
 use crate::{DType, Error, Result, Tensor};
 
@@ -143,14 +143,8 @@ struct Backward;
 
 impl Op for Forward {
     type Output = Tensor;
-
-    fn name(&self) -> &'static str {
-        "prelu"
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
-    }
+    const NAME: &'static str = "prelu";
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let y = cpu_forward("prelu", inputs[0], inputs[1], None)?;
@@ -161,7 +155,7 @@ impl Op for Forward {
         let x = inputs[0];
         let (xb, wb, dtype, layout) = device_operands("prelu", x, inputs[1])?;
         let y = kernels::prelu::forward(dtype, &xb, &wb, layout).map_err(|e| x.kernel_error("prelu", e))?;
-        Ok(Tensor::from_gpu(y, x.dtype(), x.device(), x.shape().clone()))
+        Ok(x.like_gpu(y))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -172,14 +166,8 @@ impl Op for Forward {
 
 impl Op for ForwardInto {
     type Output = ();
-
-    fn name(&self) -> &'static str {
-        "prelu"
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
-    }
+    const NAME: &'static str = "prelu";
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<()> {
         cpu_forward("prelu_into", inputs[0], inputs[1], Some(inputs[2])).map(|_| ())
@@ -201,14 +189,8 @@ impl Op for ForwardInto {
 
 impl Op for Backward {
     type Output = (Tensor, Tensor);
-
-    fn name(&self) -> &'static str {
-        "prelu_backward"
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
-    }
+    const NAME: &'static str = "prelu_backward";
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<(Tensor, Tensor)> {
         let (x, w, dy, op) = (inputs[0], inputs[1], inputs[2], "prelu_backward");
@@ -240,10 +222,7 @@ impl Op for Backward {
         let (xb, wb, dtype, layout) = device_operands(op, x, w)?;
         let (dx, dw) = kernels::prelu::backward(dtype, &xb, &wb, &inputs[2].gpu_buffer(op)?, layout)
             .map_err(|e| x.kernel_error(op, e))?;
-        Ok((
-            Tensor::from_gpu(dx, x.dtype(), x.device(), x.shape().clone()),
-            Tensor::from_gpu(dw, w.dtype(), w.device(), w.shape().clone()),
-        ))
+        Ok((x.like_gpu(dx), w.like_gpu(dw)))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -280,15 +259,7 @@ pub fn prelu(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
 pub fn prelu_into(x: &Tensor, weight: &Tensor, out: &Tensor) -> Result<()> {
     let op = "prelu_into";
     prelu_layout(op, x, weight)?;
-    if out.shape() != x.shape() {
-        return Err(Error::shapes(
-            op,
-            x.shape(),
-            out.shape(),
-            "an output of the input's shape",
-        ));
-    }
-    same_dtype(op, x, &[Some(out)])?;
+    check_like(op, x, out, OUTPUT)?;
     run(&ForwardInto, &[x, weight, out])
 }
 
@@ -306,7 +277,7 @@ pub fn prelu_into(x: &Tensor, weight: &Tensor, out: &Tensor) -> Result<()> {
 /// ```
 pub fn prelu_backward(x: &Tensor, weight: &Tensor, dy: &Tensor) -> Result<(Tensor, Tensor)> {
     let op = "prelu_backward";
-    check_grad(op, x, dy)?;
+    check_like(op, x, dy, GRADIENT)?;
     prelu_layout(op, x, weight)?;
     run(&Backward, &[x, weight, dy])
 }

@@ -168,6 +168,15 @@ impl Tensor {
         Ok((acc, keep, reduce, count))
     }
 
+    fn reduce(&self, reduction: Reduction, dims: &[isize], keepdim: bool) -> Result<Tensor> {
+        let op = Reduce {
+            reduction,
+            dims,
+            keepdim,
+        };
+        run(&op, &[self])
+    }
+
     /// Sum over `dims` (all when empty).
     ///
     /// ```
@@ -175,41 +184,17 @@ impl Tensor {
     /// assert_eq!(t.sum_dims(&[0], false).unwrap().to_vec::<f32>().unwrap(), vec![4.0, 6.0]);
     /// ```
     pub fn sum_dims(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
-        let reduction = Reduction::Sum;
-        run(
-            &Reduce {
-                reduction,
-                dims,
-                keepdim,
-            },
-            &[self],
-        )
+        self.reduce(Reduction::Sum, dims, keepdim)
     }
 
     /// Mean over `dims` (all when empty).
     pub fn mean_dims(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
-        let reduction = Reduction::Mean;
-        run(
-            &Reduce {
-                reduction,
-                dims,
-                keepdim,
-            },
-            &[self],
-        )
+        self.reduce(Reduction::Mean, dims, keepdim)
     }
 
     /// Variance over `dims` (all when empty), with Bessel's correction when `unbiased`.
     pub fn var_dims(&self, dims: &[isize], unbiased: bool, keepdim: bool) -> Result<Tensor> {
-        let reduction = Reduction::Var { unbiased };
-        run(
-            &Reduce {
-                reduction,
-                dims,
-                keepdim,
-            },
-            &[self],
-        )
+        self.reduce(Reduction::Var { unbiased }, dims, keepdim)
     }
 
     /// Sum of every element, as a 0-dimensional tensor.

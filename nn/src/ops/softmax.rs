@@ -5,7 +5,7 @@ use kernels::{GpuDevice, Real};
 use rayon::prelude::*;
 
 use super::map::{self, CHUNK, PARALLEL_THRESHOLD, multiversion};
-use super::{DevicePath, Op, check_grad, run};
+use super::{DevicePath, GRADIENT, Op, check_like, run};
 use crate::tensor::cast::cast_data;
 use crate::tensor::device::{float_type, probe};
 use crate::tensor::storage::CpuData;
@@ -49,13 +49,10 @@ fn probe_input(dtype: DType) -> Result<Tensor> {
 
 impl Op for Softmax {
     type Output = Tensor;
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         forward_name(self.log)
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
@@ -90,7 +87,7 @@ impl Op for Softmax {
             self.log,
         )
         .map_err(|e| x.kernel_error(op, e))?;
-        Ok(Tensor::from_gpu(out, x.dtype(), x.device(), x.shape().clone()))
+        Ok(x.like_gpu(out))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -101,13 +98,10 @@ impl Op for Softmax {
 
 impl Op for SoftmaxBackward {
     type Output = Tensor;
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         backward_name(self.0.log)
-    }
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
@@ -150,7 +144,7 @@ impl Op for SoftmaxBackward {
             self.0.log,
         )
         .map_err(|e| y.kernel_error(op, e))?;
-        Ok(Tensor::from_gpu(dx, y.dtype(), y.device(), y.shape().clone()))
+        Ok(y.like_gpu(dx))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -215,7 +209,7 @@ pub fn log_softmax_backward(y: &Tensor, dy: &Tensor, dim: isize) -> Result<Tenso
 
 fn backward(y: &Tensor, dy: &Tensor, dim: isize, log: bool) -> Result<Tensor> {
     let op = backward_name(log);
-    check_grad(op, y, dy)?;
+    check_like(op, y, dy, GRADIENT)?;
     let dim = y.dim_index(op, dim)?;
     run(&SoftmaxBackward(Softmax { dim, log }), &[y, dy])
 }

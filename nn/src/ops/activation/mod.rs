@@ -11,9 +11,9 @@ use std::marker::PhantomData;
 use kernels::{Formula, GpuDevice, HostFormula, Real};
 
 use super::elementwise::{BinaryFn, UnaryFn};
-use super::{DevicePath, Op, check_grad, run, same_dtype};
+use super::{DevicePath, GRADIENT, OUTPUT, Op, check_like, run};
 use crate::tensor::device::{float_type, probe};
-use crate::{DType, Error, Result, Tensor};
+use crate::{DType, Result, Tensor};
 
 /// A formula type and its constants, once [`Activation::dispatch`] has matched the variant.
 pub(crate) trait FormulaVisitor {
@@ -108,29 +108,14 @@ impl Activation {
 
     /// The activation of every element of `x`, in place (seen through every handle to `x`'s storage).
     pub fn forward_(&self, x: &Tensor) -> Result<()> {
-        struct Visit<'a>(&'a Tensor, &'static str);
-        impl FormulaVisitor for Visit<'_> {
-            type Output = Result<()>;
-            fn visit<A: Formula + HostFormula>(self, constants: [f64; 2]) -> Result<()> {
-                run(&ForwardInPlace::<A>::new(self.1, constants), &[self.0])
-            }
-        }
-        self.dispatch(Visit(x, self.name()))
+        self.forward_into(x, x)
     }
 
     /// The activation of every element of `x`, written into `out` (same shape, dtype and device), which is not
     /// reallocated.
     pub fn forward_into(&self, x: &Tensor, out: &Tensor) -> Result<()> {
         let op = self.name();
-        if out.shape() != x.shape() {
-            return Err(Error::shapes(
-                op,
-                x.shape(),
-                out.shape(),
-                "an output of the input's shape",
-            ));
-        }
-        same_dtype(op, x, &[Some(out)])?;
+        check_like(op, x, out, OUTPUT)?;
         struct Visit<'a>(&'a Tensor, &'a Tensor, &'static str);
         impl FormulaVisitor for Visit<'_> {
             type Output = Result<()>;
@@ -153,7 +138,7 @@ impl Activation {
     /// ```
     pub fn backward(&self, x: &Tensor, dy: &Tensor) -> Result<Tensor> {
         let op = self.backward_name();
-        check_grad(op, x, dy)?;
+        check_like(op, x, dy, GRADIENT)?;
         struct Visit<'a>(&'a Tensor, &'a Tensor, &'static str);
         impl FormulaVisitor for Visit<'_> {
             type Output = Result<Tensor>;
@@ -239,11 +224,7 @@ activation_op!(
     Forward
 );
 activation_op!(
-    /// `x = A(x)`; inputs `[x]`.
-    ForwardInPlace
-);
-activation_op!(
-    /// `out = A(x)`; inputs `[x, out]` of one shape and dtype.
+    /// `out = A(x)`; inputs `[x, out]` of one shape and dtype (`out` may be `x`: in place).
     ForwardInto
 );
 activation_op!(
@@ -264,10 +245,7 @@ fn probe_inputs(dtype: DType, backward: bool) -> Result<Vec<Tensor>> {
 
 impl<A: Formula + HostFormula> Op for Forward<A> {
     type Output = Tensor;
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
-    }
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         self.0.name
@@ -285,37 +263,7 @@ impl<A: Formula + HostFormula> Op for Forward<A> {
             &x.gpu_buffer(self.0.name)?,
         )
         .map_err(|e| x.kernel_error(self.0.name, e))?;
-        Ok(Tensor::from_gpu(out, x.dtype(), x.device(), x.shape().clone()))
-    }
-
-    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
-        Ok(vec![(Self(self.0), probe_inputs(dtype, false)?)])
-    }
-}
-
-impl<A: Formula + HostFormula> Op for ForwardInPlace<A> {
-    type Output = ();
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
-    }
-
-    fn name(&self) -> &'static str {
-        self.0.name
-    }
-
-    fn cpu(&self, inputs: &[&Tensor]) -> Result<()> {
-        inputs[0].map_float_(self.0.name, &self.0)
-    }
-
-    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<()> {
-        let x = inputs[0];
-        kernels::activation::forward_in_place::<A>(
-            self.0.constants,
-            float_type(self.0.name, x.dtype())?,
-            &x.gpu_buffer(self.0.name)?,
-        )
-        .map_err(|e| x.kernel_error(self.0.name, e))
+        Ok(x.like_gpu(out))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -325,10 +273,7 @@ impl<A: Formula + HostFormula> Op for ForwardInPlace<A> {
 
 impl<A: Formula + HostFormula> Op for ForwardInto<A> {
     type Output = ();
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
-    }
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         self.0.name
@@ -339,14 +284,14 @@ impl<A: Formula + HostFormula> Op for ForwardInto<A> {
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<()> {
-        let (x, out) = (inputs[0], inputs[1]);
-        kernels::activation::forward_into::<A>(
-            self.0.constants,
-            float_type(self.0.name, x.dtype())?,
-            &x.gpu_buffer(self.0.name)?,
-            &out.gpu_buffer(self.0.name)?,
-        )
-        .map_err(|e| x.kernel_error(self.0.name, e))
+        let (x, out, name) = (inputs[0], inputs[1], self.0.name);
+        let (dtype, constants, input) = (float_type(name, x.dtype())?, self.0.constants, x.gpu_buffer(name)?);
+        if out.shares_storage(x) {
+            kernels::activation::forward_in_place::<A>(constants, dtype, &input)
+        } else {
+            kernels::activation::forward_into::<A>(constants, dtype, &input, &out.gpu_buffer(name)?)
+        }
+        .map_err(|e| x.kernel_error(name, e))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -358,10 +303,7 @@ impl<A: Formula + HostFormula> Op for ForwardInto<A> {
 
 impl<A: Formula + HostFormula> Op for Backward<A> {
     type Output = Tensor;
-
-    fn device_path(&self) -> DevicePath {
-        DevicePath::Probed
-    }
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         self.0.name
@@ -388,7 +330,7 @@ impl<A: Formula + HostFormula> Op for Backward<A> {
         };
         let dx = kernels::activation::backward::<A>(self.0.constants, dtype, &saved, &dy.gpu_buffer(self.0.name)?)
             .map_err(fail)?;
-        Ok(Tensor::from_gpu(dx, x.dtype(), x.device(), x.shape().clone()))
+        Ok(x.like_gpu(dx))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {

@@ -80,9 +80,14 @@ impl Device {
 }
 
 impl Tensor {
-    /// A tensor of its own storage holding `buffer`: `shape`'s elements of `dtype` on `device`.
-    pub(crate) fn from_gpu(buffer: GpuBuffer, dtype: DType, device: Device, shape: Shape) -> Tensor {
-        Tensor::from_parts(Buffer::Device(buffer), dtype, device, shape)
+    /// A new tensor of this tensor's dtype on its device, holding `buffer` (the elements of `shape`).
+    pub(crate) fn with_gpu(&self, buffer: GpuBuffer, shape: Shape) -> Tensor {
+        Tensor::from_parts(Buffer::Device(buffer), self.dtype(), self.device(), shape)
+    }
+
+    /// [`with_gpu`](Self::with_gpu) in this tensor's shape.
+    pub(crate) fn like_gpu(&self, buffer: GpuBuffer) -> Tensor {
+        self.with_gpu(buffer, self.shape.clone())
     }
 
     /// The device memory of this tensor (a handle: no copy), or an error naming `op` for a tensor on the CPU.
@@ -94,6 +99,11 @@ impl Tensor {
                 "expected a tensor on a device, found one on the CPU",
             )),
         }
+    }
+
+    /// The device memory of an optional operand (a bias), for `op`.
+    pub(crate) fn gpu_buffer_of(t: Option<&Tensor>, op: &'static str) -> Result<Option<GpuBuffer>> {
+        t.map(|t| t.gpu_buffer(op)).transpose()
     }
 
     /// A kernel's error as the crate's, named after `op` and this tensor's dtype and device.
