@@ -7,7 +7,7 @@ use crate::Formula;
 use crate::activation::{Compute, forward_in_place, forward_into};
 use crate::dtype::with_float_type;
 use crate::gather::metadata;
-use crate::launch::{arg, cube_count, cube_dim, elements};
+use crate::launch::{arg, elements, launch};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// An arithmetic operation of two operands.
@@ -53,25 +53,17 @@ pub enum BinaryOp {
     Div,
 }
 
+/// Runs `$body` with `$o` the [`BinaryFormula`] of the [`BinaryOp`] `$op`.
 macro_rules! with_op {
     ($op:expr, $o:ident => $body:expr) => {
+        with_op!(@each $op, $o, $body, Add Sub Mul Div)
+    };
+    (@each $op:expr, $o:ident, $body:expr, $($name:ident)*) => {
         match $op {
-            BinaryOp::Add => {
-                type $o = Add;
+            $(BinaryOp::$name => {
+                type $o = $name;
                 $body
-            }
-            BinaryOp::Sub => {
-                type $o = Sub;
-                $body
-            }
-            BinaryOp::Mul => {
-                type $o = Mul;
-                $body
-            }
-            BinaryOp::Div => {
-                type $o = Div;
-                $body
-            }
+            })*
         }
     };
 }
@@ -168,15 +160,30 @@ fn broadcast_metadata(
     ))
 }
 
+/// An operand of a broadcast operation: a buffer and the shape of its elements.
+#[derive(Clone, Copy, Debug)]
+pub struct Operand<'a> {
+    /// The elements.
+    pub buffer: &'a GpuBuffer,
+    /// Their shape (row-major).
+    pub shape: &'a [usize],
+}
+
+impl Operand<'_> {
+    /// Elements in the shape.
+    fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+}
+
 fn check_operands(
     op: &'static str,
     dtype: FloatType,
-    a: &GpuBuffer,
-    a_shape: &[usize],
-    b: &GpuBuffer,
-    b_shape: &[usize],
+    a: Operand<'_>,
+    b: Operand<'_>,
     out_shape: &[usize],
 ) -> Result<()> {
+    let (a, a_shape, b, b_shape) = (a.buffer, a.shape, b.buffer, b.shape);
     a.device().check_dtype(op, dtype)?;
     if !a.device().same(b.device()) {
         return Err(KernelError::InvalidArgument {
@@ -209,43 +216,42 @@ fn check_operands(
 /// `op(a, b)` over `out_shape`, the shape `a_shape` and `b_shape` broadcast to, in a new buffer.
 ///
 /// ```no_run
-/// use kernels::binary::{binary, BinaryOp};
+/// use kernels::binary::{binary, BinaryOp, Operand};
 /// use kernels::{Backend, FloatType, GpuBuffer, GpuDevice};
 /// let device = GpuDevice::open(Backend::Wgpu, 0)?;
 /// let a = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[1.0f32, 2.0, 3.0, 4.0]));
 /// let b = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[10.0f32, 20.0]));
-/// let y = binary(BinaryOp::Add, FloatType::F32, &a, &[2, 2], &b, &[2], &[2, 2])?;
+/// let (a, b) = (Operand { buffer: &a, shape: &[2, 2] }, Operand { buffer: &b, shape: &[2] });
+/// let y = binary(BinaryOp::Add, FloatType::F32, a, b, &[2, 2])?;
 /// assert_eq!(y.to_bytes()?, bytemuck::cast_slice::<f32, u8>(&[11.0, 22.0, 13.0, 24.0]));
 /// # Ok::<(), kernels::KernelError>(())
 /// ```
 pub fn binary(
     op: BinaryOp,
     dtype: FloatType,
-    a: &GpuBuffer,
-    a_shape: &[usize],
-    b: &GpuBuffer,
-    b_shape: &[usize],
+    a: Operand<'_>,
+    b: Operand<'_>,
     out_shape: &[usize],
 ) -> Result<GpuBuffer> {
     let name = "binary";
-    check_operands(name, dtype, a, a_shape, b, b_shape, out_shape)?;
+    check_operands(name, dtype, a, b, out_shape)?;
     let n: usize = out_shape.iter().product();
-    let out = GpuBuffer::uninit(a.device(), n * dtype.size_in_bytes());
+    let out = GpuBuffer::uninit(a.buffer.device(), n * dtype.size_in_bytes());
     if n == 0 {
         return Ok(out);
     }
-    let (meta, rank) = broadcast_metadata(name, a, a_shape, b_shape, out_shape)?;
+    let (meta, rank) = broadcast_metadata(name, a.buffer, a.shape, b.shape, out_shape)?;
     with_float_type!(dtype, F => with_op!(op, O => {
         // SAFETY: `a` and `b` hold the elements of their shapes (checked), and a broadcast offset of an index
         // of `out_shape` is below that count; `out` holds `n` elements and the kernel guards its index;
         // `meta` holds `3 · rank` u32s.
         unsafe {
-            binary_kernel::launch_unchecked::<F, <F as Compute>::C, O>(
-                a.device().client(),
-                cube_count(a, n),
-                cube_dim(),
-                arg(a, a_shape.iter().product()),
-                arg(b, b_shape.iter().product()),
+            launch!(
+                binary_kernel::<F, <F as Compute>::C, O>,
+                a.buffer,
+                n,
+                arg(a.buffer, a.len()),
+                arg(b.buffer, b.len()),
                 arg(&out, n),
                 arg(&meta, (3 * rank).max(1)),
                 rank,
@@ -256,30 +262,23 @@ pub fn binary(
 }
 
 /// `a = op(a, b)` in place, `b` broadcast to `a_shape`.
-pub fn binary_in_place(
-    op: BinaryOp,
-    dtype: FloatType,
-    a: &GpuBuffer,
-    a_shape: &[usize],
-    b: &GpuBuffer,
-    b_shape: &[usize],
-) -> Result<()> {
+pub fn binary_in_place(op: BinaryOp, dtype: FloatType, a: Operand<'_>, b: Operand<'_>) -> Result<()> {
     let name = "binary_in_place";
-    check_operands(name, dtype, a, a_shape, b, b_shape, a_shape)?;
-    let n: usize = a_shape.iter().product();
+    check_operands(name, dtype, a, b, a.shape)?;
+    let n = a.len();
     if n == 0 {
         return Ok(());
     }
-    let (meta, rank) = broadcast_metadata(name, a, a_shape, b_shape, a_shape)?;
+    let (meta, rank) = broadcast_metadata(name, a.buffer, a.shape, b.shape, a.shape)?;
     with_float_type!(dtype, F => with_op!(op, O => {
         // SAFETY: as in `binary`, with `a` as the output: each unit reads and writes only its own `a[i]`.
         unsafe {
-            binary_in_place_kernel::launch_unchecked::<F, <F as Compute>::C, O>(
-                a.device().client(),
-                cube_count(a, n),
-                cube_dim(),
-                arg(a, n),
-                arg(b, b_shape.iter().product()),
+            launch!(
+                binary_in_place_kernel::<F, <F as Compute>::C, O>,
+                a.buffer,
+                n,
+                arg(a.buffer, n),
+                arg(b.buffer, b.len()),
                 arg(&meta, (3 * rank).max(1)),
                 rank,
             )
@@ -318,10 +317,10 @@ pub fn add_integer_in_place(data: &GpuBuffer, bytes: usize, value: i64) -> Resul
     // SAFETY: `data` holds `n · bytes / 4` words; unit `i < n` reads and writes words `i·w` and `i·w + 1`
     // (for `w = 2`) only, which the kernel guards by `i·w < len`, and the length is a multiple of `w`.
     unsafe {
-        add_integer_kernel::launch_unchecked(
-            data.device().client(),
-            cube_count(data, n),
-            cube_dim(),
+        launch!(
+            add_integer_kernel,
+            data,
+            n,
             arg(data, n * bytes / 4),
             low,
             high,

@@ -3,7 +3,7 @@
 use cubecl::prelude::*;
 
 use crate::dtype::with_float_type;
-use crate::launch::{arg, cube_count, cube_dim, elements};
+use crate::launch::{arg, elements, launch};
 use crate::{FloatType, GpuBuffer, Result};
 
 /// `dst[dst_offset + i] = src[src_offset + i]` for `i < len`, converting the element type (rounding to
@@ -41,10 +41,10 @@ pub fn cast(src: &GpuBuffer, from: FloatType, to: FloatType) -> Result<GpuBuffer
             // SAFETY: `src` holds `len` elements of `A` (checked), `dst` is allocated for `len` of `B`; unit
             // `i < len` reads and writes element `i` only.
             unsafe {
-                convert_kernel::launch_unchecked::<A, B>(
-                    src.device().client(),
-                    cube_count(src, len),
-                    cube_dim(),
+                launch!(
+                    convert_kernel::<A, B>,
+                    src,
+                    len,
                     arg(src, len),
                     arg(&dst, len),
                     0,

@@ -6,7 +6,7 @@ use cubecl::prelude::*;
 
 use crate::activation::Compute;
 use crate::dtype::with_float_type;
-use crate::launch::{arg, check_operands, cube_count, cube_dim};
+use crate::launch::{arg, check_operands, launch};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// The sizes of one convolution.
@@ -206,10 +206,10 @@ pub fn conv2d(
         // `py - pt < h` and columns `px - pl < w` of its batch's planes `first_in + ci < C`, weight elements
         // of its output channel `oc < O`, the bias at `oc` only when there is one, and writes `out[i]`.
         unsafe {
-            conv2d_kernel::launch_unchecked::<F, <F as Compute>::C>(
-                x.device().client(),
-                cube_count(x, n),
-                cube_dim(),
+            launch!(
+                conv2d_kernel::<F, <F as Compute>::C>,
+                x,
+                n,
                 arg(x, g.input_len()),
                 arg(w, g.weight_len()),
                 arg(b, b_len),

@@ -6,7 +6,7 @@
 
 use cubecl::prelude::*;
 
-use crate::launch::{arg, cube_count, cube_dim};
+use crate::launch::{arg, launch, whole_elements};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// How the elements of a buffer are stored, as far as moving them is concerned.
@@ -71,13 +71,7 @@ fn count(op: &'static str, buffer: &GpuBuffer, element: Element) -> Result<usize
         Element::Bits32 | Element::Bits64 => {}
     }
     let size = element.size_in_bytes();
-    if !buffer.len().is_multiple_of(size) {
-        return Err(KernelError::InvalidArgument {
-            op,
-            message: format!("{} bytes is not a whole number of {size}-byte elements", buffer.len()),
-        });
-    }
-    Ok(buffer.len() / size)
+    whole_elements(op, buffer, size, format_args!("{size}-byte"))
 }
 
 /// Runs `$body` with `$t` the type elements move as and `$words` the words of it per element.
@@ -161,10 +155,10 @@ pub fn gather(
         // `last · words + words - 1 < available · words` (checked above); `output` holds `n · words` words,
         // the grid covers them and the kernel guards its index; `meta` holds `2 · rank` u32s.
         unsafe {
-            gather_kernel::launch_unchecked::<T>(
-                input.device().client(),
-                cube_count(input, n * words),
-                cube_dim(),
+            launch!(
+                gather_kernel::<T>,
+                input,
+                n * words,
                 arg(input, available * words),
                 arg(&output, n * words),
                 arg(&meta, (2 * shape.len()).max(1)),
@@ -224,10 +218,10 @@ pub fn place_rows(
         // the kernel writes `o · dst_row + col + j < outer · dst_row` (in words: scaled by `words`, with
         // `col + row <= dst_row`) for the `src` indices it guards.
         unsafe {
-            place_rows_kernel::launch_unchecked::<T>(
-                src.device().client(),
-                cube_count(src, have * words),
-                cube_dim(),
+            launch!(
+                place_rows_kernel::<T>,
+                src,
+                have * words,
                 arg(src, have * words),
                 arg(dst, room * words),
                 row * words,

@@ -28,13 +28,44 @@ pub(crate) fn cube_dim() -> CubeDim {
     CubeDim::new_1d(CUBE_SIZE)
 }
 
+/// Launches a `#[cube(launch_unchecked)]` kernel on `on`'s device with (at least) `units` units, in cubes
+/// of [`cube_dim`] spread by [`cube_count`]; the remaining arguments are the kernel's. Unsafe as the launch
+/// is: the caller proves every index the kernel reads and writes is in bounds.
+///
+/// ```ignore
+/// // SAFETY: …
+/// unsafe { launch!(convert_kernel::<A, B>, src, len, arg(src, len), arg(&dst, len)) };
+/// ```
+macro_rules! launch {
+    ($kernel:ident $(::<$($generic:ty),+>)?, $on:expr, $units:expr, $($arg:expr),+ $(,)?) => {{
+        let on: &$crate::GpuBuffer = $on;
+        $kernel::launch_unchecked $(::<$($generic),+>)? (
+            on.device().client(),
+            $crate::launch::cube_count(on, $units),
+            $crate::launch::cube_dim(),
+            $($arg),+
+        )
+    }};
+}
+pub(crate) use launch;
+
 /// Checks that `buffer` holds a whole number of `dtype` elements, and returns how many.
 pub(crate) fn elements(op: &'static str, buffer: &GpuBuffer, dtype: FloatType) -> Result<usize> {
-    let size = dtype.size_in_bytes();
+    whole_elements(op, buffer, dtype.size_in_bytes(), dtype)
+}
+
+/// Checks that `buffer` holds a whole number of `size`-byte elements (of the kind `kind` names, for the
+/// error), and returns how many.
+pub(crate) fn whole_elements(
+    op: &'static str,
+    buffer: &GpuBuffer,
+    size: usize,
+    kind: impl std::fmt::Display,
+) -> Result<usize> {
     if !buffer.len().is_multiple_of(size) {
         return Err(KernelError::InvalidArgument {
             op,
-            message: format!("{} bytes is not a whole number of {dtype} elements", buffer.len()),
+            message: format!("{} bytes is not a whole number of {kind} elements", buffer.len()),
         });
     }
     Ok(buffer.len() / size)

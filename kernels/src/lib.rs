@@ -18,6 +18,7 @@ mod formula;
 pub mod gather;
 pub mod host;
 mod launch;
+pub mod layout;
 pub mod linear;
 pub mod lstm;
 mod math;

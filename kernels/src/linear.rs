@@ -5,7 +5,7 @@ use cubecl::prelude::*;
 
 use crate::activation::Compute;
 use crate::dtype::with_float_type;
-use crate::launch::{arg, check_operands, cube_count, cube_dim};
+use crate::launch::{arg, check_operands, launch};
 use crate::{FloatType, GpuBuffer, Result};
 
 /// `out = x·wᵀ (+ bias)`, `x` of `rows × inputs`, `w` of `outputs × inputs`.
@@ -72,10 +72,10 @@ pub fn linear(
         // unit `i < rows·outputs` reads row `i / outputs` of `x` and row `i % outputs` of `w` and the bias only
         // when there is one, and writes `out[i]`.
         unsafe {
-            linear_kernel::launch_unchecked::<F, <F as Compute>::C>(
-                x.device().client(),
-                cube_count(x, n),
-                cube_dim(),
+            launch!(
+                linear_kernel::<F, <F as Compute>::C>,
+                x,
+                n,
                 arg(x, rows * inputs),
                 arg(w, outputs * inputs),
                 arg(b, b_len),

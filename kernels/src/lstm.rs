@@ -10,7 +10,7 @@ use crate::activation::sigmoid::sigmoid;
 use crate::activation::tanh::tanh;
 use crate::cast::convert_kernel;
 use crate::dtype::with_float_type;
-use crate::launch::{arg, check_operands, cube_count, cube_dim};
+use crate::launch::{arg, check_operands, launch};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// The weights of one layer and direction (PyTorch's `weight_ih_l{k}`, `weight_hh_l{k}`, `bias_ih_l{k}`,
@@ -56,39 +56,6 @@ fn tanh1<C: Float>(x: C) -> C {
     tanh::<C, Const<1>>(Vector::new(x)).extract(0usize)
 }
 
-/// Pre-activation of gate row `row` for sequence `b` at step `t`.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-fn gate<F: Float, C: Float>(
-    x: &[F],
-    w_ih: &[F],
-    w_hh: &[F],
-    b_ih: &[F],
-    b_hh: &[F],
-    h_prev: &[C],
-    row: usize,
-    x_row: usize,
-    h_row: usize,
-    inputs: usize,
-    hidden: usize,
-    #[comptime] has_bias: bool,
-) -> C {
-    let mut acc = C::new(0.0);
-    if has_bias {
-        acc = C::cast_from(b_ih[row]);
-    }
-    for k in 0..inputs {
-        acc += C::cast_from(x[x_row + k]) * C::cast_from(w_ih[row * inputs + k]);
-    }
-    if has_bias {
-        acc += C::cast_from(b_hh[row]);
-    }
-    for k in 0..hidden {
-        acc += h_prev[h_row + k] * C::cast_from(w_hh[row * hidden + k]);
-    }
-    acc
-}
-
 /// One time step `t` of one layer and direction, for every `(b, j)`.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -118,10 +85,22 @@ fn step_kernel<F: Float, C: Float>(
         let mut pre = Array::<C>::new(4usize);
         #[unroll]
         for q in 0..4usize {
+            // The pre-activation of gate row `row`: PyTorch's `b_ih + x·w_ih + b_hh + h·w_hh`, in that order.
             let row = q * hidden + j;
-            pre[q] = gate::<F, C>(
-                x, w_ih, w_hh, b_ih, b_hh, h_prev, row, x_row, h_row, inputs, hidden, has_bias,
-            );
+            let mut acc = C::new(0.0);
+            if has_bias {
+                acc = C::cast_from(b_ih[row]);
+            }
+            for k in 0..inputs {
+                acc += C::cast_from(x[x_row + k]) * C::cast_from(w_ih[row * inputs + k]);
+            }
+            if has_bias {
+                acc += C::cast_from(b_hh[row]);
+            }
+            for k in 0..hidden {
+                acc += h_prev[h_row + k] * C::cast_from(w_hh[row * hidden + k]);
+            }
+            pre[q] = acc;
         }
         let i = sigmoid1::<C>(pre[0]);
         let f = sigmoid1::<C>(pre[1]);
@@ -235,7 +214,6 @@ fn run_cell<F: Compute>(
     out: &GpuBuffer,
     [h_n, c_n]: [&GpuBuffer; 2],
 ) {
-    let client = x.device().client();
     let dirs = spec.directions();
     let units = spec.batch * spec.hidden;
     let state = spec.layers * dirs * units;
@@ -258,10 +236,10 @@ fn run_cell<F: Compute>(
     // The conversions copy `units` elements at `slot`, with `slot + units <= state`.
     unsafe {
         for (src, dst) in [(h0, &h_prev), (c0, &c)] {
-            convert_kernel::launch_unchecked::<F, F::C>(
-                client,
-                cube_count(x, units),
-                cube_dim(),
+            launch!(
+                convert_kernel::<F, F::C>,
+                x,
+                units,
                 arg(src, state),
                 arg(dst, units),
                 cell.slot,
@@ -271,10 +249,10 @@ fn run_cell<F: Compute>(
         }
         for step in 0..spec.seq {
             let t = if cell.reverse { spec.seq - 1 - step } else { step };
-            step_kernel::launch_unchecked::<F, F::C>(
-                client,
-                cube_count(x, units),
-                cube_dim(),
+            launch!(
+                step_kernel::<F, F::C>,
+                x,
+                units,
                 arg(x, spec.seq * spec.batch * cell.inputs),
                 arg(w.w_ih, 4 * spec.hidden * cell.inputs),
                 arg(w.w_hh, 4 * spec.hidden * spec.hidden),
@@ -295,10 +273,10 @@ fn run_cell<F: Compute>(
             std::mem::swap(&mut h_prev, &mut h_next);
         }
         for (src, dst) in [(&h_prev, h_n), (&c, c_n)] {
-            convert_kernel::launch_unchecked::<F::C, F>(
-                client,
-                cube_count(x, units),
-                cube_dim(),
+            launch!(
+                convert_kernel::<F::C, F>,
+                x,
+                units,
                 arg(src, units),
                 arg(dst, state),
                 0,

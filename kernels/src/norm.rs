@@ -6,13 +6,13 @@ use cubecl::prelude::*;
 
 use crate::activation::{Compute, FromF64};
 use crate::dtype::with_float_type;
-use crate::launch::{CUBE_SIZE, arg, check_operands, cube_count, cube_dim, elements};
+use crate::launch::{CUBE_SIZE, arg, check_operands, elements, launch};
 use crate::reduce::channel_moments;
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// A tensor seen as `[outer, channels, inner]` around its channel dimension (dim 1 for a batch norm): the
-/// layout PReLU's per-channel weights use too.
-pub use crate::prelu::Layout;
+/// layout PReLU's per-channel weights and softmax use too.
+pub use crate::layout::Layout;
 
 /// `mean[c]` and biased `var[c]` of channel `c` (cube `c`).
 #[cube(launch_unchecked)]
@@ -204,7 +204,6 @@ fn launch_batch_norm<F: Compute>(
     bias: Option<&GpuBuffer>,
     eps: f64,
 ) {
-    let client = x.device().client();
     let channels = layout.channels;
     let c_size = size_of::<F::C>();
     let affine = GpuBuffer::uninit(x.device(), 2 * channels * c_size);
@@ -224,10 +223,10 @@ fn launch_batch_norm<F: Compute>(
             Statistics::Batch { running } => {
                 let batch_mean = GpuBuffer::uninit(x.device(), channels * c_size);
                 let batch_var = GpuBuffer::uninit(x.device(), channels * c_size);
-                channel_stats_kernel::launch_unchecked::<F, F::C>(
-                    client,
-                    cube_count(x, channels * CUBE_SIZE as usize),
-                    cube_dim(),
+                launch!(
+                    channel_stats_kernel::<F, F::C>,
+                    x,
+                    channels * CUBE_SIZE as usize,
                     arg(x, layout.len()),
                     arg(&batch_mean, channels),
                     arg(&batch_var, channels),
@@ -242,10 +241,10 @@ fn launch_batch_norm<F: Compute>(
                     } else {
                         f64::INFINITY
                     };
-                    running_update_kernel::launch_unchecked::<F, F::C>(
-                        client,
-                        cube_count(x, channels),
-                        cube_dim(),
+                    launch!(
+                        running_update_kernel::<F, F::C>,
+                        x,
+                        channels,
                         arg(&batch_mean, channels),
                         arg(&batch_var, channels),
                         arg(mean, channels),
@@ -255,10 +254,10 @@ fn launch_batch_norm<F: Compute>(
                         F::C::from_f64(correction),
                     );
                 }
-                scale_shift_kernel::launch_unchecked::<F, F::C, F::C>(
-                    client,
-                    cube_count(x, channels),
-                    cube_dim(),
+                launch!(
+                    scale_shift_kernel::<F, F::C, F::C>,
+                    x,
+                    channels,
                     arg(&batch_mean, channels),
                     arg(&batch_var, channels),
                     arg(w, w_len),
@@ -271,10 +270,10 @@ fn launch_batch_norm<F: Compute>(
                 );
             }
             Statistics::Running { mean, var } => {
-                scale_shift_kernel::launch_unchecked::<F, F, F::C>(
-                    client,
-                    cube_count(x, channels),
-                    cube_dim(),
+                launch!(
+                    scale_shift_kernel::<F, F, F::C>,
+                    x,
+                    channels,
                     arg(mean, channels),
                     arg(var, channels),
                     arg(w, w_len),
@@ -289,10 +288,10 @@ fn launch_batch_norm<F: Compute>(
         }
         let len = layout.len();
         if len > 0 {
-            apply_kernel::launch_unchecked::<F, F::C>(
-                client,
-                cube_count(x, len),
-                cube_dim(),
+            launch!(
+                apply_kernel::<F, F::C>,
+                x,
+                len,
                 arg(x, len),
                 arg(&affine, 2 * channels),
                 arg(y, len),
@@ -341,10 +340,10 @@ pub fn layer_norm(
         // SAFETY: `x` and `y` hold `rows·inner` elements of `F`, weight and bias `inner` (checked) and are
         // read only when present; cube `r` touches row `r < rows` only.
         unsafe {
-            layer_norm_kernel::launch_unchecked::<F, <F as Compute>::C>(
-                x.device().client(),
-                cube_count(x, rows * CUBE_SIZE as usize),
-                cube_dim(),
+            launch!(
+                layer_norm_kernel::<F, <F as Compute>::C>,
+                x,
+                rows * CUBE_SIZE as usize,
                 arg(x, len),
                 arg(w, w_len),
                 arg(b, b_len),

@@ -9,42 +9,12 @@ use cubecl::prelude::*;
 
 use crate::activation::Compute;
 use crate::dtype::with_float_type;
-use crate::launch::{CUBE_SIZE, arg, check_same, cube_count, cube_dim, elements, vector_size};
+use crate::launch::{CUBE_SIZE, arg, check_operands, check_same, launch, vector_size};
 use crate::reduce::{channel_index, cube_sum};
-use crate::{FloatType, GpuBuffer, KernelError, Result};
+use crate::{FloatType, GpuBuffer, Result};
 
-/// A tensor's shape seen as `[outer, channels, inner]` around the weight's channel dimension.
-///
-/// ```
-/// let layout = kernels::prelu::Layout { outer: 2, channels: 3, inner: 16 };
-/// assert_eq!(layout.len(), 96);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
-    /// Elements before the channel dimension (the batch).
-    pub outer: usize,
-    /// Weights: the channel count, or 1 for a single shared weight.
-    pub channels: usize,
-    /// Elements after the channel dimension.
-    pub inner: usize,
-}
-
-impl Layout {
-    /// Elements in the tensor.
-    pub fn len(&self) -> usize {
-        self.outer * self.channels * self.inner
-    }
-
-    /// Whether the tensor is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Elements of one channel (`outer · inner`).
-    pub fn per_channel(&self) -> usize {
-        self.outer * self.inner
-    }
-}
+/// A tensor seen as `[outer, channels, inner]` around the weight's channel dimension.
+pub use crate::layout::Layout;
 
 #[cube]
 fn prelu<C: Float, N: Size>(x: Vector<C, N>, w: C) -> Vector<C, N> {
@@ -118,21 +88,8 @@ fn prelu_weight_grad_kernel<F: Float, C: Float>(
 }
 
 fn check(op: &'static str, dtype: FloatType, x: &GpuBuffer, weight: &GpuBuffer, layout: Layout) -> Result<usize> {
-    x.device().check_dtype(op, dtype)?;
-    let len = elements(op, x, dtype)?;
-    let weights = elements(op, weight, dtype)?;
-    if len != layout.len() || weights != layout.channels {
-        return Err(KernelError::InvalidArgument {
-            op,
-            message: format!("{len} elements and {weights} weights do not fit the layout {layout:?}"),
-        });
-    }
-    if !weight.device().same(x.device()) {
-        return Err(KernelError::InvalidArgument {
-            op,
-            message: format!("input on {} and weight on {}", x.device(), weight.device()),
-        });
-    }
+    let len = layout.check(op, dtype, x)?;
+    check_operands(op, dtype, x, &[(weight, layout.channels, "weight")])?;
     Ok(len)
 }
 
@@ -186,10 +143,10 @@ fn launch_forward<F: Compute>(x: &GpuBuffer, weight: &GpuBuffer, output: &GpuBuf
     // SAFETY: `x` and `output` hold `len` elements of `F`, `weight` holds `channels` (checked by `check`);
     // a vector never crosses a channel as `vector` divides `inner`, so `c < channels` indexes the weight.
     unsafe {
-        prelu_forward_kernel::launch_unchecked::<F, F::C>(
-            x.device().client(),
-            cube_count(x, len / vector),
-            cube_dim(),
+        launch!(
+            prelu_forward_kernel::<F, F::C>,
+            x,
+            len / vector,
             vector,
             arg(x, len),
             arg(weight, layout.channels),
@@ -210,14 +167,13 @@ fn launch_backward<F: Compute>(
 ) {
     let len = layout.len();
     let vector = vector_size(len, layout.inner);
-    let client = x.device().client();
     // SAFETY: as in `launch_forward`; `dy` and `dx` hold `len` elements (`check_same`), `dweight` holds
     // `channels`; the reduction reads indices `< len` and writes `dweight[c]` for `c < channels` only.
     unsafe {
-        prelu_backward_kernel::launch_unchecked::<F, F::C>(
-            client,
-            cube_count(x, len / vector),
-            cube_dim(),
+        launch!(
+            prelu_backward_kernel::<F, F::C>,
+            x,
+            len / vector,
             vector,
             arg(x, len),
             arg(weight, layout.channels),
@@ -226,10 +182,10 @@ fn launch_backward<F: Compute>(
             layout.channels,
             layout.inner / vector,
         );
-        prelu_weight_grad_kernel::launch_unchecked::<F, F::C>(
-            client,
-            cube_count(x, layout.channels * CUBE_SIZE as usize),
-            cube_dim(),
+        launch!(
+            prelu_weight_grad_kernel::<F, F::C>,
+            x,
+            layout.channels * CUBE_SIZE as usize,
             arg(x, len),
             arg(dy, len),
             arg(dweight, layout.channels),

@@ -1,6 +1,6 @@
 //! Softmax and LogSoftmax over one dimension, forward and backward.
 //!
-//! The tensor is seen as `[outer, size, inner]` around the reduced dimension. Each unit owns one line (a
+//! The tensor is seen as `[outer, size, inner]` around the reduced dimension (a [`Layout`] of `size` channels). Each unit owns one line (a
 //! vector of `N` neighbouring `inner` positions) and walks its `size` elements: max, then the sum of
 //! exponentials, then the outputs — in the compute type (`f32` for the half types), as PyTorch does.
 
@@ -8,38 +8,12 @@ use cubecl::prelude::*;
 
 use crate::activation::Compute;
 use crate::dtype::with_float_type;
-use crate::launch::{arg, check_same, cube_count, cube_dim, elements, vector_size};
+use crate::launch::{arg, check_same, launch, vector_size};
 use crate::math::exp_reduced;
-use crate::{FloatType, GpuBuffer, KernelError, Result};
+use crate::{FloatType, GpuBuffer, Result};
 
-/// A tensor's shape as `[outer, size, inner]` around the softmax dimension.
-///
-/// ```
-/// // softmax over dim 1 of [2, 5, 3]
-/// let layout = kernels::softmax::Layout { outer: 2, size: 5, inner: 3 };
-/// assert_eq!(layout.len(), 30);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
-    /// Elements before the dimension.
-    pub outer: usize,
-    /// The dimension's length.
-    pub size: usize,
-    /// Elements after the dimension.
-    pub inner: usize,
-}
-
-impl Layout {
-    /// Elements in the tensor.
-    pub fn len(&self) -> usize {
-        self.outer * self.size * self.inner
-    }
-
-    /// Whether the tensor is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
+/// A tensor seen as `[outer, channels, inner]` around the softmax dimension (of length `channels`).
+pub use crate::layout::Layout;
 
 /// Index of element `s` of line `line`, in vectors: `inner_vectors` is `inner / N`.
 #[cube]
@@ -141,21 +115,9 @@ fn softmax_backward_kernel<F: Float, C: Float, N: Size>(
     }
 }
 
-fn check(op: &'static str, dtype: FloatType, x: &GpuBuffer, layout: Layout) -> Result<usize> {
-    x.device().check_dtype(op, dtype)?;
-    let len = elements(op, x, dtype)?;
-    if len != layout.len() {
-        return Err(KernelError::InvalidArgument {
-            op,
-            message: format!("{len} elements do not fit the layout {layout:?}"),
-        });
-    }
-    Ok(len)
-}
-
 /// `softmax(x)` (or `log_softmax(x)` when `log`) in a new buffer.
 pub fn forward(dtype: FloatType, x: &GpuBuffer, layout: Layout, log: bool) -> Result<GpuBuffer> {
-    let len = check("softmax", dtype, x, layout)?;
+    let len = layout.check("softmax", dtype, x)?;
     let output = GpuBuffer::uninit(x.device(), x.len());
     if len > 0 {
         with_float_type!(dtype, F => launch_forward::<F>(x, &output, layout, log));
@@ -165,7 +127,7 @@ pub fn forward(dtype: FloatType, x: &GpuBuffer, layout: Layout, log: bool) -> Re
 
 /// The input gradient of `softmax` (or `log_softmax` when `log`) from its output `y` and `dy`.
 pub fn backward(dtype: FloatType, y: &GpuBuffer, dy: &GpuBuffer, layout: Layout, log: bool) -> Result<GpuBuffer> {
-    let len = check("softmax backward", dtype, y, layout)?;
+    let len = layout.check("softmax backward", dtype, y)?;
     check_same("softmax backward", y, &[dy])?;
     let dx = GpuBuffer::uninit(y.device(), y.len());
     if len > 0 {
@@ -181,15 +143,15 @@ fn launch_forward<F: Compute>(x: &GpuBuffer, output: &GpuBuffer, layout: Layout,
     // SAFETY: both buffers hold `len` elements of `F` (`check`); a unit touches only its own line's
     // elements, at indices below `len` as `line < lines` and `s < size`.
     unsafe {
-        softmax_kernel::launch_unchecked::<F, F::C>(
-            x.device().client(),
-            cube_count(x, lines),
-            cube_dim(),
+        launch!(
+            softmax_kernel::<F, F::C>,
+            x,
+            lines,
             vector,
             arg(x, len),
             arg(output, len),
             lines,
-            layout.size,
+            layout.channels,
             layout.inner / vector,
             log,
         )
@@ -202,16 +164,16 @@ fn launch_backward<F: Compute>(y: &GpuBuffer, dy: &GpuBuffer, dx: &GpuBuffer, la
     let lines = layout.outer * layout.inner / vector;
     // SAFETY: as in `launch_forward`; `dy` and `dx` hold `len` elements too (`check_same`).
     unsafe {
-        softmax_backward_kernel::launch_unchecked::<F, F::C>(
-            y.device().client(),
-            cube_count(y, lines),
-            cube_dim(),
+        launch!(
+            softmax_backward_kernel::<F, F::C>,
+            y,
+            lines,
             vector,
             arg(y, len),
             arg(dy, len),
             arg(dx, len),
             lines,
-            layout.size,
+            layout.channels,
             layout.inner / vector,
             log,
         )

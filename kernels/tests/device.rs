@@ -64,11 +64,7 @@ fn large_launch_spreads_over_two_dimensions() {
 #[test]
 fn prelu_weight_gradient_is_reduced_per_channel() {
     let Some(dev) = device() else { return };
-    let layout = kernels::prelu::Layout {
-        outer: 3,
-        channels: 5,
-        inner: 7,
-    };
+    let layout = kernels::prelu::Layout::around(&[3, 5, 7], 1);
     let xs: Vec<f32> = (0..layout.len()).map(|i| ((i * 37) % 23) as f32 - 11.0).collect();
     let ws = [0.1f32, 0.2, 0.3, 0.4, 0.5];
     let dys: Vec<f32> = (0..layout.len()).map(|i| ((i * 11) % 5) as f32 - 2.0).collect();
@@ -95,11 +91,7 @@ fn prelu_weight_gradient_is_reduced_per_channel() {
 #[test]
 fn softmax_lines_sum_to_one() {
     let Some(dev) = device() else { return };
-    let layout = kernels::softmax::Layout {
-        outer: 2,
-        size: 9,
-        inner: 4,
-    };
+    let layout = kernels::softmax::Layout::around(&[2, 9, 4], 1);
     let xs: Vec<f32> = (0..layout.len()).map(|i| (i as f32 * 0.37).sin() * 5.0).collect();
     let y = download(&kernels::softmax::forward(FloatType::F32, &upload(&dev, &xs), layout, false).unwrap());
     for o in 0..2 {
@@ -126,11 +118,7 @@ fn unsupported_dtype_is_an_error_not_zeros() {
 #[test]
 fn prelu_forward_per_channel() {
     let Some(dev) = device() else { return };
-    let layout = kernels::prelu::Layout {
-        outer: 2,
-        channels: 3,
-        inner: 4,
-    };
+    let layout = kernels::prelu::Layout::around(&[2, 3, 4], 1);
     let xs: Vec<f32> = (0..layout.len()).map(|i| i as f32 - 12.0).collect();
     let ws = [0.5f32, -1.0, 2.0];
     let y = download(&kernels::prelu::forward(FloatType::F32, &upload(&dev, &xs), &upload(&dev, &ws), layout).unwrap());

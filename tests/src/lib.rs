@@ -58,6 +58,11 @@ pub fn describe_state(sd: &nn::StateDict) -> Vec<String> {
         .collect()
 }
 
+/// The names of named items (`named_parameters()`, `named_buffers()`…), in order.
+pub fn names<T>(items: Vec<(String, T)>) -> Vec<String> {
+    items.into_iter().map(|(name, _)| name).collect()
+}
+
 /// Whether two tensors hold the same bits (dtype, shape and bytes).
 pub fn bit_equal(a: &Tensor, b: &Tensor) -> bool {
     a.dtype() == b.dtype() && a.shape() == b.shape() && a.to_bytes().unwrap() == b.to_bytes().unwrap()

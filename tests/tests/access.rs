@@ -1,5 +1,6 @@
 //! Paths, modes, `apply`, and the shapes of struct the derive accepts.
 
+use integration_tests::names;
 use integration_tests::zoo::{Block, Zoo};
 use nn::module::{MemberKind, PathErrorKind};
 use nn::prelude::*;
@@ -379,19 +380,13 @@ fn requires_grad_and_zero_grad() {
 #[test]
 fn prefix_and_recurse_arguments() {
     let zoo = Zoo::new();
-    let own: Vec<String> = zoo
-        .named_parameters_with("model", false, true)
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
+    let own = names(zoo.named_parameters_with("model", false, true));
     assert!(own.is_empty(), "Zoo has no parameters of its own: {own:?}");
     let block = Block::new();
-    let names: Vec<String> = block
-        .named_buffers_with("b", false, true)
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
-    assert_eq!(names, ["b.scale", "b.cache"]);
+    assert_eq!(
+        names(block.named_buffers_with("b", false, true)),
+        ["b.scale", "b.cache"]
+    );
     assert_eq!(
         zoo.state_dict_with_prefix("model.").keys().next().unwrap(),
         "model.steps"
@@ -497,9 +492,8 @@ fn typed_walks_equal_walks_through_trait_objects() {
     let mut zoo = Zoo::new();
     static_and_dynamic_walks_agree(&zoo);
     static_and_dynamic_walks_for_change_agree(&mut zoo);
-    let names: Vec<String> = members.named_parameters().into_iter().map(|(n, _)| n).collect();
     assert_eq!(
-        names,
+        names(members.named_parameters()),
         [
             "weight",
             "layers.0.weight",

@@ -29,6 +29,19 @@ fn snapshot(m: &impl Module) -> StateDict {
     m.state_dict().deep_copy().unwrap()
 }
 
+/// `m`'s state dict (copied) with every entry filled with `value`, then zero `f32` entries of the given
+/// names and lengths added, in that order.
+fn filled_with_extras(m: &impl Module, value: f64, extras: &[(&str, usize)]) -> StateDict {
+    let mut sd = snapshot(m);
+    for t in sd.values() {
+        t.fill_(value).unwrap();
+    }
+    for &(name, len) in extras {
+        sd.insert(name.into(), Tensor::zeros([len], DType::F32));
+    }
+    sd
+}
+
 fn assert_unchanged(before: &StateDict, m: &impl Module) {
     let now = m.state_dict();
     assert_eq!(before.keys().collect::<Vec<_>>(), now.keys().collect::<Vec<_>>());
@@ -54,13 +67,7 @@ fn keys_follow_pytorch_order() {
 #[test]
 fn non_strict_reports_missing_and_unexpected_in_pytorch_order() {
     let mut m = b();
-    let mut sd = snapshot(&m);
-    for t in sd.values() {
-        t.fill_(2.0).unwrap();
-    }
-    sd.insert("cache".into(), Tensor::zeros([2], DType::F32));
-    sd.insert("fc.extra".into(), Tensor::zeros([1], DType::F32));
-    sd.insert("nothing.x".into(), Tensor::zeros([1], DType::F32));
+    let mut sd = filled_with_extras(&m, 2.0, &[("cache", 2), ("fc.extra", 1), ("nothing.x", 1)]);
     let old_bias = m.fc.bias.as_ref().unwrap().data().to_vec::<f32>().unwrap();
     sd.shift_remove("fc.bias");
     let keys = m.load_state_dict(&sd, false, false).unwrap();
@@ -85,13 +92,7 @@ fn non_strict_reports_missing_and_unexpected_in_pytorch_order() {
 fn strict_lists_every_problem_and_changes_nothing() {
     let mut m = b();
     let before = snapshot(&m);
-    let mut sd = snapshot(&m);
-    for t in sd.values() {
-        t.fill_(5.0).unwrap();
-    }
-    sd.insert("cache".into(), Tensor::zeros([2], DType::F32));
-    sd.insert("nothing.x".into(), Tensor::zeros([1], DType::F32));
-    sd.insert("fc.extra".into(), Tensor::zeros([1], DType::F32));
+    let mut sd = filled_with_extras(&m, 5.0, &[("cache", 2), ("nothing.x", 1), ("fc.extra", 1)]);
     sd.shift_remove("fc.bias");
     let err = m.load_state_dict(&sd, true, false).unwrap_err();
     assert_eq!(

@@ -5,8 +5,9 @@ use integration_tests::zoo::Zoo;
 use integration_tests::{bit_equal, describe_state, fixture, lines, max_abs_diff, tensors};
 use nn::prelude::*;
 
-fn names_with_shapes<T>(items: &[(String, T)], shape: impl Fn(&T) -> nn::Shape) -> Vec<String> {
-    items.iter().map(|(n, t)| format!("{n}\t{}", shape(t))).collect()
+/// `name<TAB>description` of each named item, as the fixtures list them.
+fn described<T, D: std::fmt::Display>(items: &[(String, T)], describe: impl Fn(&T) -> D) -> Vec<String> {
+    items.iter().map(|(n, t)| format!("{n}\t{}", describe(t))).collect()
 }
 
 #[test]
@@ -19,21 +20,18 @@ fn state_dict_keys_dtypes_and_shapes_match_pytorch() {
 fn named_parameters_match_pytorch_with_and_without_duplicates() {
     let zoo = Zoo::new();
     assert_eq!(
-        names_with_shapes(&zoo.named_parameters(), Param::shape),
+        described(&zoo.named_parameters(), Param::shape),
         lines("zoo/named_parameters.txt")
     );
     let all = zoo.named_parameters_with("", true, false);
-    assert_eq!(
-        names_with_shapes(&all, Param::shape),
-        lines("zoo/named_parameters_all.txt")
-    );
+    assert_eq!(described(&all, Param::shape), lines("zoo/named_parameters_all.txt"));
 }
 
 #[test]
 fn named_buffers_include_non_persistent_ones() {
     let zoo = Zoo::new();
     assert_eq!(
-        names_with_shapes(&zoo.named_buffers(), |t: &Tensor| t.shape().clone()),
+        described(&zoo.named_buffers(), |t: &Tensor| t.shape().clone()),
         lines("zoo/named_buffers.txt")
     );
 }
@@ -41,23 +39,11 @@ fn named_buffers_include_non_persistent_ones() {
 #[test]
 fn named_children_and_modules_match_pytorch() {
     let zoo = Zoo::new();
-    let children: Vec<String> = zoo
-        .named_children()
-        .iter()
-        .map(|(n, m)| format!("{n}\t{}", m.type_name()))
-        .collect();
+    let children = described(&zoo.named_children(), |m| m.type_name().to_string());
     assert_eq!(children, lines("zoo/named_children.txt"));
-    let modules: Vec<String> = zoo
-        .named_modules()
-        .iter()
-        .map(|(n, m)| format!("{n}\t{}", m.type_name()))
-        .collect();
+    let modules = described(&zoo.named_modules(), |m| m.type_name().to_string());
     assert_eq!(modules, lines("zoo/named_modules.txt"));
-    let all: Vec<String> = zoo
-        .named_modules_with("", false)
-        .iter()
-        .map(|(n, m)| format!("{n}\t{}", m.type_name()))
-        .collect();
+    let all = described(&zoo.named_modules_with("", false), |m| m.type_name().to_string());
     assert_eq!(all, lines("zoo/named_modules_all.txt"));
 }
 

@@ -45,7 +45,7 @@ use cubecl::prelude::*;
 
 use crate::dtype::with_float_type;
 use crate::formula::{backward_kernel, forward_in_place_kernel, forward_kernel};
-use crate::launch::{arg, check_same, cube_count, cube_dim, elements, vector_size};
+use crate::launch::{arg, check_same, elements, launch, vector_size};
 use crate::{FloatType, Formula, GpuBuffer, Result};
 
 /// The type a kernel computes in for storage type `F`: `f32` for the half types, `F` otherwise.
@@ -141,10 +141,10 @@ fn launch_forward<F: Compute, A: Formula>(input: &GpuBuffer, output: &GpuBuffer,
     // SAFETY: both buffers hold `len` elements of `F` (checked by `elements`, `output` made with the same
     // byte length), the grid covers `units` vectors of `vector` elements, and the kernel guards its index.
     unsafe {
-        forward_kernel::launch_unchecked::<F, F::C, A>(
-            input.device().client(),
-            cube_count(input, units),
-            cube_dim(),
+        launch!(
+            forward_kernel::<F, F::C, A>,
+            input,
+            units,
             vector,
             arg(input, len),
             arg(output, len),
@@ -158,10 +158,10 @@ fn launch_in_place<F: Compute, A: Formula>(data: &GpuBuffer, len: usize, s: [f64
     let vector = vector_size(len, len);
     // SAFETY: `data` holds `len` elements of `F`; each unit reads and writes only its own vector.
     unsafe {
-        forward_in_place_kernel::launch_unchecked::<F, F::C, A>(
-            data.device().client(),
-            cube_count(data, len / vector),
-            cube_dim(),
+        launch!(
+            forward_in_place_kernel::<F, F::C, A>,
+            data,
+            len / vector,
             vector,
             arg(data, len),
             F::C::from_f64(s[0]),
@@ -174,10 +174,10 @@ fn launch_backward<F: Compute, A: Formula>(saved: &GpuBuffer, dy: &GpuBuffer, dx
     let vector = vector_size(len, len);
     // SAFETY: the three buffers hold `len` elements of `F` (`check_same` compared their lengths).
     unsafe {
-        backward_kernel::launch_unchecked::<F, F::C, A>(
-            saved.device().client(),
-            cube_count(saved, len / vector),
-            cube_dim(),
+        launch!(
+            backward_kernel::<F, F::C, A>,
+            saved,
+            len / vector,
             vector,
             arg(saved, len),
             arg(dy, len),

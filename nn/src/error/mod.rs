@@ -180,6 +180,30 @@ impl Error {
             hint: "; it takes a floating-point tensor (convert with to_dtype(DType::F32))",
         }
     }
+
+    /// `Ok` when `lhs` equals `rhs`, else [`Error::shapes`].
+    ///
+    /// ```
+    /// use nn::{Error, Shape};
+    /// assert!(Error::check_shapes("add", &Shape::from([2]), &Shape::from([2]), "equal shapes").is_ok());
+    /// assert!(Error::check_shapes("add", &Shape::from([2]), &Shape::from([3]), "equal shapes").is_err());
+    /// ```
+    pub fn check_shapes(op: &'static str, lhs: &Shape, rhs: &Shape, expected: &'static str) -> Result<()> {
+        if lhs == rhs {
+            Ok(())
+        } else {
+            Err(Error::shapes(op, lhs, rhs, expected))
+        }
+    }
+
+    /// `Ok` for a floating-point `dtype`, else [`Error::float_only`].
+    pub fn check_float(op: &'static str, dtype: DType) -> Result<()> {
+        if dtype.is_floating_point() {
+            Ok(())
+        } else {
+            Err(Error::float_only(op, dtype))
+        }
+    }
 }
 
 impl From<LoadError> for Error {

@@ -64,6 +64,15 @@ struct Named {
     buffers: Vec<(String, Tensor)>,
 }
 
+impl Named {
+    /// What a walk of `module` with `options` reaches.
+    fn of<M: ModuleExt + ?Sized>(module: &M, options: WalkOptions<'_>) -> Named {
+        let mut named = Named::default();
+        module.walk(&mut named, options);
+        named
+    }
+}
+
 impl Walker for Named {
     fn param(&mut self, path: &str, param: &Param) {
         self.params.push((path.to_owned(), param.clone()));
@@ -181,9 +190,7 @@ pub trait ModuleExt: AsDynModule {
 
     /// `named_parameters(prefix, recurse, remove_duplicate)`.
     fn named_parameters_with(&self, prefix: &str, recurse: bool, remove_duplicate: bool) -> Vec<(String, Param)> {
-        let mut named = Named::default();
-        self.walk(&mut named, WalkOptions::new(prefix, recurse, remove_duplicate));
-        named.params
+        Named::of(self, WalkOptions::new(prefix, recurse, remove_duplicate)).params
     }
 
     /// `parameters()`: every parameter, each once.
@@ -207,9 +214,7 @@ pub trait ModuleExt: AsDynModule {
 
     /// `named_buffers(prefix, recurse, remove_duplicate)`.
     fn named_buffers_with(&self, prefix: &str, recurse: bool, remove_duplicate: bool) -> Vec<(String, Tensor)> {
-        let mut named = Named::default();
-        self.walk(&mut named, WalkOptions::new(prefix, recurse, remove_duplicate));
-        named.buffers
+        Named::of(self, WalkOptions::new(prefix, recurse, remove_duplicate)).buffers
     }
 
     /// `buffers()`: every buffer, each once.

@@ -1,7 +1,8 @@
 //! Arithmetic: broadcast `add` / `sub` / `mul` / `div` (on devices too), `maximum` / `minimum`, their in-place
 //! forms, and the scalar forms `x·scale + shift` (`affine`, `add_scalar`, `mul_scalar`, and in place).
 
-use kernels::binary::{self, BinaryOp};
+use kernels::GpuBuffer;
+use kernels::binary::{self, BinaryOp, Operand};
 use kernels::{GpuDevice, Real};
 
 use super::elementwise::{BinaryFn, UnaryFn, broadcast_shape, in_place_operand, map_in_place, promote_pair};
@@ -48,6 +49,14 @@ impl<F: Arith> Binary<F> {
     }
 }
 
+/// A tensor's device memory as a broadcast operand.
+fn operand<'a>(buffer: &'a GpuBuffer, t: &'a Tensor) -> Operand<'a> {
+    Operand {
+        buffer,
+        shape: t.shape(),
+    }
+}
+
 impl<F: Arith> Op for Binary<F> {
     type Output = Tensor;
     const DEVICE: DevicePath = Binary::<F>::DEVICE;
@@ -63,18 +72,10 @@ impl<F: Arith> Op for Binary<F> {
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
         let (a, b) = (inputs[0], inputs[1]);
         let out_shape = broadcast_shape(self.name, a.shape(), b.shape())?;
-        let kernel = self.kernel(a)?;
-        let out = binary::binary(
-            kernel,
-            float_type(self.name, a.dtype())?,
-            &a.gpu_buffer(self.name)?,
-            a.shape(),
-            &b.gpu_buffer(self.name)?,
-            b.shape(),
-            &out_shape,
-        )
-        .map_err(|e| a.kernel_error(self.name, e))?;
-        Ok(a.with_gpu(out, out_shape))
+        let (kernel, b_buffer) = (self.kernel(a)?, b.gpu_buffer(self.name)?);
+        a.gpu_op(self.name, out_shape.clone(), |dtype, a_buffer| {
+            binary::binary(kernel, dtype, operand(a_buffer, a), operand(&b_buffer, b), &out_shape)
+        })
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -96,16 +97,15 @@ impl<F: Arith> Op for BinaryInPlace<F> {
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<()> {
         let (a, b) = (inputs[0], inputs[1]);
-        let kernel = self.0.kernel(a)?;
+        let (kernel, name) = (self.0.kernel(a)?, self.0.name);
+        let (a_buffer, b_buffer) = (a.gpu_buffer(name)?, b.gpu_buffer(name)?);
         binary::binary_in_place(
             kernel,
-            float_type(self.0.name, a.dtype())?,
-            &a.gpu_buffer(self.0.name)?,
-            a.shape(),
-            &b.gpu_buffer(self.0.name)?,
-            b.shape(),
+            float_type(name, a.dtype())?,
+            operand(&a_buffer, a),
+            operand(&b_buffer, b),
         )
-        .map_err(|e| a.kernel_error(self.0.name, e))
+        .map_err(|e| a.kernel_error(name, e))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -191,7 +191,6 @@ fn sweep(dtype: DType) -> Result<Vec<Tensor>> {
 
 impl Op for Affine {
     type Output = Tensor;
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         self.name
@@ -202,15 +201,7 @@ impl Op for Affine {
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
-        let x = inputs[0];
-        let out = binary::affine(
-            float_type(self.name, x.dtype())?,
-            &x.gpu_buffer(self.name)?,
-            self.scale,
-            self.shift,
-        )
-        .map_err(|e| x.kernel_error(self.name, e))?;
-        Ok(x.like_gpu(out))
+        inputs[0].map_gpu(self.name, |dtype, x| binary::affine(dtype, x, self.scale, self.shift))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -227,7 +218,6 @@ struct AffineInPlace {
 
 impl Op for AffineInPlace {
     type Output = ();
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         self.affine.name

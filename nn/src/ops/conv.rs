@@ -6,8 +6,7 @@ use rayon::prelude::*;
 
 use super::float::{Float, with_float_type};
 use super::gemm::Mat;
-use super::{DevicePath, Op, probe_tensor, run, with_optional};
-use crate::tensor::device::float_type;
+use super::{Op, probe_tensor, run, with_optional};
 use crate::{DType, Error, Result, Shape, Tensor};
 
 /// How a convolution pads its input.
@@ -89,7 +88,6 @@ struct Conv2d {
 impl Op for Conv2d {
     type Output = Tensor;
     const NAME: &'static str = "conv2d";
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let (x, weight, bias) = (inputs[0], inputs[1], inputs.get(2).copied());
@@ -119,16 +117,10 @@ impl Op for Conv2d {
             stride: g.stride,
             dilation: g.dilation,
         };
-        let bias = Tensor::gpu_buffer_of(bias, "conv2d")?;
-        let out = kernels::conv2d::conv2d(
-            float_type("conv2d", x.dtype())?,
-            &x.gpu_buffer("conv2d")?,
-            &weight.gpu_buffer("conv2d")?,
-            bias.as_ref(),
-            geometry,
-        )
-        .map_err(|e| x.kernel_error("conv2d", e))?;
-        Ok(x.with_gpu(out, Shape::from([g.n, g.o, g.ho, g.wo])))
+        let (weight, bias) = (weight.gpu_buffer(Self::NAME)?, Tensor::gpu_buffer_of(bias, Self::NAME)?);
+        x.gpu_op(Self::NAME, Shape::from([g.n, g.o, g.ho, g.wo]), |dtype, x| {
+            kernels::conv2d::conv2d(dtype, x, &weight, bias.as_ref(), geometry)
+        })
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {

@@ -45,21 +45,37 @@ fn map_chunk_in_place<T: Copy>(data: &mut [T], f: impl Fn(T) -> T + Copy) {
     }
 }
 
+/// `f` of half-precision host data computed in `f32`, the result rounded back to the data's dtype (as PyTorch
+/// computes the half types on the CPU).
+pub(crate) fn widened(data: &CpuData, f: impl FnOnce(&[f32]) -> CpuData) -> CpuData {
+    let CpuData::F32(wide) = cast::cast_data(data, DType::F32) else {
+        unreachable!("cast to f32")
+    };
+    cast::cast_data(&f(&wide), data.dtype())
+}
+
 impl Tensor {
+    /// A new tensor of this tensor's shape holding `f` of its host data; `f` answers `None` for a dtype it
+    /// does not take (an integer one), which is an error naming `op`.
+    pub(crate) fn map_float_data(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&CpuData) -> Option<CpuData>,
+    ) -> Result<Tensor> {
+        let data = self.read_cpu(op, |d| f(d).ok_or_else(|| Error::float_only(op, d.dtype())))??;
+        Ok(Tensor::from_cpu(data, self.shape().clone()))
+    }
+
     /// A new tensor `f(x)` of the same dtype; floating-point dtypes only.
     pub(crate) fn map_float<F: UnaryFn>(&self, op: &'static str, f: &F) -> Result<Tensor> {
-        let f = *f;
-        let data = self.read_cpu(op, |d| -> Result<CpuData> {
-            let n = d.len();
-            Ok(match d {
-                CpuData::F32(v) => map::filled(n, |out| map::unary(v, out, f)),
-                CpuData::F64(v) => map::filled(n, |out| map::unary(v, out, f)),
-                CpuData::F16(v) => map::filled(n, |out| map::unary_half(v, out, f)),
-                CpuData::BF16(v) => map::filled(n, |out| map::unary_half(v, out, f)),
-                other => return Err(Error::float_only(op, other.dtype())),
-            })
-        })??;
-        Ok(Tensor::from_cpu(data, self.shape().clone()))
+        let (f, n) = (*f, self.numel());
+        self.map_float_data(op, |d| match d {
+            CpuData::F32(v) => Some(map::filled(n, |out| map::unary(v, out, f))),
+            CpuData::F64(v) => Some(map::filled(n, |out| map::unary(v, out, f))),
+            CpuData::F16(v) => Some(map::filled(n, |out| map::unary_half(v, out, f))),
+            CpuData::BF16(v) => Some(map::filled(n, |out| map::unary_half(v, out, f))),
+            _ => None,
+        })
     }
 
     /// A new tensor `f_b(x)` where the formula changes block by block: block `b` (`block` consecutive
@@ -71,22 +87,14 @@ impl Tensor {
         make: impl Fn(usize) -> F + Sync,
     ) -> Result<Tensor> {
         let n = self.numel();
-        let data = self.read_cpu(op, |d| -> Result<CpuData> {
-            Ok(match d {
-                CpuData::F32(v) => map::filled(n, |out| map::unary_blocks(v, out, block, &make)),
-                CpuData::F64(v) => map::filled(n, |out| map::unary_blocks(v, out, block, &make)),
-                CpuData::F16(_) | CpuData::BF16(_) => {
-                    let wide = cast::cast_data(d, DType::F32);
-                    let CpuData::F32(v) = &wide else {
-                        unreachable!("cast to f32")
-                    };
-                    let out = map::filled(n, |out| map::unary_blocks(v, out, block, &make));
-                    cast::cast_data(&out, d.dtype())
-                }
-                other => return Err(Error::float_only(op, other.dtype())),
-            })
-        })??;
-        Ok(Tensor::from_cpu(data, self.shape().clone()))
+        self.map_float_data(op, |d| match d {
+            CpuData::F32(v) => Some(map::filled(n, |out| map::unary_blocks(v, out, block, &make))),
+            CpuData::F64(v) => Some(map::filled(n, |out| map::unary_blocks(v, out, block, &make))),
+            CpuData::F16(_) | CpuData::BF16(_) => Some(widened(d, |v| {
+                map::filled(n, |out| map::unary_blocks(v, out, block, &make))
+            })),
+            _ => None,
+        })
     }
 
     /// [`map_float_blocks`](Self::map_float_blocks) written into `out` (same shape and dtype, checked by the
@@ -121,9 +129,7 @@ impl Tensor {
         block: usize,
         make: impl Fn(usize) -> F + Sync,
     ) -> Result<Tensor> {
-        if self.shape() != other.shape() {
-            return Err(Error::shapes(op, self.shape(), other.shape(), "equal shapes"));
-        }
+        Error::check_shapes(op, self.shape(), other.shape(), "equal shapes")?;
         let (a, b) = match self.dtype() {
             DType::F16 | DType::BF16 => (self.to_dtype(DType::F32)?, other.to_dtype(DType::F32)?),
             _ => (self.clone(), other.to_dtype(self.dtype())?),
@@ -261,9 +267,7 @@ pub(crate) fn in_place_operand(op: &'static str, target: &Tensor, other: &Tensor
 /// Both tensors converted to their common floating-point dtype.
 pub(crate) fn promote_pair(op: &'static str, a: &Tensor, b: &Tensor) -> Result<(Tensor, Tensor, DType)> {
     let dtype = promote(a.dtype(), b.dtype());
-    if !dtype.is_floating_point() {
-        return Err(Error::float_only(op, dtype));
-    }
+    Error::check_float(op, dtype)?;
     Ok((a.to_dtype(dtype)?, b.to_dtype(dtype)?, dtype))
 }
 

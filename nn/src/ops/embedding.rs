@@ -1,6 +1,6 @@
 //! Embedding lookup, on the CPU.
 
-use super::{Op, run};
+use super::{DevicePath, Op, run};
 use crate::{DType, Error, Result, Shape, Tensor};
 
 /// PyTorch's `F.embedding(indices, weight)`: the rows of `weight` (`(num, dim)`) at `indices` (`int64` or
@@ -39,6 +39,7 @@ struct Embedding;
 impl Op for Embedding {
     type Output = Tensor;
     const NAME: &'static str = "embedding";
+    const DEVICE: DevicePath = DevicePath::None;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let (indices, weight, op) = (inputs[0], inputs[1], "embedding");

@@ -36,9 +36,7 @@ impl<T> Deref for FloatRef<'_, T> {
 impl Tensor {
     /// The elements as `T` (the tensor must be of a float dtype that `T` computes).
     pub(crate) fn float_ref<T: Float>(&self, op: &'static str) -> Result<FloatRef<'_, T>> {
-        if !self.is_floating_point() {
-            return Err(Error::float_only(op, self.dtype()));
-        }
+        Error::check_float(op, self.dtype())?;
         if self.dtype() == T::DTYPE {
             return self.host_slice::<T>(op).map(FloatRef::Borrowed);
         }

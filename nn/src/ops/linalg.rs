@@ -5,7 +5,6 @@ use kernels::GpuDevice;
 use super::float::{Float, with_float_type};
 use super::gemm::{Gemm, Mat};
 use super::{DevicePath, Op, probe_tensor, run, same_dtype, with_optional};
-use crate::tensor::device::float_type;
 use crate::{DType, Error, Result, Shape, Tensor};
 
 /// `x·Wᵀ + b` over the last dimension of `x`; inputs `[x, weight]` and `bias` when there is one.
@@ -23,7 +22,6 @@ fn linear_sizes(x: &Tensor, weight: &Tensor) -> (usize, usize, usize, Shape) {
 impl Op for Linear {
     type Output = Tensor;
     const NAME: &'static str = "linear";
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let (x, w, b) = (inputs[0], inputs[1], inputs.get(2).copied());
@@ -60,18 +58,10 @@ impl Op for Linear {
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
         let (x, w, b) = (inputs[0], inputs[1], inputs.get(2).copied());
         let (rows, in_f, out_f, out_shape) = linear_sizes(x, w);
-        let bias = Tensor::gpu_buffer_of(b, "linear")?;
-        let out = kernels::linear::linear(
-            float_type("linear", x.dtype())?,
-            &x.gpu_buffer("linear")?,
-            &w.gpu_buffer("linear")?,
-            bias.as_ref(),
-            rows,
-            in_f,
-            out_f,
-        )
-        .map_err(|e| x.kernel_error("linear", e))?;
-        Ok(x.with_gpu(out, out_shape))
+        let (w, bias) = (w.gpu_buffer(Self::NAME)?, Tensor::gpu_buffer_of(b, Self::NAME)?);
+        x.gpu_op(Self::NAME, out_shape, |dtype, x| {
+            kernels::linear::linear(dtype, x, &w, bias.as_ref(), rows, in_f, out_f)
+        })
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -87,6 +77,7 @@ struct Matmul;
 impl Op for Matmul {
     type Output = Tensor;
     const NAME: &'static str = "matmul";
+    const DEVICE: DevicePath = DevicePath::None;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let (a, b) = (inputs[0], inputs[1]);
@@ -161,9 +152,7 @@ impl Tensor {
                 "bias (out_features) for weight (out_features, in_features)",
             ));
         }
-        if !self.is_floating_point() {
-            return Err(Error::float_only(op, self.dtype()));
-        }
+        Error::check_float(op, self.dtype())?;
         same_dtype(op, self, &[Some(weight), bias])?;
         run(&Linear, &with_optional(&[self, weight], &[bias]))
     }
@@ -188,6 +177,7 @@ impl Tensor {
             ));
         }
         same_dtype(op, self, &[Some(other)])?;
+        Error::check_float(op, self.dtype())?;
         let k = self.shape()[self.rank() - 1];
         let k2 = other.shape()[other.rank() - 2];
         let batch_a = &self.shape()[..self.rank() - 2];
@@ -199,9 +189,6 @@ impl Tensor {
                 other.shape(),
                 "(.., n, k) and (k, m) or (.., k, m) with equal batch sizes",
             ));
-        }
-        if !self.is_floating_point() {
-            return Err(Error::float_only(op, self.dtype()));
         }
         run(&Matmul, &[self, other])
     }

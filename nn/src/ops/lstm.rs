@@ -7,7 +7,7 @@ use kernels::{GpuDevice, Real};
 use super::float::{Float, with_float_type};
 use super::gemm::Mat;
 use super::map::multiversion;
-use super::{DevicePath, Op, probe_tensor, run};
+use super::{Op, probe_tensor, run};
 use crate::random;
 use crate::tensor::device::float_type;
 use crate::{DType, Error, Result, Shape, Tensor};
@@ -79,7 +79,6 @@ impl Lstm {
 impl Op for Lstm {
     type Output = (Tensor, Tensor, Tensor);
     const NAME: &'static str = "lstm";
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Self::Output> {
         run_cpu(inputs, &self.cells(inputs), self.sizes(inputs), self.dropout)

@@ -56,8 +56,9 @@ pub(crate) trait Op {
         Self::NAME
     }
 
-    /// Whether and how the operation runs on a device; the default: it does not.
-    const DEVICE: DevicePath = DevicePath::None;
+    /// Whether and how the operation runs on a device; the default: a kernel that computes, checked by the
+    /// parity probe ([`DevicePath::Probed`]), so an op with no device kernel says [`DevicePath::None`].
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     /// The operation on host memory; every input is on the CPU.
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Self::Output>;
@@ -219,9 +220,7 @@ pub(crate) fn same_dtype(op: &'static str, like: &Tensor, tensors: &[Option<&Ten
 /// Checks that `other` has `x`'s shape and dtype: an output written into, or a backward's incoming gradient
 /// (`what` says which, for the error).
 pub(crate) fn check_like(op: &'static str, x: &Tensor, other: &Tensor, what: &'static str) -> Result<()> {
-    if x.shape() != other.shape() {
-        return Err(Error::shapes(op, x.shape(), other.shape(), what));
-    }
+    Error::check_shapes(op, x.shape(), other.shape(), what)?;
     same_dtype(op, x, &[Some(other)])
 }
 

@@ -5,8 +5,7 @@ use kernels::GpuDevice;
 use kernels::norm::{Layout, Statistics};
 
 use super::float::{Float, with_float_type};
-use super::{DevicePath, Op, probe_tensor, run, same_dtype, with_optional};
-use crate::tensor::device::float_type;
+use super::{Op, probe_tensor, run, same_dtype, with_optional};
 use crate::{DType, Error, Result, Tensor};
 
 /// Running statistics a batch norm reads (evaluation) or updates (training).
@@ -129,7 +128,6 @@ impl BatchNorm {
 impl Op for BatchNorm {
     type Output = Tensor;
     const NAME: &'static str = "batch_norm";
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let Operands {
@@ -195,11 +193,7 @@ impl Op for BatchNorm {
             running,
         } = self.operands(inputs);
         same_dtype(op, x, &inputs[1..].iter().map(|t| Some(*t)).collect::<Vec<_>>())?;
-        let layout = Layout {
-            outer: x.shape()[0],
-            channels: x.shape()[1],
-            inner: x.shape()[2..].iter().product(),
-        };
+        let layout = Layout::around(x.shape(), 1);
         let running = running
             .map(|r| Ok::<_, Error>((r.mean.gpu_buffer(op)?, r.var.gpu_buffer(op)?)))
             .transpose()?;
@@ -213,17 +207,9 @@ impl Op for BatchNorm {
         };
         let weight = Tensor::gpu_buffer_of(weight, op)?;
         let bias = Tensor::gpu_buffer_of(bias, op)?;
-        let y = kernels::norm::batch_norm(
-            float_type(op, x.dtype())?,
-            &x.gpu_buffer(op)?,
-            layout,
-            stats,
-            weight.as_ref(),
-            bias.as_ref(),
-            self.eps,
-        )
-        .map_err(|e| x.kernel_error(op, e))?;
-        Ok(x.like_gpu(y))
+        x.map_gpu(op, |dtype, x| {
+            kernels::norm::batch_norm(dtype, x, layout, stats, weight.as_ref(), bias.as_ref(), self.eps)
+        })
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -312,7 +298,6 @@ impl LayerNorm {
 impl Op for LayerNorm {
     type Output = Tensor;
     const NAME: &'static str = "layer_norm";
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let op = "layer_norm";
@@ -332,16 +317,9 @@ impl Op for LayerNorm {
         same_dtype(op, x, &[weight, bias])?;
         let weight = Tensor::gpu_buffer_of(weight, op)?;
         let bias = Tensor::gpu_buffer_of(bias, op)?;
-        let y = kernels::norm::layer_norm(
-            float_type(op, x.dtype())?,
-            &x.gpu_buffer(op)?,
-            inner,
-            weight.as_ref(),
-            bias.as_ref(),
-            self.eps,
-        )
-        .map_err(|e| x.kernel_error(op, e))?;
-        Ok(x.like_gpu(y))
+        x.map_gpu(op, |dtype, x| {
+            kernels::norm::layer_norm(dtype, x, inner, weight.as_ref(), bias.as_ref(), self.eps)
+        })
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {

@@ -4,7 +4,7 @@
 use kernels::{GpuDevice, Real};
 
 use super::elementwise::{BinaryFn, UnaryFn};
-use super::{DevicePath, GRADIENT, OUTPUT, Op, check_like, run, same_dtype};
+use super::{GRADIENT, OUTPUT, Op, check_like, run, same_dtype};
 use crate::tensor::device::{float_type, probe};
 use crate::{DType, Error, Result, Tensor};
 
@@ -144,7 +144,6 @@ struct Backward;
 impl Op for Forward {
     type Output = Tensor;
     const NAME: &'static str = "prelu";
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let y = cpu_forward("prelu", inputs[0], inputs[1], None)?;
@@ -167,7 +166,6 @@ impl Op for Forward {
 impl Op for ForwardInto {
     type Output = ();
     const NAME: &'static str = "prelu";
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<()> {
         cpu_forward("prelu_into", inputs[0], inputs[1], Some(inputs[2])).map(|_| ())
@@ -190,7 +188,6 @@ impl Op for ForwardInto {
 impl Op for Backward {
     type Output = (Tensor, Tensor);
     const NAME: &'static str = "prelu_backward";
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<(Tensor, Tensor)> {
         let (x, w, dy, op) = (inputs[0], inputs[1], inputs[2], "prelu_backward");

@@ -2,7 +2,7 @@
 //! CPU kernels accumulate `f32` in `double`.
 
 use super::elementwise::broadcast_strides;
-use super::{Op, run};
+use super::{DevicePath, Op, run};
 use crate::tensor::cast::cast_data;
 use crate::tensor::storage::CpuData;
 use crate::{DType, Error, Result, Shape, Tensor};
@@ -24,6 +24,7 @@ struct Reduce<'d> {
 
 impl Op for Reduce<'_> {
     type Output = Tensor;
+    const DEVICE: DevicePath = DevicePath::None;
 
     fn name(&self) -> &'static str {
         match self.reduction {
@@ -73,9 +74,7 @@ impl Op for Reduce<'_> {
 impl Tensor {
     /// The elements as `f64` values, for math that accumulates in double precision.
     pub(crate) fn f64_values(&self, op: &'static str) -> Result<Vec<f64>> {
-        if !self.is_floating_point() {
-            return Err(Error::float_only(op, self.dtype()));
-        }
+        Error::check_float(op, self.dtype())?;
         self.read_cpu(op, |d| match d {
             CpuData::F64(v) => v.clone(),
             other => match cast_data(other, DType::F64) {

@@ -4,12 +4,12 @@
 use kernels::{GpuDevice, Real};
 use rayon::prelude::*;
 
+use super::elementwise::widened;
 use super::map::{self, CHUNK, PARALLEL_THRESHOLD, multiversion};
-use super::{DevicePath, GRADIENT, Op, check_like, run};
-use crate::tensor::cast::cast_data;
-use crate::tensor::device::{float_type, probe};
+use super::{GRADIENT, Op, check_like, run};
+use crate::tensor::device::probe;
 use crate::tensor::storage::CpuData;
-use crate::{DType, Error, Result, Tensor};
+use crate::{DType, Result, Tensor};
 
 /// Softmax (or log-softmax) along `dim`; inputs `[x]`.
 #[derive(Clone, Copy)]
@@ -34,10 +34,9 @@ fn backward_name(log: bool) -> &'static str {
     }
 }
 
-/// The kernels' layout of `x` along `dim`: `(outer, size, inner)`.
+/// The kernels' layout of `x` along `dim`.
 fn layout(x: &Tensor, dim: usize) -> kernels::softmax::Layout {
-    let (outer, size, inner) = x.split_at_dim(dim);
-    kernels::softmax::Layout { outer, size, inner }
+    kernels::softmax::Layout::around(x.shape(), dim)
 }
 
 /// The probe's input: the probe sweep along the middle of `(1, n, 1)`.
@@ -49,7 +48,6 @@ fn probe_input(dtype: DType) -> Result<Tensor> {
 
 impl Op for Softmax {
     type Output = Tensor;
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         forward_name(self.log)
@@ -60,34 +58,21 @@ impl Op for Softmax {
         let op = self.name();
         let (_, size, inner) = x.split_at_dim(self.dim);
         let (n, log) = (x.numel(), self.log);
-        let data = x.read_cpu(op, |data| -> Result<CpuData> {
-            Ok(match data {
-                CpuData::F32(v) => map::filled(n, |out| softmax(v, out, size, inner, log)),
-                CpuData::F64(v) => map::filled(n, |out| softmax(v, out, size, inner, log)),
-                CpuData::F16(_) | CpuData::BF16(_) => {
-                    let wide = cast_data(data, DType::F32);
-                    let CpuData::F32(v) = &wide else {
-                        unreachable!("cast to f32")
-                    };
-                    let out = map::filled(n, |out| softmax(v, out, size, inner, log));
-                    cast_data(&out, data.dtype())
-                }
-                other => return Err(Error::float_only(op, other.dtype())),
-            })
-        })??;
-        Ok(Tensor::from_cpu(data, x.shape().clone()))
+        x.map_float_data(op, |data| match data {
+            CpuData::F32(v) => Some(map::filled(n, |out| softmax(v, out, size, inner, log))),
+            CpuData::F64(v) => Some(map::filled(n, |out| softmax(v, out, size, inner, log))),
+            CpuData::F16(_) | CpuData::BF16(_) => Some(widened(data, |v| {
+                map::filled(n, |out| softmax(v, out, size, inner, log))
+            })),
+            _ => None,
+        })
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
-        let (x, op) = (inputs[0], self.name());
-        let out = kernels::softmax::forward(
-            float_type(op, x.dtype())?,
-            &x.gpu_buffer(op)?,
-            layout(x, self.dim),
-            self.log,
-        )
-        .map_err(|e| x.kernel_error(op, e))?;
-        Ok(x.like_gpu(out))
+        let x = inputs[0];
+        x.map_gpu(self.name(), |dtype, xb| {
+            kernels::softmax::forward(dtype, xb, layout(x, self.dim), self.log)
+        })
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -98,7 +83,6 @@ impl Op for Softmax {
 
 impl Op for SoftmaxBackward {
     type Output = Tensor;
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         backward_name(self.0.log)
@@ -135,16 +119,11 @@ impl Op for SoftmaxBackward {
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
-        let (y, dy, op) = (inputs[0], inputs[1], self.name());
-        let dx = kernels::softmax::backward(
-            float_type(op, y.dtype())?,
-            &y.gpu_buffer(op)?,
-            &dy.gpu_buffer(op)?,
-            layout(y, self.0.dim),
-            self.0.log,
-        )
-        .map_err(|e| y.kernel_error(op, e))?;
-        Ok(y.like_gpu(dx))
+        let (y, op) = (inputs[0], self.name());
+        let dy = inputs[1].gpu_buffer(op)?;
+        y.map_gpu(op, |dtype, yb| {
+            kernels::softmax::backward(dtype, yb, &dy, layout(y, self.0.dim), self.0.log)
+        })
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -179,12 +158,8 @@ impl Tensor {
 
     /// The shape read as `(outer, size of dim, inner)`.
     pub(crate) fn split_at_dim(&self, d: usize) -> (usize, usize, usize) {
-        if self.rank() == 0 {
-            return (1, 1, 1);
-        }
-        let outer = self.shape()[..d].iter().product();
-        let inner = self.shape()[d + 1..].iter().product();
-        (outer, self.shape()[d], inner)
+        let layout = kernels::layout::Layout::around(self.shape(), d);
+        (layout.outer, layout.channels, layout.inner)
     }
 }
 

@@ -5,7 +5,7 @@
 use kernels::Real;
 
 use super::elementwise::UnaryFn;
-use super::{Op, run};
+use super::{DevicePath, Op, run};
 use crate::functional::Activation;
 use crate::{Result, Tensor};
 
@@ -17,6 +17,7 @@ struct Map<F> {
 
 impl<F: UnaryFn> Op for Map<F> {
     type Output = Tensor;
+    const DEVICE: DevicePath = DevicePath::None;
 
     fn name(&self) -> &'static str {
         self.name

@@ -171,14 +171,7 @@ impl fmt::Display for CaseReport {
 
 /// `(max abs error, max error relative to max(|want|, 1))`; NaN against NaN is equal.
 fn errors(got: &Tensor, want: &Tensor) -> Result<(f64, f64)> {
-    if got.shape() != want.shape() {
-        return Err(Error::shapes(
-            "parity",
-            got.shape(),
-            want.shape(),
-            "the fixture's shape",
-        ));
-    }
+    Error::check_shapes("parity", got.shape(), want.shape(), "the fixture's shape")?;
     if got.dtype() != want.dtype() {
         return Err(Error::DTypeMismatch {
             op: "parity",

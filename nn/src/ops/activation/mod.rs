@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 use kernels::{Formula, GpuDevice, HostFormula, Real};
 
 use super::elementwise::{BinaryFn, UnaryFn};
-use super::{DevicePath, GRADIENT, OUTPUT, Op, check_like, run};
+use super::{GRADIENT, OUTPUT, Op, check_like, run};
 use crate::tensor::device::{float_type, probe};
 use crate::{DType, Result, Tensor};
 
@@ -245,7 +245,6 @@ fn probe_inputs(dtype: DType, backward: bool) -> Result<Vec<Tensor>> {
 
 impl<A: Formula + HostFormula> Op for Forward<A> {
     type Output = Tensor;
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         self.0.name
@@ -256,14 +255,9 @@ impl<A: Formula + HostFormula> Op for Forward<A> {
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
-        let x = inputs[0];
-        let out = kernels::activation::forward::<A>(
-            self.0.constants,
-            float_type(self.0.name, x.dtype())?,
-            &x.gpu_buffer(self.0.name)?,
-        )
-        .map_err(|e| x.kernel_error(self.0.name, e))?;
-        Ok(x.like_gpu(out))
+        inputs[0].map_gpu(self.0.name, |dtype, x| {
+            kernels::activation::forward::<A>(self.0.constants, dtype, x)
+        })
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -273,7 +267,6 @@ impl<A: Formula + HostFormula> Op for Forward<A> {
 
 impl<A: Formula + HostFormula> Op for ForwardInto<A> {
     type Output = ();
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         self.0.name
@@ -303,7 +296,6 @@ impl<A: Formula + HostFormula> Op for ForwardInto<A> {
 
 impl<A: Formula + HostFormula> Op for Backward<A> {
     type Output = Tensor;
-    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn name(&self) -> &'static str {
         self.0.name

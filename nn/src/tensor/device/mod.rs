@@ -90,6 +90,27 @@ impl Tensor {
         self.with_gpu(buffer, self.shape.clone())
     }
 
+    /// A new tensor of `shape` and this tensor's dtype on its device: `kernel`'s output, given this tensor's
+    /// float type and device memory. A kernel error names `op`, the dtype and the device.
+    pub(crate) fn gpu_op(
+        &self,
+        op: &'static str,
+        shape: Shape,
+        kernel: impl FnOnce(FloatType, &GpuBuffer) -> kernels::Result<GpuBuffer>,
+    ) -> Result<Tensor> {
+        let out = kernel(float_type(op, self.dtype())?, &self.gpu_buffer(op)?).map_err(|e| self.kernel_error(op, e))?;
+        Ok(self.with_gpu(out, shape))
+    }
+
+    /// [`gpu_op`](Self::gpu_op) in this tensor's shape (an element-wise kernel).
+    pub(crate) fn map_gpu(
+        &self,
+        op: &'static str,
+        kernel: impl FnOnce(FloatType, &GpuBuffer) -> kernels::Result<GpuBuffer>,
+    ) -> Result<Tensor> {
+        self.gpu_op(op, self.shape.clone(), kernel)
+    }
+
     /// The device memory of this tensor (a handle: no copy), or an error naming `op` for a tensor on the CPU.
     pub(crate) fn gpu_buffer(&self, op: &'static str) -> Result<GpuBuffer> {
         match &*self.storage.data.read() {

@@ -68,14 +68,12 @@ pub(crate) fn measure(pairs: &[(Tensor, Tensor)]) -> Result<Measured> {
         at: "every element".into(),
     };
     for (k, (device_result, reference)) in pairs.iter().enumerate() {
-        if device_result.shape() != reference.shape() {
-            return Err(Error::shapes(
-                "probe",
-                device_result.shape(),
-                reference.shape(),
-                "the device's result in the CPU's shape",
-            ));
-        }
+        Error::check_shapes(
+            "probe",
+            device_result.shape(),
+            reference.shape(),
+            "the device's result in the CPU's shape",
+        )?;
         let (error, i) = worst(device_result, reference)?;
         if error > measured.error {
             measured = Measured {
