@@ -4,9 +4,9 @@
 
 use kernels::Real;
 
+use super::activation::Activation;
 use super::elementwise::UnaryFn;
 use super::{DevicePath, Op, run};
-use crate::functional::Activation;
 use crate::{Result, Tensor};
 
 /// `f(x)` in a new tensor on the CPU; inputs `[x]`.
