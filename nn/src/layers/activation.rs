@@ -90,7 +90,7 @@ macro_rules! default_layer {
 macro_rules! activation_layer {
     (
         [$(#[$doc:meta])*] $layer:ident [$($c:ident $(= $d:expr)?),*] [$($inplace:ident)?] $show:literal
-        $repr:ident [$($refuse:tt)*] $variant:ident
+        $repr:ident [$($refuse:tt)*] [$($via:path)?] $variant:ident
     ) => {
         $(#[$doc])*
         #[derive(Module, Clone, Debug)]
@@ -136,12 +136,23 @@ macro_rules! activation_layer {
             type Input = Tensor;
             type Output = Tensor;
             fn forward(&self, x: Tensor) -> Result<Tensor> {
-                run(self.activation(), x, false $(|| self.$inplace)?)
+                layer_forward!(self, x, run, [$($via)?] [$($c),*], false $(|| self.$inplace)?)
             }
             fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
-                run_ref(self.activation(), x, false $(|| self.$inplace)?)
+                layer_forward!(self, x, run_ref, [$($via)?] [$($c),*], false $(|| self.$inplace)?)
             }
         }
+    };
+}
+
+/// A table layer's forward: its formula through `$run` ([`run`] or [`run_ref`]), or its `via` function of the
+/// constants and the mode.
+macro_rules! layer_forward {
+    ($this:ident, $x:expr, $run:ident, [] [$($c:ident),*], $inplace:expr) => {
+        $run($this.activation(), $x, $inplace)
+    };
+    ($this:ident, $x:expr, $run:ident, [$via:path] [$($c:ident),*], $inplace:expr) => {
+        $via(&$x, $($this.$c,)* $this.training, $inplace)
     };
 }
 
@@ -151,22 +162,25 @@ macro_rules! activation_layers {
         layers { $(
             $(#[$doc:meta])*
             $layer:ident $({ $($c:ident $(= $d:expr)?),+ })? $mode:ident $repr:ident
-                $(refuse $refuse:tt)? => $variant:ident $name:literal $formula:ident;
+                $(refuse $refuse:tt)? $(via $via:path)?
+                => $variant:ident $name:literal $formula:ident $([$($k:expr),+])?;
         )* }
         functions { $($functions:tt)* }
     ) => {
         $(
-            activation_layers!(@mode $mode [$(#[$doc])*] $layer [$($($c $(= $d)?),+)?] $repr [$($refuse)?] $variant);
+            activation_layers!(
+                @mode $mode [$(#[$doc])*] $layer [$($($c $(= $d)?),+)?] $repr [$($refuse)?] [$($via)?] $variant
+            );
         )*
     };
-    (@mode inplace $doc:tt $layer:ident $c:tt $repr:ident $refuse:tt $variant:ident) => {
-        activation_layer!($doc $layer $c [inplace] true $repr $refuse $variant);
+    (@mode inplace $doc:tt $layer:ident $c:tt $repr:ident $refuse:tt $via:tt $variant:ident) => {
+        activation_layer!($doc $layer $c [inplace] true $repr $refuse $via $variant);
     };
-    (@mode silent_inplace $doc:tt $layer:ident $c:tt $repr:ident $refuse:tt $variant:ident) => {
-        activation_layer!($doc $layer $c [inplace] false $repr $refuse $variant);
+    (@mode silent_inplace $doc:tt $layer:ident $c:tt $repr:ident $refuse:tt $via:tt $variant:ident) => {
+        activation_layer!($doc $layer $c [inplace] false $repr $refuse $via $variant);
     };
-    (@mode no_inplace $doc:tt $layer:ident $c:tt $repr:ident $refuse:tt $variant:ident) => {
-        activation_layer!($doc $layer $c [] false $repr $refuse $variant);
+    (@mode no_inplace $doc:tt $layer:ident $c:tt $repr:ident $refuse:tt $via:tt $variant:ident) => {
+        activation_layer!($doc $layer $c [] false $repr $refuse $via $variant);
     };
 }
 activation_table!(activation_layers);

@@ -28,7 +28,8 @@ macro_rules! define_activation {
         layers { $(
             $(#[$doc:meta])*
             $layer:ident $({ $($c:ident $(= $d:expr)?),+ })? $inplace:ident $repr:ident
-                $(refuse ($refused:expr, $why:literal))? => $variant:ident $name:literal $formula:ident;
+                $(refuse ($refused:expr, $why:literal))? $(via $via:path)?
+                => $variant:ident $name:literal $formula:ident $([$($k:expr),+])?;
         )* }
         functions { $(
             $(#[$fdoc:meta])*
@@ -83,7 +84,8 @@ macro_rules! define_activation {
             pub(crate) fn dispatch<V: FormulaVisitor>(&self, visitor: V) -> V::Output {
                 match *self {
                     $(Activation::$variant $({ $($c),+ })? => {
-                        visitor.visit::<kernels::activation::$formula>(formula_constants!($($($c),+)?))
+                        let constants = formula_constants!([$($($k),+)?] [$($($c),+)?]);
+                        visitor.visit::<kernels::activation::$formula>(constants)
                     })*
                     $(Activation::$fvariant => visitor.visit::<kernels::activation::$fformula>(formula_constants!()),)*
                 }

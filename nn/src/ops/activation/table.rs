@@ -7,14 +7,19 @@
 //! an activation is its formula in `kernels/src/activation/` plus one entry here.
 //!
 //! An entry reads
-//! `Layer { constant = default, … } inplace-mode repr-style [refuse (condition, "message")] => Variant "name" Formula;`
-//! - the constants (absent: no braces) are the formula's `a` and `b`, in order, and the constructor's arguments;
-//!   a constant without a default makes the layer have no `Default`;
+//! `Layer { constant = default, … } inplace-mode repr-style [refuse (condition, "message")] [via function]
+//! => Variant "name" Formula [[a, b]];`
+//! - the constants (absent: no braces) are the constructor's arguments and the variant's fields, and the
+//!   formula's `a` and `b` in order unless the entry computes those from them (`Formula[a, b]`, expressions of
+//!   the constants); a constant without a default makes the layer have no `Default`;
 //! - inplace-mode: `inplace` (a constructor argument, printed as `inplace=True`), `silent_inplace` (an argument
 //!   PyTorch does not print), or `no_inplace`;
 //! - repr-style: `named` (`beta=1.0, threshold=20.0`) or `bare` (`0.5`);
 //! - `refuse`: a condition on the constants under which the constructor refuses them (it then returns a
-//!   `Result`), with the message, formatted with the constants.
+//!   `Result`), with the message, formatted with the constants;
+//! - `via`: a layer whose forward depends on the mode calls `function(x, constants…, training, inplace)` (a
+//!   `Result<Tensor>`, `x`'s handle when in place) instead of running the formula; the formula is then what
+//!   the `Activation` variant runs.
 //!
 //! Formulas no layer of its own runs (GELU's two, chosen by `GELU`'s `approximate`) are listed under
 //! `functions`.
@@ -93,8 +98,15 @@ macro_rules! activation_table {
 }
 pub(crate) use activation_table;
 
-/// The constants of a formula as its `[a, b]`: the first two, zeros where there are fewer.
+/// The constants of a formula as its `[a, b]`: those the entry computes (`[…]` first), else the layer's own;
+/// the first two, zeros where there are fewer.
 macro_rules! formula_constants {
+    ([$($computed:expr),+] [$($constant:expr),*]) => {
+        formula_constants!($($computed),+)
+    };
+    ([] [$($constant:expr),*]) => {
+        formula_constants!($($constant),*)
+    };
     () => {
         [0.0, 0.0]
     };
