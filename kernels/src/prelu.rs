@@ -125,16 +125,32 @@ pub fn backward(
     dy: &GpuBuffer,
     layout: Layout,
 ) -> Result<(GpuBuffer, GpuBuffer)> {
-    let len = check("prelu backward", dtype, x, weight, layout)?;
-    check_same("prelu backward", x, &[dy])?;
-    let dx = GpuBuffer::uninit(x.device(), x.len());
+    let dx = backward_input(dtype, x, weight, dy, layout)?;
     let dweight = GpuBuffer::uninit(x.device(), weight.len());
-    if len > 0 {
-        with_float_type!(dtype, F => launch_backward::<F>(x, weight, dy, &dx, &dweight, layout));
+    if !layout.is_empty() {
+        with_float_type!(dtype, F => launch_weight_grad::<F>(x, dy, &dweight, layout));
     } else {
         dweight.write(&vec![0u8; weight.len()])?;
     }
     Ok((dx, dweight))
+}
+
+/// `dx` of `prelu(x, weight)` alone, for a weight that needs no gradient: `dy` where `x > 0`, `weight · dy`
+/// elsewhere.
+pub fn backward_input(
+    dtype: FloatType,
+    x: &GpuBuffer,
+    weight: &GpuBuffer,
+    dy: &GpuBuffer,
+    layout: Layout,
+) -> Result<GpuBuffer> {
+    let len = check("prelu backward", dtype, x, weight, layout)?;
+    check_same("prelu backward", x, &[dy])?;
+    let dx = GpuBuffer::uninit(x.device(), x.len());
+    if len > 0 {
+        with_float_type!(dtype, F => launch_input_grad::<F>(x, weight, dy, &dx, layout));
+    }
+    Ok(dx)
 }
 
 fn launch_forward<F: Compute>(x: &GpuBuffer, weight: &GpuBuffer, output: &GpuBuffer, layout: Layout) {
@@ -157,18 +173,10 @@ fn launch_forward<F: Compute>(x: &GpuBuffer, weight: &GpuBuffer, output: &GpuBuf
     }
 }
 
-fn launch_backward<F: Compute>(
-    x: &GpuBuffer,
-    weight: &GpuBuffer,
-    dy: &GpuBuffer,
-    dx: &GpuBuffer,
-    dweight: &GpuBuffer,
-    layout: Layout,
-) {
+fn launch_input_grad<F: Compute>(x: &GpuBuffer, weight: &GpuBuffer, dy: &GpuBuffer, dx: &GpuBuffer, layout: Layout) {
     let len = layout.len();
     let vector = vector_size(len, layout.inner);
-    // SAFETY: as in `launch_forward`; `dy` and `dx` hold `len` elements (`check_same`), `dweight` holds
-    // `channels`; the reduction reads indices `< len` and writes `dweight[c]` for `c < channels` only.
+    // SAFETY: as in `launch_forward`; `dy` and `dx` hold `len` elements too (`check_same`).
     unsafe {
         launch!(
             prelu_backward_kernel::<F, F::C>,
@@ -181,7 +189,15 @@ fn launch_backward<F: Compute>(
             arg(dx, len),
             layout.channels,
             layout.inner / vector,
-        );
+        )
+    }
+}
+
+fn launch_weight_grad<F: Compute>(x: &GpuBuffer, dy: &GpuBuffer, dweight: &GpuBuffer, layout: Layout) {
+    let len = layout.len();
+    // SAFETY: `x` and `dy` hold `len` elements of `F` and `dweight` `channels` (checked by `backward_input`
+    // and `backward`); the reduction reads indices `< len` and writes `dweight[c]` for `c < channels` only.
+    unsafe {
         launch!(
             prelu_weight_grad_kernel::<F, F::C>,
             x,

@@ -3,7 +3,7 @@
 //! compute right are refused with a typed error, never answered wrongly. Without an adapter these skip (and
 //! fail under `CI=true`).
 
-use integration_tests::{fixture, max_rel_diff, wgpu_or_skip};
+use integration_tests::{bit_equal, fixture, max_rel_diff, wgpu_or_skip};
 use nn::functional::{Conv2dOptions, Padding2d, conv2d};
 use nn::prelude::*;
 use nn::{Error, StateDict};
@@ -473,6 +473,28 @@ fn prelu_into_and_in_place_on_the_device() {
         prelu_into(&xd, &wd, &host_out).unwrap_err(),
         Error::DeviceMismatch { .. }
     ));
+}
+
+#[test]
+fn prelu_input_gradient_alone_equals_the_full_backwards_on_cpu_and_device() {
+    use nn::functional::{prelu_backward, prelu_input_backward};
+    let x = values(&[2, 3, 4, 5], 0.0, DType::F32);
+    let dy = values(&[2, 3, 4, 5], 1.0, DType::F32);
+    for w in [
+        Tensor::from_vec(vec![0.1f32, -0.5, 2.0], [3]).unwrap(),
+        Tensor::from_vec(vec![0.25f32], [1]).unwrap(),
+    ] {
+        let (want, _) = prelu_backward(&x, &w, &dy).unwrap();
+        assert!(bit_equal(&prelu_input_backward(&x, &w, &dy).unwrap(), &want));
+        let Some(dev) = wgpu_or_skip("prelu_input_backward") else {
+            return;
+        };
+        let on = |t: &Tensor| t.to_device(dev).unwrap();
+        let dx = prelu_input_backward(&on(&x), &on(&w), &on(&dy)).unwrap();
+        assert_close("prelu input gradient", &dx, &want, dev, 0.0);
+    }
+    assert!(prelu_input_backward(&x, &Tensor::full([4], 0.25, DType::F32), &dy).is_err());
+    assert!(prelu_input_backward(&x, &Tensor::full([3], 0.25, DType::F32), &dy.reshape([6, 20]).unwrap()).is_err());
 }
 
 #[test]

@@ -6,6 +6,4 @@ pub mod activation;
 pub use crate::ops::conv::{Conv2dOptions, Padding2d, conv2d};
 pub use crate::ops::embedding;
 pub use crate::ops::norm::{RunningStats, batch_norm, layer_norm};
-pub use activation::{
-    Activation, log_softmax, log_softmax_backward, prelu, prelu_backward, prelu_into, softmax, softmax_backward,
-};
+pub use activation::*;

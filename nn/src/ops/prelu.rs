@@ -141,6 +141,21 @@ struct ForwardInto;
 #[derive(Clone, Copy)]
 struct Backward;
 
+/// `dx` alone; inputs `[x, w, dy]`.
+#[derive(Clone, Copy)]
+struct InputBackward;
+
+/// `dx` on the CPU: `dy` where `x > 0`, `w · dy` elsewhere.
+fn cpu_input_grad(op: &'static str, x: &Tensor, w: &Tensor, dy: &Tensor) -> Result<Tensor> {
+    let layout = prelu_layout(op, x, w)?;
+    let weights = w.to_vec_f64()?;
+    x.zip_float_blocks(dy, op, layout.inner, |block| {
+        PreluGrad(PreluFn {
+            weight: weights[block % layout.channels],
+        })
+    })
+}
+
 impl Op for Forward {
     type Output = Tensor;
     const NAME: &'static str = "prelu";
@@ -192,12 +207,7 @@ impl Op for Backward {
     fn cpu(&self, inputs: &[&Tensor]) -> Result<(Tensor, Tensor)> {
         let (x, w, dy, op) = (inputs[0], inputs[1], inputs[2], "prelu_backward");
         let layout = prelu_layout(op, x, w)?;
-        let weights = w.to_vec_f64()?;
-        let dx = x.zip_float_blocks(dy, op, layout.inner, |block| {
-            PreluGrad(PreluFn {
-                weight: weights[block % layout.channels],
-            })
-        })?;
+        let dx = cpu_input_grad(op, x, w, dy)?;
         let (xs, dys) = (x.to_vec_f64()?, dy.to_vec_f64()?);
         let mut sums = vec![0.0f64; layout.channels];
         let block = layout.inner.max(1);
@@ -224,6 +234,27 @@ impl Op for Backward {
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
         Ok(vec![(Backward, probe_operands(dtype)?.into())])
+    }
+}
+
+impl Op for InputBackward {
+    type Output = Tensor;
+    const NAME: &'static str = "prelu_input_backward";
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        cpu_input_grad(Self::NAME, inputs[0], inputs[1], inputs[2])
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let (x, w, op) = (inputs[0], inputs[1], Self::NAME);
+        let (xb, wb, dtype, layout) = device_operands(op, x, w)?;
+        let dx = kernels::prelu::backward_input(dtype, &xb, &wb, &inputs[2].gpu_buffer(op)?, layout)
+            .map_err(|e| x.kernel_error(op, e))?;
+        Ok(x.like_gpu(dx))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        Ok(vec![(InputBackward, probe_operands(dtype)?.into())])
     }
 }
 
@@ -277,4 +308,21 @@ pub fn prelu_backward(x: &Tensor, weight: &Tensor, dy: &Tensor) -> Result<(Tenso
     check_like(op, x, dy, GRADIENT)?;
     prelu_layout(op, x, weight)?;
     run(&Backward, &[x, weight, dy])
+}
+
+/// PReLU's input gradient alone, for a weight that needs none (PyTorch skips the weight's reduction then):
+/// the `dx` of [`prelu_backward`].
+///
+/// ```
+/// use nn::{Tensor, functional::prelu_input_backward};
+/// let x = Tensor::from_vec(vec![-1.0f32, 2.0, -3.0, 4.0], [2, 2]).unwrap();
+/// let w = Tensor::from_vec(vec![0.5f32, 0.1], [2]).unwrap();
+/// let dx = prelu_input_backward(&x, &w, &Tensor::ones([2, 2], nn::DType::F32)).unwrap();
+/// assert_eq!(dx.to_vec::<f32>().unwrap(), vec![0.5, 1.0, 0.5, 1.0]);
+/// ```
+pub fn prelu_input_backward(x: &Tensor, weight: &Tensor, dy: &Tensor) -> Result<Tensor> {
+    let op = "prelu_input_backward";
+    check_like(op, x, dy, GRADIENT)?;
+    prelu_layout(op, x, weight)?;
+    run(&InputBackward, &[x, weight, dy])
 }
