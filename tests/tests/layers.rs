@@ -310,6 +310,8 @@ fn every_activation_layer_prints_as_pytorch() {
         Box::new(LogSigmoid::new()),
         Box::new(GELU::default()),
         Box::new(GELU::new("tanh").unwrap()),
+        Box::new(RReLU::default()),
+        Box::new(RReLU::new(0.1, 0.3, true)),
     ];
     let printed: Vec<String> = layers.iter().map(|l| l.repr()).collect();
     assert_eq!(printed, lines("activation_reprs.txt"));

@@ -2,7 +2,9 @@
 //! PReLU and (log-)softmax with their backward passes.
 
 pub use crate::ops::activation::Activation;
-pub use crate::ops::prelu::{prelu, prelu_backward, prelu_input_backward, prelu_into};
+pub use crate::ops::prelu::{
+    prelu, prelu_backward, prelu_input_backward, prelu_into, rrelu, rrelu_with_noise, rrelu_with_noise_backward,
+};
 pub use crate::ops::softmax::{log_softmax_backward, softmax_backward};
 pub use kernels::activation::{SELU_ALPHA, SELU_SCALE};
 

@@ -3,6 +3,7 @@
 
 use kernels::{GpuDevice, Real};
 
+use super::activation::Activation;
 use super::elementwise::{BinaryFn, UnaryFn};
 use super::{GRADIENT, OUTPUT, Op, check_like, run, same_dtype};
 use crate::tensor::device::{float_type, probe};
@@ -325,4 +326,106 @@ pub fn prelu_input_backward(x: &Tensor, weight: &Tensor, dy: &Tensor) -> Result<
     check_like(op, x, dy, GRADIENT)?;
     prelu_layout(op, x, weight)?;
     run(&InputBackward, &[x, weight, dy])
+}
+
+/// PyTorch's `F.rrelu(input, lower=1/8, upper=1/3, training=False, inplace=False)`: `x` where `x > 0`, `a · x`
+/// elsewhere, where in training each element has its own slope `a` drawn from `U(lower, upper)` (the global
+/// generator, [`manual_seed`](crate::manual_seed)) and in evaluation `a = (lower + upper) / 2`. In place, `x`
+/// is changed and a handle to it returned. `lower` may not exceed `upper`.
+///
+/// ```
+/// use nn::{Tensor, functional::rrelu};
+/// let x = Tensor::from_vec(vec![-1.0f64, 2.0], [2]).unwrap();
+/// let y = rrelu(&x, 0.1, 0.3, false, false).unwrap();
+/// assert_eq!(y.to_vec::<f64>().unwrap(), vec![-0.2, 2.0]);
+/// let y = rrelu(&x, 0.1, 0.3, true, false).unwrap().to_vec::<f64>().unwrap();
+/// assert!((-0.3..=-0.1).contains(&y[0]) && y[1] == 2.0);
+/// assert!(rrelu(&x, 0.3, 0.1, false, false).is_err());
+/// ```
+pub fn rrelu(x: &Tensor, lower: f64, upper: f64, training: bool, inplace: bool) -> Result<Tensor> {
+    let op = "rrelu";
+    if lower > upper || lower.is_nan() || upper.is_nan() {
+        return Err(Error::invalid(
+            op,
+            format!("the lower bound {lower} must not exceed the upper bound {upper}"),
+        ));
+    }
+    match (training, inplace) {
+        (false, false) => Activation::Rrelu { lower, upper }.forward(x),
+        (false, true) => Activation::Rrelu { lower, upper }.forward_(x).map(|()| x.clone()),
+        (true, false) => x.mul(&rrelu_noise(op, x, lower, upper)?),
+        (true, true) => x.mul_(&rrelu_noise(op, x, lower, upper)?).map(|()| x.clone()),
+    }
+}
+
+/// PyTorch's `rrelu_with_noise`: [`rrelu`] that, in training, also writes each element's multiplier into
+/// `noise` (a tensor of `x`'s shape, dtype and device): `1` where `x > 0`, the drawn slope elsewhere. The output
+/// is `x · noise` then. In evaluation `noise` is left alone. The bounds are not checked, as in PyTorch.
+///
+/// ```
+/// use nn::{Tensor, functional::rrelu_with_noise};
+/// let x = Tensor::from_vec(vec![-1.0f64, 2.0], [2]).unwrap();
+/// let noise = x.zeros_like().unwrap();
+/// let y = rrelu_with_noise(&x, &noise, 0.1, 0.3, true).unwrap();
+/// let (y, noise) = (y.to_vec::<f64>().unwrap(), noise.to_vec::<f64>().unwrap());
+/// assert_eq!(noise[1], 1.0);
+/// assert_eq!(y, vec![-noise[0], 2.0]);
+/// ```
+pub fn rrelu_with_noise(x: &Tensor, noise: &Tensor, lower: f64, upper: f64, training: bool) -> Result<Tensor> {
+    let op = "rrelu_with_noise";
+    check_like(op, x, noise, NOISE)?;
+    if !training {
+        return Activation::Rrelu { lower, upper }.forward(x);
+    }
+    noise.copy_(&rrelu_noise(op, x, lower, upper)?)?;
+    x.mul(noise)
+}
+
+/// PyTorch's `rrelu_with_noise_backward`: the input gradient of [`rrelu_with_noise`] from the output gradient
+/// `dy`: `dy · noise` in training, the leaky ReLU gradient with slope `(lower + upper) / 2` in evaluation.
+///
+/// ```
+/// use nn::{Tensor, functional::rrelu_with_noise_backward};
+/// let x = Tensor::from_vec(vec![-1.0f64, 2.0], [2]).unwrap();
+/// let noise = Tensor::from_vec(vec![0.25f64, 1.0], [2]).unwrap();
+/// let dy = Tensor::from_vec(vec![4.0f64, 4.0], [2]).unwrap();
+/// let dx = rrelu_with_noise_backward(&dy, &x, &noise, 0.1, 0.3, true).unwrap();
+/// assert_eq!(dx.to_vec::<f64>().unwrap(), vec![1.0, 4.0]);
+/// let dx = rrelu_with_noise_backward(&dy, &x, &noise, 0.1, 0.3, false).unwrap();
+/// assert_eq!(dx.to_vec::<f64>().unwrap(), vec![0.8, 4.0]);
+/// ```
+pub fn rrelu_with_noise_backward(
+    dy: &Tensor,
+    x: &Tensor,
+    noise: &Tensor,
+    lower: f64,
+    upper: f64,
+    training: bool,
+) -> Result<Tensor> {
+    let op = "rrelu_with_noise_backward";
+    check_like(op, x, dy, GRADIENT)?;
+    if !training {
+        return Activation::Rrelu { lower, upper }.backward(x, dy);
+    }
+    check_like(op, x, noise, NOISE)?;
+    dy.mul(noise)
+}
+
+/// What [`check_like`] says of RReLU's noise.
+const NOISE: &str = "a noise tensor of the input's shape";
+
+/// RReLU's multipliers in training, of `x`'s shape, dtype and device: `1` where `x > 0`, a slope drawn from
+/// `U(lower, upper)` (in `f64`, rounded to the dtype, as PyTorch draws) elsewhere. One slope is drawn for
+/// every element, in order (PyTorch draws only for the elements `<= 0`); the choice by sign is PReLU's input
+/// gradient of ones with the slopes as per-element weights, so it runs where `x` is.
+fn rrelu_noise(op: &'static str, x: &Tensor, lower: f64, upper: f64) -> Result<Tensor> {
+    Error::check_float(op, x.dtype())?;
+    let n = x.numel();
+    let slopes = Tensor::uniform([n], lower, upper, x.dtype()).to_device(x.device())?;
+    if n == 0 {
+        return slopes.reshape(x.shape().clone());
+    }
+    let flat = x.reshape([1, n])?;
+    let ones = Tensor::ones([1, n], x.dtype()).to_device(x.device())?;
+    run(&InputBackward, &[&flat, &slopes, &ones])?.reshape(x.shape().clone())
 }

@@ -86,6 +86,20 @@ macro_rules! activation_table {
                 Softshrink { lambd = 0.5 } no_inplace bare => Softshrink "softshrink" Softshrink;
                 /// PyTorch's `nn.LogSigmoid()`: `log(sigmoid(x))`.
                 LogSigmoid no_inplace named => LogSigmoid "logsigmoid" LogSigmoid;
+                /// PyTorch's `nn.RReLU(lower=1/8, upper=1/3, inplace=False)`: `x` where `x > 0`, `a · x` elsewhere,
+                /// with a slope `a` drawn from `U(lower, upper)` for each element in training and
+                /// `a = (lower + upper) / 2` in evaluation ([`rrelu`](crate::functional::rrelu)).
+                ///
+                /// ```
+                /// use nn::prelude::*;
+                /// let mut m = RReLU::default();
+                /// assert_eq!(m.to_string(), "RReLU(lower=0.125, upper=0.3333333333333333)");
+                /// m.eval();
+                /// let y = m.forward(Tensor::from_vec(vec![-1.0f64, 2.0], [2]).unwrap()).unwrap();
+                /// assert_eq!(y.to_vec::<f64>().unwrap(), vec![-(0.125 + 1.0 / 3.0) / 2.0, 2.0]);
+                /// ```
+                RReLU { lower = 1.0 / 8.0, upper = 1.0 / 3.0 } inplace named via crate::ops::prelu::rrelu
+                    => Rrelu "rrelu" LeakyRelu[(lower + upper) / 2.0];
             }
             functions {
                 /// `x * Φ(x)` with the exact normal CDF (`erf`): [`GELU`](crate::layers::GELU)`("none")`.

@@ -1,0 +1,293 @@
+//! RReLU, GLU, Softmin and Softmax2d against PyTorch 2.5.1 (`fixtures/activations_new.safetensors`, written
+//! by `fixtures/generate/activations_new.py`): forward and backward in every dtype, through the functions and
+//! the layers, on the CPU and on wgpu.
+//!
+//! Tolerances are `torch.testing.assert_close`'s defaults for the dtype. On wgpu a case may instead be refused
+//! with `UnsupportedOnDevice` for `bf16` (not stored) or `f64` (where the driver's math fails the parity
+//! probe); `f32` and `f16` must run.
+
+use integration_tests::{tensors, wgpu_or_skip};
+use nn::functional::{rrelu, rrelu_with_noise, rrelu_with_noise_backward};
+use nn::prelude::*;
+use nn::{Error, Result};
+
+const DTYPES: [&str; 4] = ["f64", "f32", "f16", "bf16"];
+const LOWER: f64 = 1.0 / 8.0;
+const UPPER: f64 = 1.0 / 3.0;
+
+/// One fixture case: its fields by name (`x`, `y`, `dy`, `dx`, and `noise` for `rrelu_train`).
+struct Case {
+    name: String,
+    fields: nn::StateDict,
+}
+
+impl Case {
+    fn get(&self, field: &str) -> Tensor {
+        self.fields[field].clone()
+    }
+}
+
+/// The cases of `name` in every dtype the fixture holds (at least one).
+fn cases(name: &str) -> Vec<Case> {
+    let all = tensors("activations_new.safetensors");
+    let found: Vec<Case> = DTYPES
+        .iter()
+        .filter_map(|dtype| {
+            let prefix = format!("{name}.{dtype}.");
+            let fields: nn::StateDict = all
+                .iter()
+                .filter_map(|(k, t)| k.strip_prefix(&prefix).map(|f| (f.to_owned(), t.clone())))
+                .collect();
+            (!fields.is_empty()).then(|| Case {
+                name: format!("{name}.{dtype}"),
+                fields,
+            })
+        })
+        .collect();
+    assert!(!found.is_empty(), "no case {name} in the fixture");
+    found
+}
+
+/// Finite differences in `f64`: the gradient `backward(x, dy)` of `x ↦ Σ f(x)·dy` equals the central
+/// difference at every element of `x` (step `1e-6`, tolerance `1e-6` relative to the gradient's size).
+fn gradcheck(what: &str, x: &Tensor, f: impl Fn(&Tensor) -> Tensor, backward: impl Fn(&Tensor, &Tensor) -> Tensor) {
+    let y = f(x);
+    let n = y.numel();
+    let dy = Tensor::from_vec(
+        (0..n).map(|i| ((i * 7 % 11) as f64 - 5.0) / 3.0).collect(),
+        y.shape().clone(),
+    )
+    .unwrap();
+    let analytic = backward(x, &dy).to_vec_f64().unwrap();
+    let xs = x.to_vec_f64().unwrap();
+    let loss = |v: &[f64]| -> f64 {
+        let t = Tensor::from_vec(v.to_vec(), x.shape().clone()).unwrap();
+        let out = f(&t).to_vec_f64().unwrap();
+        out.iter().zip(dy.to_vec_f64().unwrap()).map(|(a, b)| a * b).sum()
+    };
+    let h = 1e-6;
+    for i in 0..xs.len() {
+        let (mut up, mut down) = (xs.clone(), xs.clone());
+        up[i] += h;
+        down[i] -= h;
+        let numeric = (loss(&up) - loss(&down)) / (2.0 * h);
+        let scale = analytic[i].abs().max(1.0);
+        assert!(
+            (numeric - analytic[i]).abs() <= 1e-6 * scale,
+            "{what}: d/dx[{i}] is {} analytically, {numeric} numerically",
+            analytic[i]
+        );
+    }
+}
+
+/// `f64` inputs away from zero (the kink of the ReLU family), of `shape`.
+fn smooth_input(shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    let values = (0..n).map(|i| {
+        let v = ((i * 37 % 29) as f64 - 14.0) / 5.0;
+        if v == 0.0 { 0.37 } else { v }
+    });
+    Tensor::from_vec(values.collect(), shape).unwrap()
+}
+
+/// `torch.testing.assert_close`'s default `(rtol, atol)` for `dtype`.
+fn tolerance(dtype: DType) -> (f64, f64) {
+    match dtype {
+        DType::F64 => (1e-7, 1e-7),
+        DType::F32 => (1.3e-6, 1e-5),
+        DType::F16 => (1e-3, 1e-5),
+        DType::BF16 => (1.6e-2, 1e-5),
+        other => panic!("no tolerance for {other}"),
+    }
+}
+
+/// Asserts `got` (on any device) equals `want` within the dtype's tolerance: same shape and dtype, NaN where
+/// `want` has NaN.
+fn assert_close(what: &str, got: &Tensor, want: &Tensor) {
+    assert_eq!(got.shape(), want.shape(), "{what}: shape");
+    assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
+    let (rtol, atol) = tolerance(want.dtype());
+    let got = got.to_device(Device::Cpu).unwrap().to_vec_f64().unwrap();
+    let want = want.to_vec_f64().unwrap();
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let ok = (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= atol + rtol * w.abs();
+        assert!(ok, "{what}: element {i} is {g}, PyTorch's {w}");
+    }
+}
+
+/// The devices to run on: the CPU, and wgpu where there is an adapter (always in CI).
+fn devices() -> Vec<Device> {
+    std::iter::once(Device::Cpu)
+        .chain(wgpu_or_skip("activations_new"))
+        .collect()
+}
+
+/// Runs `check` for the case on `device`, its tensors moved there; on a device, a refusal of `bf16` or `f64`
+/// (`UnsupportedOnDevice` naming the device) passes, anything else must succeed.
+fn on(device: Device, case: &Case, check: impl FnOnce(&dyn Fn(&str) -> Tensor) -> Result<()>) {
+    let moved = |field: &str| case.get(field).to_device(device).unwrap();
+    match check(&moved) {
+        Ok(()) => {}
+        Err(Error::UnsupportedOnDevice { dtype, device: d, .. })
+            if !device.is_cpu() && d == device && matches!(dtype, DType::BF16 | DType::F64) => {}
+        Err(e) => panic!("{} on {device}: {e}", case.name),
+    }
+}
+
+/// Runs `check(what, case, moved)` for every case of `name` on every device, through [`on`].
+fn for_each_case(name: &str, check: impl Fn(&str, &Case, &dyn Fn(&str) -> Tensor) -> Result<()>) {
+    for device in devices() {
+        for case in cases(name) {
+            let what = format!("{} on {device}", case.name);
+            on(device, &case, |t| check(&what, &case, t));
+        }
+    }
+}
+
+#[test]
+fn rrelu_in_evaluation_matches_pytorch() {
+    for_each_case("rrelu", |what, case, t| {
+        let (x, dy) = (t("x"), t("dy"));
+        assert_close(what, &rrelu(&x, LOWER, UPPER, false, false)?, &case.get("y"));
+        let mut layer = RReLU::default();
+        layer.eval();
+        assert_close(what, &layer.forward(x.clone())?, &case.get("y"));
+        let dx = rrelu_with_noise_backward(&dy, &x, &x, LOWER, UPPER, false)?;
+        assert_close(what, &dx, &case.get("dx"));
+        let copy = x.deep_copy()?;
+        let same = rrelu(&copy, LOWER, UPPER, false, true)?;
+        assert!(same.shares_storage(&copy), "{what}: in place returns the input");
+        assert_close(what, &copy, &case.get("y"));
+        Ok(())
+    });
+}
+
+#[test]
+fn rrelu_in_training_is_x_times_its_noise_as_pytorch() {
+    // PyTorch's noise (its own draws) given: the output is x · noise and the gradient dy · noise.
+    for_each_case("rrelu_train", |what, case, t| {
+        let (x, noise, dy) = (t("x"), t("noise"), t("dy"));
+        assert_close(what, &x.mul(&noise)?, &case.get("y"));
+        let dx = rrelu_with_noise_backward(&dy, &x, &noise, LOWER, UPPER, true)?;
+        assert_close(what, &dx, &case.get("dx"));
+        Ok(())
+    });
+}
+
+/// Checks our own draws for `x`: `noise` is 1 where `x > 0` and in `[lower, upper]` elsewhere, and `y = x · noise`.
+fn assert_drawn(what: &str, x: &Tensor, noise: &Tensor, y: &Tensor) {
+    let (xs, ns) = (
+        x.to_vec_f64().unwrap(),
+        noise.to_device(Device::Cpu).unwrap().to_vec_f64().unwrap(),
+    );
+    let ys = y.to_device(Device::Cpu).unwrap().to_vec_f64().unwrap();
+    let (lo, hi) = (
+        Tensor::scalar(LOWER).to_dtype(x.dtype()).unwrap().to_vec_f64().unwrap()[0],
+        Tensor::scalar(UPPER).to_dtype(x.dtype()).unwrap().to_vec_f64().unwrap()[0],
+    );
+    let want = x
+        .mul(&noise.to_device(Device::Cpu).unwrap())
+        .unwrap()
+        .to_vec_f64()
+        .unwrap();
+    for i in 0..xs.len() {
+        if xs[i] > 0.0 {
+            assert_eq!(ns[i], 1.0, "{what}: noise at {i} (x = {})", xs[i]);
+        } else {
+            assert!((lo..=hi).contains(&ns[i]), "{what}: slope {} at {i}", ns[i]);
+        }
+        assert!(
+            ys[i] == want[i] || (ys[i].is_nan() && want[i].is_nan()),
+            "{what}: y at {i}"
+        );
+    }
+}
+
+#[test]
+fn rrelu_in_training_draws_slopes_in_the_bounds_on_every_device() {
+    for_each_case("rrelu", |what, case, t| {
+        let x = t("x");
+        let noise = x.zeros_like()?;
+        let y = rrelu_with_noise(&x, &noise, LOWER, UPPER, true)?;
+        assert_drawn(what, &case.get("x"), &noise, &y);
+        // The layer in training: `y / x` is a slope in the bounds below zero, `y = x` above.
+        let y = RReLU::default().forward(x.clone())?;
+        let slopes = y.to_device(Device::Cpu)?.to_vec_f64()?;
+        for (s, x) in slopes.iter().zip(case.get("x").to_vec_f64()?) {
+            if x > 0.0 {
+                assert_eq!(*s, x, "{what}");
+            } else if x < -1e-3 {
+                let slope = s / x;
+                assert!((LOWER - 0.02..=UPPER + 0.02).contains(&slope), "{what}: slope {slope}");
+            }
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn rrelu_gradients_match_finite_differences() {
+    let x = smooth_input(&[3, 7]);
+    gradcheck(
+        "rrelu (evaluation)",
+        &x,
+        |x| rrelu(x, LOWER, UPPER, false, false).unwrap(),
+        |x, dy| rrelu_with_noise_backward(dy, x, x, LOWER, UPPER, false).unwrap(),
+    );
+    let noise = x.zeros_like().unwrap();
+    rrelu_with_noise(&x, &noise, LOWER, UPPER, true).unwrap();
+    gradcheck(
+        "rrelu (training, its noise fixed)",
+        &x,
+        |x| x.mul(&noise).unwrap(),
+        |x, dy| rrelu_with_noise_backward(dy, x, &noise, LOWER, UPPER, true).unwrap(),
+    );
+}
+
+#[test]
+fn rrelu_draws_from_the_global_generator_with_the_mean_slope() {
+    let x = Tensor::full([100_000], -1.0, DType::F64);
+    nn::manual_seed(3);
+    let a = rrelu(&x, LOWER, UPPER, true, false).unwrap().to_vec_f64().unwrap();
+    nn::manual_seed(3);
+    let b = rrelu(&x, LOWER, UPPER, true, false).unwrap().to_vec_f64().unwrap();
+    assert_eq!(a, b, "a seed repeats the draws");
+    let mean = -a.iter().sum::<f64>() / a.len() as f64;
+    assert!((mean - (LOWER + UPPER) / 2.0).abs() < 2e-3, "mean slope {mean}");
+    let (min, max) = a
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(-v), hi.max(-v)));
+    assert!(
+        min >= LOWER && max <= UPPER && max - min > 0.2,
+        "slopes in [{min}, {max}]"
+    );
+}
+
+#[test]
+fn rrelu_refuses_crossed_bounds_and_integer_inputs_in_both_modes() {
+    let x = Tensor::from_vec(vec![-1.0f32, 1.0], [2]).unwrap();
+    for training in [false, true] {
+        assert!(matches!(
+            rrelu(&x, 0.5, 0.1, training, false),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(rrelu(&x, f64::NAN, 0.1, training, false).is_err());
+        let mut layer = RReLU::new(0.5, 0.1, false);
+        layer.train(training);
+        assert!(
+            layer.forward(x.clone()).is_err(),
+            "PyTorch builds the layer and refuses at the forward"
+        );
+    }
+    let ints = Tensor::from_vec(vec![-1i64, 2], [2]).unwrap();
+    assert!(rrelu(&ints, LOWER, UPPER, true, false).is_err());
+    assert!(rrelu(&ints, LOWER, UPPER, false, false).is_err());
+    let noise = Tensor::zeros([3], DType::F32);
+    assert!(matches!(
+        rrelu_with_noise(&x, &noise, LOWER, UPPER, true),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    assert!(rrelu_with_noise_backward(&x, &x, &noise, LOWER, UPPER, true).is_err());
+    let empty = Tensor::zeros([0, 3], DType::F32);
+    assert_eq!(rrelu(&empty, LOWER, UPPER, true, false).unwrap().shape(), empty.shape());
+}
