@@ -7,7 +7,7 @@
 //! probe); `f32` and `f16` must run.
 
 use integration_tests::{tensors, wgpu_or_skip};
-use nn::functional::{rrelu, rrelu_with_noise, rrelu_with_noise_backward};
+use nn::functional::{glu, glu_backward, rrelu, rrelu_with_noise, rrelu_with_noise_backward};
 use nn::prelude::*;
 use nn::{Error, Result};
 
@@ -290,4 +290,53 @@ fn rrelu_refuses_crossed_bounds_and_integer_inputs_in_both_modes() {
     assert!(rrelu_with_noise_backward(&x, &x, &noise, LOWER, UPPER, true).is_err());
     let empty = Tensor::zeros([0, 3], DType::F32);
     assert_eq!(rrelu(&empty, LOWER, UPPER, true, false).unwrap().shape(), empty.shape());
+}
+
+#[test]
+fn glu_matches_pytorch() {
+    for_each_case("glu", |what, case, t| {
+        let (x, dy) = (t("x"), t("dy"));
+        assert_close(what, &glu(&x, 1)?, &case.get("y"));
+        assert_close(what, &GLU::new(1).forward(x.clone())?, &case.get("y"));
+        assert_close(what, &GLU::new(-2).forward(x.clone())?, &case.get("y"));
+        assert_close(what, &glu_backward(&dy, &x, 1)?, &case.get("dx"));
+        Ok(())
+    });
+}
+
+#[test]
+fn glu_gradients_match_finite_differences() {
+    let x = smooth_input(&[3, 4, 2]);
+    for dim in [1, -1] {
+        gradcheck(
+            &format!("glu along {dim}"),
+            &x,
+            |x| glu(x, dim).unwrap(),
+            |x, dy| glu_backward(dy, x, dim).unwrap(),
+        );
+    }
+}
+
+#[test]
+fn glu_refuses_odd_halves_scalars_and_integers() {
+    let x = Tensor::zeros([3, 5], DType::F32);
+    let err = glu(&x, 1).unwrap_err().to_string();
+    assert!(err.contains("dimension 1 is size 5"), "{err}");
+    assert!(glu(&x, 2).is_err());
+    assert!(glu(&Tensor::scalar(1.0f32), 0).is_err());
+    assert!(glu(&Tensor::zeros([4], DType::I64), 0).is_err());
+    assert!(GLU::default().forward(x.clone()).is_err());
+    let x = Tensor::zeros([4, 2], DType::F32);
+    assert!(
+        glu_backward(&Tensor::zeros([4, 2], DType::F32), &x, 1).is_err(),
+        "dy of the input's shape"
+    );
+    assert!(
+        glu_backward(&Tensor::zeros([4, 1], DType::F64), &x, 1).is_err(),
+        "dy of another dtype"
+    );
+    assert_eq!(
+        glu(&Tensor::zeros([0, 2], DType::F32), 1).unwrap().shape(),
+        &nn::Shape::from([0, 1])
+    );
 }

@@ -312,6 +312,8 @@ fn every_activation_layer_prints_as_pytorch() {
         Box::new(GELU::new("tanh").unwrap()),
         Box::new(RReLU::default()),
         Box::new(RReLU::new(0.1, 0.3, true)),
+        Box::new(GLU::default()),
+        Box::new(GLU::new(1)),
     ];
     let printed: Vec<String> = layers.iter().map(|l| l.repr()).collect();
     assert_eq!(printed, lines("activation_reprs.txt"));

@@ -1,5 +1,5 @@
 //! The activations as functions: [`Activation`] (every element-wise one, forward and backward, on any device),
-//! PReLU and (log-)softmax with their backward passes.
+//! PReLU, RReLU, GLU and (log-)softmax with their backward passes.
 
 pub use crate::ops::activation::Activation;
 pub use crate::ops::prelu::{
@@ -8,7 +8,7 @@ pub use crate::ops::prelu::{
 pub use crate::ops::softmax::{log_softmax_backward, softmax_backward};
 pub use kernels::activation::{SELU_ALPHA, SELU_SCALE};
 
-use crate::{Result, Tensor};
+use crate::{DType, Error, Result, Tensor};
 
 /// Softmax along `dim`.
 pub fn softmax(x: &Tensor, dim: isize) -> Result<Tensor> {
@@ -18,4 +18,81 @@ pub fn softmax(x: &Tensor, dim: isize) -> Result<Tensor> {
 /// Log-softmax along `dim`.
 pub fn log_softmax(x: &Tensor, dim: isize) -> Result<Tensor> {
     x.log_softmax(dim)
+}
+
+/// PyTorch's `F.glu(input, dim=-1)`: `a · sigmoid(b)` where `a` and `b` are the two halves of `x` along `dim`,
+/// which must have an even size. Half-precision inputs are computed in `f32` and rounded once, as PyTorch does.
+///
+/// ```
+/// use nn::{Tensor, functional::glu};
+/// let x = Tensor::from_vec(vec![2.0f64, 4.0, 0.0, 0.0], [2, 2]).unwrap();
+/// assert_eq!(glu(&x, 0).unwrap().to_vec::<f64>().unwrap(), vec![1.0, 2.0]);
+/// assert!(glu(&x.reshape([4, 1]).unwrap(), 1).is_err());
+/// ```
+pub fn glu(x: &Tensor, dim: isize) -> Result<Tensor> {
+    let (a, b, _) = glu_halves("glu", x, dim)?;
+    let y = widened(&a)?.mul(&widened(&b)?.sigmoid()?)?;
+    y.to_dtype(x.dtype())
+}
+
+/// PyTorch's `glu_backward(grad_output, input, dim)`: the gradient of [`glu`]'s input, `dy · s` for the first
+/// half and `(1 - s) · s · a · dy` for the second, `s = sigmoid(b)` rounded to the dtype first (as PyTorch
+/// keeps it), the rest computed in `f32` for half precision.
+///
+/// ```
+/// use nn::{Tensor, functional::glu_backward};
+/// let x = Tensor::from_vec(vec![2.0f64, 0.0], [2]).unwrap();
+/// let dx = glu_backward(&Tensor::from_vec(vec![1.0f64], [1]).unwrap(), &x, 0).unwrap();
+/// assert_eq!(dx.to_vec::<f64>().unwrap(), vec![0.5, 0.5]);
+/// ```
+pub fn glu_backward(dy: &Tensor, x: &Tensor, dim: isize) -> Result<Tensor> {
+    let op = "glu_backward";
+    let (a, b, d) = glu_halves(op, x, dim)?;
+    Error::check_shapes(
+        op,
+        dy.shape(),
+        a.shape(),
+        "a gradient of the output's shape (half of the input)",
+    )?;
+    if dy.dtype() != x.dtype() {
+        return Err(Error::DTypeMismatch {
+            op,
+            expected: x.dtype(),
+            got: dy.dtype(),
+        });
+    }
+    let s = b.sigmoid()?;
+    let first = s.mul(dy)?;
+    let (s, a, dy) = (widened(&s)?, widened(&a)?, widened(dy)?);
+    let second = s.affine(-1.0, 1.0)?.mul(&s)?.mul(&a)?.mul(&dy)?.to_dtype(x.dtype())?;
+    Tensor::cat(&[&first, &second], d as isize)
+}
+
+/// The halves `(a, b)` of `x` along `dim` for GLU, and the dimension's index.
+fn glu_halves(op: &'static str, x: &Tensor, dim: isize) -> Result<(Tensor, Tensor, usize)> {
+    Error::check_float(op, x.dtype())?;
+    if x.rank() == 0 {
+        return Err(Error::invalid(
+            op,
+            "glu does not support scalars because halving size must be even",
+        ));
+    }
+    let d = x.dim_index(op, dim)?;
+    let size = x.shape()[d];
+    if !size.is_multiple_of(2) {
+        return Err(Error::invalid(
+            op,
+            format!("Halving dimension must be even, but dimension {d} is size {size}"),
+        ));
+    }
+    let half = size / 2;
+    Ok((x.narrow(d as isize, 0, half)?, x.narrow(d as isize, half, half)?, d))
+}
+
+/// `x` in `f32` when it is half precision (PyTorch's compute type), else `x`.
+fn widened(x: &Tensor) -> Result<Tensor> {
+    match x.dtype() {
+        DType::F16 | DType::BF16 => x.to_dtype(DType::F32),
+        _ => Ok(x.clone()),
+    }
 }

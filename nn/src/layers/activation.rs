@@ -253,3 +253,47 @@ impl Forward for GELU {
         run_ref(self.activation(), x, false)
     }
 }
+
+/// PyTorch's `nn.GLU(dim=-1)`: the gated linear unit `a · sigmoid(b)`, `a` and `b` the halves of the input
+/// along `dim` ([`glu`](crate::functional::glu)).
+///
+/// ```
+/// use nn::prelude::*;
+/// let glu = GLU::new(1);
+/// assert_eq!(glu.to_string(), "GLU(dim=1)");
+/// let y = glu.forward(Tensor::zeros([3, 4], DType::F32)).unwrap();
+/// assert_eq!(y.shape(), &nn::Shape::from([3, 2]));
+/// ```
+#[derive(Module, Clone, Debug)]
+#[module(extra_repr)]
+pub struct GLU {
+    /// The dimension halved.
+    pub dim: isize,
+    training: bool,
+    hooks: crate::Hooks,
+}
+
+impl GLU {
+    /// The unit halving `dim`.
+    pub fn new(dim: isize) -> GLU {
+        GLU {
+            dim,
+            training: true,
+            hooks: crate::Hooks::new(),
+        }
+    }
+}
+
+impl Default for GLU {
+    fn default() -> Self {
+        GLU::new(-1)
+    }
+}
+
+impl ExtraRepr for GLU {
+    fn extra_repr(&self) -> String {
+        format!("dim={}", self.dim)
+    }
+}
+
+reads_input!(GLU, |glu, x| crate::functional::glu(x, glu.dim));
