@@ -7,7 +7,9 @@
 //! probe); `f32` and `f16` must run.
 
 use integration_tests::{tensors, wgpu_or_skip};
-use nn::functional::{glu, glu_backward, rrelu, rrelu_with_noise, rrelu_with_noise_backward};
+use nn::functional::{
+    glu, glu_backward, rrelu, rrelu_with_noise, rrelu_with_noise_backward, softmin, softmin_backward,
+};
 use nn::prelude::*;
 use nn::{Error, Result};
 
@@ -339,4 +341,41 @@ fn glu_refuses_odd_halves_scalars_and_integers() {
         glu(&Tensor::zeros([0, 2], DType::F32), 1).unwrap().shape(),
         &nn::Shape::from([0, 1])
     );
+}
+
+#[test]
+fn softmin_matches_pytorch() {
+    for_each_case("softmin", |what, case, t| {
+        let (x, dy) = (t("x"), t("dy"));
+        let y = softmin(&x, 1)?;
+        assert_close(what, &y, &case.get("y"));
+        assert_close(what, &Softmin::new(1).forward(x.clone())?, &case.get("y"));
+        assert_close(what, &Softmin::new(-2).forward(x.clone())?, &case.get("y"));
+        // PyTorch's legacy implicit dimension of a 3-d input is 0.
+        assert_close(what, &Softmin::new(None).forward(x.clone())?, &softmin(&x, 0)?);
+        // The backward from the forward's saved output: PyTorch's.
+        assert_close(what, &softmin_backward(&t("y"), &dy, 1)?, &case.get("dx"));
+        Ok(())
+    });
+}
+
+#[test]
+fn softmin_gradients_match_finite_differences() {
+    let x = smooth_input(&[2, 5, 3]);
+    for dim in [0, 1, 2] {
+        gradcheck(
+            &format!("softmin along {dim}"),
+            &x,
+            |x| softmin(x, dim).unwrap(),
+            |x, dy| softmin_backward(&softmin(x, dim).unwrap(), dy, dim).unwrap(),
+        );
+    }
+}
+
+#[test]
+fn softmin_refuses_integers_and_bad_dimensions() {
+    assert!(softmin(&Tensor::zeros([3], DType::I64), 0).is_err());
+    assert!(softmin(&Tensor::zeros([3], DType::F32), 1).is_err());
+    let y = Tensor::zeros([2, 3], DType::F32);
+    assert!(softmin_backward(&y, &Tensor::zeros([3, 2], DType::F32), 1).is_err());
 }

@@ -314,6 +314,8 @@ fn every_activation_layer_prints_as_pytorch() {
         Box::new(RReLU::new(0.1, 0.3, true)),
         Box::new(GLU::default()),
         Box::new(GLU::new(1)),
+        Box::new(Softmin::new(None)),
+        Box::new(Softmin::new(1)),
     ];
     let printed: Vec<String> = layers.iter().map(|l| l.repr()).collect();
     assert_eq!(printed, lines("activation_reprs.txt"));

@@ -1,5 +1,5 @@
 //! The activations as functions: [`Activation`] (every element-wise one, forward and backward, on any device),
-//! PReLU, RReLU, GLU and (log-)softmax with their backward passes.
+//! PReLU, RReLU, GLU and (log-)softmax and softmin with their backward passes.
 
 pub use crate::ops::activation::Activation;
 pub use crate::ops::prelu::{
@@ -18,6 +18,32 @@ pub fn softmax(x: &Tensor, dim: isize) -> Result<Tensor> {
 /// Log-softmax along `dim`.
 pub fn log_softmax(x: &Tensor, dim: isize) -> Result<Tensor> {
     x.log_softmax(dim)
+}
+
+/// PyTorch's `F.softmin(input, dim)`: the softmax of `-x` along `dim`.
+///
+/// ```
+/// use nn::{Tensor, functional::softmin};
+/// let x = Tensor::from_vec(vec![0.0f64, 0.0, 3.0], [3]).unwrap();
+/// let y = softmin(&x, 0).unwrap().to_vec::<f64>().unwrap();
+/// assert!(y[0] == y[1] && y[2] < 0.03);
+/// ```
+pub fn softmin(x: &Tensor, dim: isize) -> Result<Tensor> {
+    Error::check_float("softmin", x.dtype())?;
+    x.mul_scalar(-1.0)?.softmax(dim)
+}
+
+/// The gradient of [`softmin`]'s input from its output `y` and the output's gradient `dy`: softmax's backward,
+/// negated (PyTorch's autograd through `softmax(-x)`).
+///
+/// ```
+/// use nn::{Tensor, functional::softmin_backward};
+/// let y = Tensor::from_vec(vec![0.5f64, 0.5], [2]).unwrap();
+/// let dy = Tensor::from_vec(vec![1.0f64, 0.0], [2]).unwrap();
+/// assert_eq!(softmin_backward(&y, &dy, -1).unwrap().to_vec::<f64>().unwrap(), vec![-0.25, 0.25]);
+/// ```
+pub fn softmin_backward(y: &Tensor, dy: &Tensor, dim: isize) -> Result<Tensor> {
+    softmax_backward(y, dy, dim)?.mul_scalar(-1.0)
 }
 
 /// PyTorch's `F.glu(input, dim=-1)`: `a · sigmoid(b)` where `a` and `b` are the two halves of `x` along `dim`,

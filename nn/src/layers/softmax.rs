@@ -1,4 +1,4 @@
-//! The normalising activations over one dimension: [`Softmax`], [`LogSoftmax`].
+//! The normalising activations over one dimension: [`Softmax`], [`LogSoftmax`], [`Softmin`].
 
 use crate::module::ExtraRepr;
 use crate::{Module, Tensor};
@@ -67,4 +67,16 @@ dim_layer!(
     /// PyTorch's `nn.LogSoftmax(dim=None)`.
     LogSoftmax,
     |x, dim| x.log_softmax(dim)
+);
+
+dim_layer!(
+    /// PyTorch's `nn.Softmin(dim=None)`: the softmax of `-x` ([`softmin`](crate::functional::softmin)).
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// assert_eq!(Softmin::new(1).to_string(), "Softmin(dim=1)");
+    /// assert_eq!(Softmin::new(None).to_string(), "Softmin(dim=None)");
+    /// ```
+    Softmin,
+    |x, dim| crate::functional::softmin(x, dim)
 );
