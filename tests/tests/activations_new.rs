@@ -8,7 +8,7 @@
 
 use integration_tests::{tensors, wgpu_or_skip};
 use nn::functional::{
-    glu, glu_backward, rrelu, rrelu_with_noise, rrelu_with_noise_backward, softmin, softmin_backward,
+    glu, glu_backward, rrelu, rrelu_with_noise, rrelu_with_noise_backward, softmax_backward, softmin, softmin_backward,
 };
 use nn::prelude::*;
 use nn::{Error, Result};
@@ -378,4 +378,38 @@ fn softmin_refuses_integers_and_bad_dimensions() {
     assert!(softmin(&Tensor::zeros([3], DType::F32), 1).is_err());
     let y = Tensor::zeros([2, 3], DType::F32);
     assert!(softmin_backward(&y, &Tensor::zeros([3, 2], DType::F32), 1).is_err());
+}
+
+#[test]
+fn softmax2d_matches_pytorch_on_3d_and_4d_inputs() {
+    for name in ["softmax2d", "softmax2d_4d"] {
+        for_each_case(name, |what, case, t| {
+            let (x, dy) = (t("x"), t("dy"));
+            assert_close(what, &Softmax2d::new().forward(x.clone())?, &case.get("y"));
+            assert_close(what, &softmax_backward(&t("y"), &dy, -3)?, &case.get("dx"));
+            Ok(())
+        });
+    }
+}
+
+#[test]
+fn softmax2d_gradients_match_finite_differences() {
+    let x = smooth_input(&[2, 3, 2, 2]);
+    let layer = Softmax2d::default();
+    gradcheck(
+        "softmax2d",
+        &x,
+        |x| layer.forward(x.clone()).unwrap(),
+        |x, dy| softmax_backward(&layer.forward(x.clone()).unwrap(), dy, -3).unwrap(),
+    );
+}
+
+#[test]
+fn softmax2d_refuses_inputs_that_are_not_images() {
+    for shape in [&[4][..], &[3, 4], &[1, 2, 3, 4, 5]] {
+        let err = Softmax2d::new().forward(Tensor::zeros(shape, DType::F32)).unwrap_err();
+        let want = format!("expected input to be 3D or 4D, got {}D instead", shape.len());
+        assert!(err.to_string().contains(&want), "{err}");
+    }
+    assert!(Softmax2d::new().forward(Tensor::zeros([1, 2, 2], DType::I64)).is_err());
 }

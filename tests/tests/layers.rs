@@ -316,6 +316,7 @@ fn every_activation_layer_prints_as_pytorch() {
         Box::new(GLU::new(1)),
         Box::new(Softmin::new(None)),
         Box::new(Softmin::new(1)),
+        Box::new(Softmax2d::new()),
     ];
     let printed: Vec<String> = layers.iter().map(|l| l.repr()).collect();
     assert_eq!(printed, lines("activation_reprs.txt"));

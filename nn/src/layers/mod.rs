@@ -42,4 +42,4 @@ pub use layer_norm::LayerNorm;
 pub use linear::Linear;
 pub use lstm::{LSTM, LstmOptions};
 pub use prelu::PReLU;
-pub use softmax::{LogSoftmax, Softmax, Softmin};
+pub use softmax::{LogSoftmax, Softmax, Softmax2d, Softmin};

@@ -1,4 +1,5 @@
-//! The normalising activations over one dimension: [`Softmax`], [`LogSoftmax`], [`Softmin`].
+//! The normalising activations over one dimension: [`Softmax`], [`LogSoftmax`], [`Softmin`], and
+//! [`Softmax2d`] over the channels of an image.
 
 use crate::module::ExtraRepr;
 use crate::{Module, Tensor};
@@ -80,3 +81,46 @@ dim_layer!(
     Softmin,
     |x, dim| crate::functional::softmin(x, dim)
 );
+
+/// PyTorch's `nn.Softmax2d()`: softmax over the channels (dimension -3) at every position of a `(C, H, W)` or
+/// `(N, C, H, W)` input. Its backward is [`softmax_backward`](crate::functional::softmax_backward) along -3.
+///
+/// ```
+/// use nn::prelude::*;
+/// let sm = Softmax2d::new();
+/// assert_eq!(sm.to_string(), "Softmax2d()");
+/// let y = sm.forward(Tensor::zeros([1, 4, 2, 2], DType::F32)).unwrap();
+/// assert_eq!(y.to_vec::<f32>().unwrap(), vec![0.25; 16]);
+/// assert!(sm.forward(Tensor::zeros([4, 2], DType::F32)).is_err());
+/// ```
+#[derive(Module, Clone, Debug)]
+pub struct Softmax2d {
+    training: bool,
+    hooks: crate::Hooks,
+}
+
+impl Softmax2d {
+    /// The layer (it has no arguments).
+    pub fn new() -> Softmax2d {
+        Softmax2d {
+            training: true,
+            hooks: crate::Hooks::new(),
+        }
+    }
+}
+
+impl Default for Softmax2d {
+    fn default() -> Self {
+        Softmax2d::new()
+    }
+}
+
+reads_input!(Softmax2d, |_layer, x| {
+    if !matches!(x.rank(), 3 | 4) {
+        return Err(crate::Error::invalid(
+            "Softmax2d",
+            format!("expected input to be 3D or 4D, got {}D instead", x.rank()),
+        ));
+    }
+    x.softmax(-3)
+});
