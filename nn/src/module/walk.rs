@@ -8,6 +8,7 @@ use std::collections::HashSet;
 
 use super::path::ModulePath;
 use super::{Child, ChildMut, Module, Visitor, VisitorMut};
+use crate::shared::SharedModule;
 use crate::{Param, Shape, Tensor};
 
 /// Receives the members of a module tree with their dotted paths. Every method has an empty default.
@@ -109,6 +110,36 @@ impl<'p> WalkOptions<'p> {
     }
 }
 
+/// A member that may sit in several places of a tree: a parameter or a shared module.
+trait Identity {
+    /// Whether it is reached from more than one place.
+    fn is_aliased(&self) -> bool;
+    /// Its identity.
+    fn id(&self) -> usize;
+}
+
+impl Identity for Param {
+    #[inline(always)]
+    fn is_aliased(&self) -> bool {
+        Param::is_aliased(self)
+    }
+    #[inline(always)]
+    fn id(&self) -> usize {
+        Param::id(self)
+    }
+}
+
+impl Identity for &dyn SharedModule {
+    #[inline(always)]
+    fn is_aliased(&self) -> bool {
+        SharedModule::is_aliased(*self)
+    }
+    #[inline(always)]
+    fn id(&self) -> usize {
+        SharedModule::id(*self)
+    }
+}
+
 /// Which members a walk reports: every occurrence, or (`remove_duplicate`) the first of each, remembered in
 /// identity sets allocated on the first member that may repeat.
 #[derive(Default)]
@@ -126,16 +157,17 @@ impl Seen {
         }
     }
 
-    /// Whether the module or parameter `id`, which is reached elsewhere too when `may_repeat`, is reported
-    /// here (and records it).
-    #[inline]
-    fn report(&mut self, may_repeat: bool, id: usize) -> bool {
-        !(self.remove_duplicate && may_repeat) || self.objects.get_or_insert_with(HashSet::new).insert(id)
+    /// Whether the module or parameter `member` is reported here (and records it when it may be reached
+    /// elsewhere too). Its identity is read only when duplicates are removed: every-occurrence walks pay nothing.
+    #[inline(always)]
+    fn report(&mut self, member: &impl Identity) -> bool {
+        !(self.remove_duplicate && member.is_aliased())
+            || self.objects.get_or_insert_with(HashSet::new).insert(member.id())
     }
 
     /// Whether the buffer is reported here: a buffer is the same as another when it shares its storage and its
     /// shape (a reshaped view is another tensor).
-    #[inline]
+    #[inline(always)]
     fn report_buffer(&mut self, t: &Tensor) -> bool {
         !(self.remove_duplicate && t.storage_is_shared())
             || self
@@ -206,7 +238,7 @@ impl<'a, W: Walker + ?Sized> Visitor<'a> for Members<'_, '_, '_, W> {
     #[inline(always)]
     fn param(&mut self, name: &str, param: &'a Param) {
         let s = &mut *self.state;
-        if s.seen.report(param.is_aliased(), param.id()) {
+        if s.seen.report(param) {
             s.path.at(name, |path| s.walker.param(path, param));
         }
     }
@@ -227,7 +259,7 @@ impl<'a, W: Walker + ?Sized> Visitor<'a> for Members<'_, '_, '_, W> {
         match child {
             Child::Owned(m) => s.module(m),
             Child::Shared(shared) => {
-                if s.seen.report(shared.is_aliased(), shared.id()) {
+                if s.seen.report(&shared) {
                     shared.with_ref(&mut |m| s.module(m));
                 }
             }
@@ -298,7 +330,7 @@ struct MembersMut<'s, 'w, W: WalkerMut + ?Sized> {
 impl<'a, W: WalkerMut + ?Sized> VisitorMut<'a> for MembersMut<'_, '_, W> {
     fn param(&mut self, name: &str, param: &'a mut Param) {
         let s = &mut *self.state;
-        if s.seen.report(param.is_aliased(), param.id()) {
+        if s.seen.report(param) {
             s.path.at(name, |path| s.walker.param(path, param));
         }
     }
@@ -316,7 +348,7 @@ impl<'a, W: WalkerMut + ?Sized> VisitorMut<'a> for MembersMut<'_, '_, W> {
         match child {
             ChildMut::Owned(m) => s.module(m),
             ChildMut::Shared(shared) => {
-                if s.seen.report(shared.is_aliased(), shared.id()) {
+                if s.seen.report(&shared) {
                     shared.with_mut(&mut |m| s.module(m));
                 }
             }
