@@ -85,7 +85,7 @@ fn main() {
                 .expect("a wgpu adapter")
         })
         .collect();
-    let ours_wait = || nn::gpu::synchronize(device).unwrap();
+    let ours_wait = || device.synchronize().unwrap();
     let burn_device = BurnDevice::wgpu(DeviceKind::DefaultDevice);
     let bxs: Vec<BurnTensor<1>> = (0..QUEUE)
         .map(|_| BurnTensor::random([N], Distribution::Normal(0.0, 3.0), &burn_device))
