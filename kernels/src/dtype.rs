@@ -32,6 +32,19 @@ impl FloatType {
             FloatType::F64 => 8,
         }
     }
+
+    /// The type the kernels compute in for this element type: `f64` for `f64`, `f32` for the others (PyTorch's
+    /// opmath).
+    ///
+    /// ```
+    /// assert_eq!(kernels::FloatType::BF16.compute(), kernels::FloatType::F32);
+    /// ```
+    pub fn compute(self) -> FloatType {
+        match self {
+            FloatType::F64 => FloatType::F64,
+            _ => FloatType::F32,
+        }
+    }
 }
 
 impl fmt::Display for FloatType {

@@ -1,6 +1,6 @@
 //! PReLU: `x > 0 ? x : w[c]·x` with one weight per channel `c` of dim 1 (or one weight for every element),
 //! its input gradient, and the weight gradient `dw[c] = Σ over channel c of (x > 0 ? 0 : x·dy)`, reduced
-//! on the device by one cube per channel.
+//! on the device by one cube per channel; and RReLU in training, a slope given per element.
 //!
 //! The layout is `[outer, channels, inner]`: a tensor `[N, C, H, W]` is `outer = N`, `inner = H·W`; a single
 //! weight is `channels = 1`.
@@ -9,7 +9,7 @@ use cubecl::prelude::*;
 
 use crate::activation::Compute;
 use crate::dtype::with_float_type;
-use crate::launch::{CUBE_SIZE, arg, check_operands, check_same, launch, vector_size};
+use crate::launch::{CUBE_SIZE, arg, check_operands, check_same, elements, launch, vector_size};
 use crate::reduce::{channel_index, cube_sum};
 use crate::{FloatType, GpuBuffer, Result};
 
@@ -87,6 +87,19 @@ fn prelu_weight_grad_kernel<F: Float, C: Float>(
     }
 }
 
+/// RReLU in training with slope `s` (in the compute type) for each element: `(x·s, s)` where `x <= 0`, `(x, 1)`
+/// elsewhere, as PyTorch tests it (a NaN keeps the multiplier 1).
+#[cube(launch_unchecked)]
+fn rrelu_train_kernel<F: Float, C: Float>(input: &[F], slopes: &[C], output: &mut [F], noise: &mut [F]) {
+    if ABSOLUTE_POS < output.len() {
+        let x = C::cast_from(input[ABSOLUTE_POS]);
+        let s = slopes[ABSOLUTE_POS];
+        let draw = x <= C::new(0.0);
+        output[ABSOLUTE_POS] = F::cast_from(select(draw, x * s, x));
+        noise[ABSOLUTE_POS] = F::cast_from(select(draw, s, C::new(1.0)));
+    }
+}
+
 fn check(op: &'static str, dtype: FloatType, x: &GpuBuffer, weight: &GpuBuffer, layout: Layout) -> Result<usize> {
     let len = layout.check(op, dtype, x)?;
     check_operands(op, dtype, x, &[(weight, layout.channels, "weight")])?;
@@ -151,6 +164,33 @@ pub fn backward_input(
         with_float_type!(dtype, F => launch_input_grad::<F>(x, weight, dy, &dx, layout));
     }
     Ok(dx)
+}
+
+/// RReLU in training: `(output, noise)` of `x` with one slope per element in `slopes`, a buffer of `x`'s
+/// element count in `dtype`'s [compute type](FloatType::compute): `(x·s, s)` where `x <= 0`, `(x, 1)`
+/// elsewhere.
+pub fn rrelu_train(dtype: FloatType, x: &GpuBuffer, slopes: &GpuBuffer) -> Result<(GpuBuffer, GpuBuffer)> {
+    let op = "rrelu_with_noise";
+    let len = elements(op, x, dtype)?;
+    check_operands(op, dtype.compute(), x, &[(slopes, len, "slopes")])?;
+    let output = GpuBuffer::uninit(x.device(), x.len());
+    let noise = GpuBuffer::uninit(x.device(), x.len());
+    if len > 0 {
+        // SAFETY: `x`, `output` and `noise` hold `len` elements of `F`, `slopes` `len` of `F::C` (checked
+        // above); each unit reads and writes index `ABSOLUTE_POS < len` only.
+        with_float_type!(dtype, F => unsafe {
+            launch!(
+                rrelu_train_kernel::<F, <F as Compute>::C>,
+                x,
+                len,
+                arg(x, len),
+                arg(slopes, len),
+                arg(&output, len),
+                arg(&noise, len),
+            )
+        });
+    }
+    Ok((output, noise))
 }
 
 fn launch_forward<F: Compute>(x: &GpuBuffer, weight: &GpuBuffer, output: &GpuBuffer, layout: Layout) {

@@ -176,7 +176,9 @@ fn rrelu_in_training_is_x_times_its_noise_as_pytorch() {
     });
 }
 
-/// Checks our own draws for `x`: `noise` is 1 where `x > 0` and in `[lower, upper]` elsewhere, and `y = x · noise`.
+/// Checks our own draws for `x`: `noise` is 1 where `x > 0` and in `[lower, upper]` elsewhere, and `y = x · noise`
+/// (exactly in `f32` and `f64`; for half types, PyTorch multiplies by the slope before its rounding to the dtype,
+/// so within the dtype's tolerance).
 fn assert_drawn(what: &str, x: &Tensor, noise: &Tensor, y: &Tensor) {
     let (xs, ns) = (
         x.to_vec_f64().unwrap(),
@@ -198,10 +200,71 @@ fn assert_drawn(what: &str, x: &Tensor, noise: &Tensor, y: &Tensor) {
         } else {
             assert!((lo..=hi).contains(&ns[i]), "{what}: slope {} at {i}", ns[i]);
         }
+        let (rtol, atol) = match x.dtype() {
+            DType::F16 | DType::BF16 => tolerance(x.dtype()),
+            _ => (0.0, 0.0),
+        };
         assert!(
-            ys[i] == want[i] || (ys[i].is_nan() && want[i].is_nan()),
-            "{what}: y at {i}"
+            (ys[i] - want[i]).abs() <= atol + rtol * want[i].abs() || (ys[i].is_nan() && want[i].is_nan()),
+            "{what}: y at {i} is {}, x · noise {}",
+            ys[i],
+            want[i]
         );
+    }
+}
+
+#[test]
+fn rrelu_in_training_tests_the_sign_as_pytorch_and_draws_the_same_on_every_device() {
+    // PyTorch draws where `x <= 0` (zeros of both signs and -inf) and keeps 1 elsewhere (NaN, +inf).
+    let values = [f64::NAN, 0.0, -0.0, -2.0, 3.0, f64::INFINITY, f64::NEG_INFINITY, -0.5];
+    let drawn = [false, true, true, true, false, false, true, true];
+    for dtype in [DType::F64, DType::F32, DType::F16, DType::BF16] {
+        let x = Tensor::from_vec(values.to_vec(), [values.len()])
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap();
+        let mut on_cpu = None;
+        for device in devices() {
+            let what = format!("{dtype} on {device}");
+            let moved = x.to_device(device).unwrap();
+            let noise = moved.zeros_like().unwrap();
+            nn::manual_seed(11);
+            let y = match rrelu_with_noise(&moved, &noise, LOWER, UPPER, true) {
+                Err(Error::UnsupportedOnDevice { .. })
+                    if !device.is_cpu() && matches!(dtype, DType::BF16 | DType::F64) =>
+                {
+                    continue;
+                }
+                other => other.unwrap(),
+            };
+            let (ys, ns) = (
+                y.to_device(Device::Cpu).unwrap().to_vec_f64().unwrap(),
+                noise.to_device(Device::Cpu).unwrap().to_vec_f64().unwrap(),
+            );
+            for (i, &v) in values.iter().enumerate() {
+                if drawn[i] {
+                    assert!((0.12..=0.34).contains(&ns[i]), "{what}: slope {} at {i}", ns[i]);
+                    assert!(
+                        v.is_infinite() || (ys[i] - v * ns[i]).abs() <= 0.02 * v.abs(),
+                        "{what}: y at {i}"
+                    );
+                    assert_eq!(
+                        ys[i].is_sign_negative(),
+                        v.is_sign_negative(),
+                        "{what}: sign of y at {i}"
+                    );
+                } else {
+                    assert_eq!(ns[i], 1.0, "{what}: noise at {i} (x = {v})");
+                    assert!(ys[i] == v || (v.is_nan() && ys[i].is_nan()), "{what}: y at {i}");
+                }
+            }
+            // The same seed gives the same slopes and outputs, bit for bit, on every device.
+            let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            match &on_cpu {
+                None => on_cpu = Some((bits(&ys), bits(&ns))),
+                Some(cpu) => assert_eq!(&(bits(&ys), bits(&ns)), cpu, "{what}: the CPU's draws"),
+            }
+        }
     }
 }
 

@@ -111,7 +111,8 @@ macro_rules! activation_layer {
         impl $layer {
             constructor!($layer [$($c),*] [$($inplace)?] [$($refuse)*]);
 
-            /// The formula this layer runs.
+            /// The formula this layer runs (in evaluation, for a layer whose training draws at random:
+            /// `RReLU`).
             pub fn activation(&self) -> Activation {
                 Activation::$variant { $($c: self.$c),* }
             }

@@ -1,6 +1,8 @@
 //! PReLU, `x > 0 ? x : w·x` with one weight or one per channel: forward (into a new tensor or a given one)
-//! and backward (`dx` and `dweight`), on the CPU and on devices.
+//! and backward (`dx` and `dweight`), on the CPU and on devices; and RReLU, whose training draws a slope per
+//! element.
 
+use kernels::layout::Layout;
 use kernels::{GpuDevice, Real};
 
 use super::activation::Activation;
@@ -33,18 +35,9 @@ impl BinaryFn for PreluGrad {
     }
 }
 
-/// How a PReLU weight maps onto an input: `channels` weights, each used for `inner` consecutive elements in
-/// turn (one weight: one channel covering everything).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct PreluLayout {
-    /// Number of weights.
-    channels: usize,
-    /// Consecutive elements sharing one weight.
-    inner: usize,
-}
-
-/// Validates a PReLU weight against an input, PyTorch's rules: one weight, or one per channel (dimension 1).
-fn prelu_layout(op: &'static str, x: &Tensor, weight: &Tensor) -> Result<PreluLayout> {
+/// Validates a PReLU weight against an input, PyTorch's rules: one weight, or one per channel (dimension 1);
+/// returns the input seen around the weight's channels (one weight: one channel covering everything).
+fn prelu_layout(op: &'static str, x: &Tensor, weight: &Tensor) -> Result<Layout> {
     let n = weight.numel();
     if weight.rank() > 1 {
         return Err(Error::invalid(
@@ -56,7 +49,8 @@ fn prelu_layout(op: &'static str, x: &Tensor, weight: &Tensor) -> Result<PreluLa
         return Err(Error::invalid(op, "the weight is empty"));
     }
     if n == 1 {
-        return Ok(PreluLayout {
+        return Ok(Layout {
+            outer: 1,
             channels: 1,
             inner: x.numel(),
         });
@@ -71,20 +65,7 @@ fn prelu_layout(op: &'static str, x: &Tensor, weight: &Tensor) -> Result<PreluLa
             ),
         ));
     }
-    Ok(PreluLayout {
-        channels,
-        inner: x.shape()[2..].iter().product(),
-    })
-}
-
-/// The kernels' layout of `x` under `layout`.
-fn kernel_layout(x: &Tensor, layout: PreluLayout) -> kernels::prelu::Layout {
-    let per_outer = layout.channels * layout.inner;
-    kernels::prelu::Layout {
-        outer: x.numel().checked_div(per_outer).unwrap_or(0),
-        channels: layout.channels,
-        inner: layout.inner,
-    }
+    Ok(Layout::around(x.shape(), 1))
 }
 
 /// The probe's operands: the probe sweep as `n` channels of one element, `n` weights, gradients beside.
@@ -119,14 +100,9 @@ fn device_operands(
     op: &'static str,
     x: &Tensor,
     w: &Tensor,
-) -> Result<(
-    kernels::GpuBuffer,
-    kernels::GpuBuffer,
-    kernels::FloatType,
-    kernels::prelu::Layout,
-)> {
+) -> Result<(kernels::GpuBuffer, kernels::GpuBuffer, kernels::FloatType, Layout)> {
     same_dtype(op, x, &[Some(w)])?;
-    let layout = kernel_layout(x, prelu_layout(op, x, w)?);
+    let layout = prelu_layout(op, x, w)?;
     Ok((x.gpu_buffer(op)?, w.gpu_buffer(op)?, float_type(op, x.dtype())?, layout))
 }
 
@@ -329,8 +305,9 @@ pub fn prelu_input_backward(x: &Tensor, weight: &Tensor, dy: &Tensor) -> Result<
 }
 
 /// PyTorch's `F.rrelu(input, lower=1/8, upper=1/3, training=False, inplace=False)`: `x` where `x > 0`, `a · x`
-/// elsewhere, where in training each element has its own slope `a` drawn from `U(lower, upper)` (the global
-/// generator, [`manual_seed`](crate::manual_seed)) and in evaluation `a = (lower + upper) / 2`. In place, `x`
+/// elsewhere, where in training each element has its own slope `a` drawn from `U(lower, upper)` (reproducible
+/// with [`manual_seed`](crate::manual_seed), though not PyTorch's numbers) and in evaluation
+/// `a = (lower + upper) / 2`. In place, `x`
 /// is changed and a handle to it returned. `lower` may not exceed `upper`.
 ///
 /// ```
@@ -353,14 +330,18 @@ pub fn rrelu(x: &Tensor, lower: f64, upper: f64, training: bool, inplace: bool) 
     match (training, inplace) {
         (false, false) => Activation::Rrelu { lower, upper }.forward(x),
         (false, true) => Activation::Rrelu { lower, upper }.forward_(x).map(|()| x.clone()),
-        (true, false) => x.mul(&rrelu_noise(op, x, lower, upper)?),
-        (true, true) => x.mul_(&rrelu_noise(op, x, lower, upper)?).map(|()| x.clone()),
+        (true, false) => Ok(rrelu_train(op, x, lower, upper)?.0),
+        (true, true) => {
+            x.copy_(&rrelu_train(op, x, lower, upper)?.0)?;
+            Ok(x.clone())
+        }
     }
 }
 
 /// PyTorch's `rrelu_with_noise`: [`rrelu`] that, in training, also writes each element's multiplier into
-/// `noise` (a tensor of `x`'s shape, dtype and device): `1` where `x > 0`, the drawn slope elsewhere. The output
-/// is `x · noise` then. In evaluation `noise` is left alone. The bounds are not checked, as in PyTorch.
+/// `noise` (a tensor of `x`'s shape, dtype and device): the drawn slope where `x <= 0`, `1` elsewhere (a NaN
+/// included, as PyTorch). The output is `x · noise` then (for half types, as in PyTorch, with the slope before
+/// its rounding to the dtype). In evaluation `noise` is left alone. The bounds are not checked, as in PyTorch.
 ///
 /// ```
 /// use nn::{Tensor, functional::rrelu_with_noise};
@@ -377,8 +358,9 @@ pub fn rrelu_with_noise(x: &Tensor, noise: &Tensor, lower: f64, upper: f64, trai
     if !training {
         return Activation::Rrelu { lower, upper }.forward(x);
     }
-    noise.copy_(&rrelu_noise(op, x, lower, upper)?)?;
-    x.mul(noise)
+    let (y, drawn) = rrelu_train(op, x, lower, upper)?;
+    noise.copy_(&drawn)?;
+    Ok(y)
 }
 
 /// PyTorch's `rrelu_with_noise_backward`: the input gradient of [`rrelu_with_noise`] from the output gradient
@@ -414,18 +396,91 @@ pub fn rrelu_with_noise_backward(
 /// What [`check_like`] says of RReLU's noise.
 const NOISE: &str = "a noise tensor of the input's shape";
 
-/// RReLU's multipliers in training, of `x`'s shape, dtype and device: `1` where `x > 0`, a slope drawn from
-/// `U(lower, upper)` (in `f64`, rounded to the dtype, as PyTorch draws) elsewhere. One slope is drawn for
-/// every element, in order (PyTorch draws only for the elements `<= 0`); the choice by sign is PReLU's input
-/// gradient of ones with the slopes as per-element weights, so it runs where `x` is.
-fn rrelu_noise(op: &'static str, x: &Tensor, lower: f64, upper: f64) -> Result<Tensor> {
-    Error::check_float(op, x.dtype())?;
-    let n = x.numel();
-    let slopes = Tensor::uniform([n], lower, upper, x.dtype()).to_device(x.device())?;
-    if n == 0 {
-        return slopes.reshape(x.shape().clone());
+/// RReLU in training: `(y, noise)` of `x`; inputs `[x]`. `x·s` and `s` where `x <= 0`, `x` and `1` elsewhere
+/// (PyTorch's test: a NaN keeps the multiplier 1), with a slope `s` drawn from `U(lower, upper)` for every
+/// element in order by a generator seeded with `seed`, on the host for both paths, so a device computes what
+/// the CPU does. As in PyTorch, `x·s` is computed in the compute type (`f32` for half types) with `s` unrounded,
+/// and `noise` holds `s` rounded to the dtype.
+#[derive(Clone, Copy)]
+struct RreluTrain {
+    lower: f64,
+    upper: f64,
+    seed: u64,
+}
+
+impl RreluTrain {
+    /// The op with a seed drawn from the global generator ([`manual_seed`](crate::manual_seed)).
+    fn new(lower: f64, upper: f64) -> RreluTrain {
+        RreluTrain {
+            lower,
+            upper,
+            seed: crate::random::with_global(|g| g.next_seed()),
+        }
     }
-    let flat = x.reshape([1, n])?;
-    let ones = Tensor::ones([1, n], x.dtype()).to_device(x.device())?;
-    run(&InputBackward, &[&flat, &slopes, &ones])?.reshape(x.shape().clone())
+
+    /// The `n` slopes, rounded to `dtype`'s compute type (`f64` for `f64`, `f32` otherwise).
+    fn slopes(&self, n: usize, dtype: DType) -> Vec<f64> {
+        let mut generator = crate::random::Generator::new(self.seed);
+        (0..n)
+            .map(|_| opmath(dtype, generator.uniform(self.lower, self.upper)))
+            .collect()
+    }
+}
+
+/// `v` rounded to `dtype`'s compute type: itself for `f64`, to `f32` otherwise.
+fn opmath(dtype: DType, v: f64) -> f64 {
+    if dtype == DType::F64 { v } else { v as f32 as f64 }
+}
+
+impl Op for RreluTrain {
+    type Output = (Tensor, Tensor);
+    const NAME: &'static str = "rrelu_with_noise";
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<(Tensor, Tensor)> {
+        let x = inputs[0];
+        let xs = x.to_vec_f64()?;
+        let slopes = self.slopes(xs.len(), x.dtype());
+        let (y, noise): (Vec<f64>, Vec<f64>) = xs
+            .iter()
+            .zip(&slopes)
+            .map(|(&v, &s)| {
+                if v <= 0.0 {
+                    (opmath(x.dtype(), v * s), s)
+                } else {
+                    (v, 1.0)
+                }
+            })
+            .unzip();
+        let made = |values: Vec<f64>| Tensor::from_vec(values, x.shape().clone())?.to_dtype(x.dtype());
+        Ok((made(y)?, made(noise)?))
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<(Tensor, Tensor)> {
+        let (x, op) = (inputs[0], Self::NAME);
+        let dtype = float_type(op, x.dtype())?;
+        let compute = if x.dtype() == DType::F64 {
+            DType::F64
+        } else {
+            DType::F32
+        };
+        let slopes = Tensor::from_vec(self.slopes(x.numel(), x.dtype()), [x.numel()])?
+            .to_dtype(compute)?
+            .to_device(x.device())?;
+        let (y, noise) = kernels::prelu::rrelu_train(dtype, &x.gpu_buffer(op)?, &slopes.gpu_buffer(op)?)
+            .map_err(|e| x.kernel_error(op, e))?;
+        Ok((x.like_gpu(y), x.like_gpu(noise)))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let xs = probe::inputs();
+        let n = xs.len();
+        let x = Tensor::from_vec(xs, [n])?.to_dtype(dtype)?;
+        Ok(vec![(RreluTrain { seed: 1, ..*self }, vec![x])])
+    }
+}
+
+/// RReLU in training, `(y, noise)`: the float dtypes only.
+fn rrelu_train(op: &'static str, x: &Tensor, lower: f64, upper: f64) -> Result<(Tensor, Tensor)> {
+    Error::check_float(op, x.dtype())?;
+    run(&RreluTrain::new(lower, upper), &[x])
 }
