@@ -26,7 +26,7 @@ fn channel_stats_kernel<F: Float, C: Float>(
 ) {
     let c = CUBE_POS;
     let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
-    let (mean, var) = channel_moments::<F, C>(x, c, channels, inner, count, &mut partial);
+    let (mean, var) = channel_moments::<F, C>(x, c, channels, inner, count, &mut partial, false);
     if UNIT_POS == 0 && c < channels {
         mean_out[c] = mean;
         var_out[c] = var;
@@ -107,7 +107,7 @@ fn layer_norm_kernel<F: Float, C: Float + LaunchArg>(
     let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
     let base = r * inner;
     // Row `r` is channel `r` of `rows` channels of `inner` elements each.
-    let (mean, var) = channel_moments::<F, C>(x, r, rows, inner, inner, &mut partial);
+    let (mean, var) = channel_moments::<F, C>(x, r, rows, inner, inner, &mut partial, true);
     let rstd = C::new(1.0) / (var + eps).sqrt();
     if r < rows {
         let mut k = UNIT_POS as usize;

@@ -31,10 +31,20 @@ pub(crate) fn channel_index(k: usize, c: usize, channels: usize, inner: usize) -
     ((k / inner) * channels + c) * inner + k % inner
 }
 
-/// The mean and the biased variance of channel `c`'s `count` elements (`channel_index` over `inner`), in two
-/// passes (the mean, then the squared deviations from it), each unit of the cube taking every
-/// `CUBE_SIZE`-th element; every unit gets both. A row of a `[rows, inner]` tensor is channel `c` of
-/// `rows` channels with `count = inner`.
+/// Element `k` of channel `c`: [`channel_index`], or for `rows` (channel `c` is the `c`-th run of `inner`
+/// consecutive elements, a row of a `[channels, inner]` tensor) `c · inner + k` without a division.
+#[cube]
+fn moment_index(k: usize, c: usize, channels: usize, inner: usize, #[comptime] rows: bool) -> usize {
+    if rows {
+        c * inner + k
+    } else {
+        channel_index(k, c, channels, inner)
+    }
+}
+
+/// The mean and the biased variance of channel `c`'s `count` elements ([`moment_index`] over `inner`, `rows`
+/// for a row of a `[channels, inner]` tensor with `count = inner`), in two passes (the mean, then the squared
+/// deviations from it), each unit of the cube taking every `CUBE_SIZE`-th element; every unit gets both.
 #[cube]
 pub(crate) fn channel_moments<F: Float, C: Float>(
     x: &[F],
@@ -43,13 +53,14 @@ pub(crate) fn channel_moments<F: Float, C: Float>(
     inner: usize,
     count: usize,
     partial: &mut Shared<[C]>,
+    #[comptime] rows: bool,
 ) -> (C, C) {
     let unit = UNIT_POS as usize;
     let mut acc = C::new(0.0);
     if c < channels {
         let mut k = unit;
         while k < count {
-            acc += C::cast_from(x[channel_index(k, c, channels, inner)]);
+            acc += C::cast_from(x[moment_index(k, c, channels, inner, rows)]);
             k += CUBE_SIZE as usize;
         }
     }
@@ -58,7 +69,7 @@ pub(crate) fn channel_moments<F: Float, C: Float>(
     if c < channels {
         let mut k = unit;
         while k < count {
-            let d = C::cast_from(x[channel_index(k, c, channels, inner)]) - mean;
+            let d = C::cast_from(x[moment_index(k, c, channels, inner, rows)]) - mean;
             dev += d * d;
             k += CUBE_SIZE as usize;
         }
