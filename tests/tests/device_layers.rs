@@ -385,6 +385,27 @@ fn broadcast_arithmetic_and_scalars() {
 }
 
 #[test]
+fn scalar_products_and_negation_keep_signed_zeros_as_pytorch() {
+    // PyTorch: `x * 1` keeps -0.0, `x * -1` and `-x` flip the sign of either zero.
+    let x = Tensor::from_vec(vec![0.0f32, -0.0, 2.0, -3.0], [4]).unwrap();
+    let signs = |t: &Tensor| -> Vec<(f32, bool)> {
+        let v = t.to_device(Device::Cpu).unwrap().to_vec::<f32>().unwrap();
+        v.into_iter().map(|f| (f, f.is_sign_negative())).collect()
+    };
+    let flipped = vec![(-0.0, true), (0.0, false), (-2.0, true), (3.0, false)];
+    let devices = std::iter::once(Device::Cpu).chain(wgpu_or_skip("signed zeros"));
+    for dev in devices {
+        let xd = x.to_device(dev).unwrap();
+        assert_eq!(signs(&xd.mul_scalar(1.0).unwrap()), signs(&x), "x * 1 on {dev}");
+        assert_eq!(signs(&xd.mul_scalar(-1.0).unwrap()), flipped, "x * -1 on {dev}");
+        assert_eq!(signs(&xd.neg().unwrap()), flipped, "-x on {dev}");
+        let y = xd.deep_copy().unwrap();
+        y.mul_scalar_(-1.0).unwrap();
+        assert_eq!(signs(&y), flipped, "x *= -1 on {dev}");
+    }
+}
+
+#[test]
 fn integer_increments_carry_and_wrap() {
     let Some(dev) = wgpu_or_skip("increments") else { return };
     let big = Tensor::from_vec(vec![4_294_967_295i64, -1, i64::MAX, 7], [4]).unwrap();

@@ -30,7 +30,7 @@ pub fn log_softmax(x: &Tensor, dim: isize) -> Result<Tensor> {
 /// ```
 pub fn softmin(x: &Tensor, dim: isize) -> Result<Tensor> {
     Error::check_float("softmin", x.dtype())?;
-    x.mul_scalar(-1.0)?.softmax(dim)
+    x.neg()?.softmax(dim)
 }
 
 /// The gradient of [`softmin`]'s input from its output `y` and the output's gradient `dy`: softmax's backward,
@@ -43,7 +43,7 @@ pub fn softmin(x: &Tensor, dim: isize) -> Result<Tensor> {
 /// assert_eq!(softmin_backward(&y, &dy, -1).unwrap().to_vec::<f64>().unwrap(), vec![-0.25, 0.25]);
 /// ```
 pub fn softmin_backward(y: &Tensor, dy: &Tensor, dim: isize) -> Result<Tensor> {
-    softmax_backward(y, dy, dim)?.mul_scalar(-1.0)
+    softmax_backward(y, dy, dim)?.neg()
 }
 
 /// PyTorch's `F.glu(input, dim=-1)`: `a · sigmoid(b)` where `a` and `b` are the two halves of `x` along `dim`,

@@ -310,13 +310,32 @@ impl Tensor {
         )
     }
 
-    /// `x * value`.
+    /// `x * value` (signed zeros kept: the shift is `-0.0`, which adds nothing to any value).
     pub fn mul_scalar(&self, value: f64) -> Result<Tensor> {
         run(
             &Affine {
                 name: "mul_scalar",
                 scale: value,
-                shift: 0.0,
+                shift: -0.0,
+            },
+            &[self],
+        )
+    }
+
+    /// `-x`.
+    ///
+    /// ```
+    /// let x = nn::Tensor::from_vec(vec![1.5f32, 0.0], [2]).unwrap();
+    /// let y = x.neg().unwrap().to_vec::<f32>().unwrap();
+    /// assert_eq!(y, vec![-1.5, 0.0]);
+    /// assert!(y[1].is_sign_negative());
+    /// ```
+    pub fn neg(&self) -> Result<Tensor> {
+        run(
+            &Affine {
+                name: "neg",
+                scale: -1.0,
+                shift: -0.0,
             },
             &[self],
         )
@@ -344,7 +363,7 @@ impl Tensor {
                 affine: Affine {
                     name: "mul_scalar_",
                     scale: value,
-                    shift: 0.0,
+                    shift: -0.0,
                 },
                 integers: false,
             },

@@ -1,4 +1,4 @@
-//! Element-wise math without a device kernel yet: `neg`, `exp`, `log`, `sqrt`, `abs`, `erf`, `recip`,
+//! Element-wise math without a device kernel yet: `exp`, `log`, `sqrt`, `abs`, `erf`, `recip`,
 //! `pow_scalar`, `clamp` (on a device they are refused, never run through the host). `tanh` and `sigmoid` are
 //! the activations' ops, which run on devices too.
 
@@ -47,8 +47,6 @@ macro_rules! unary_fn {
     };
 }
 
-unary_fn!(/// `-x`.
-    Neg, neg, |x| -x);
 unary_fn!(/// `e^x`.
     Exp, exp, |x| x.exp());
 unary_fn!(/// Natural logarithm.
