@@ -322,4 +322,8 @@ fn every_activation_layer_prints_as_pytorch() {
     assert_eq!(printed, lines("activation_reprs.txt"));
     let err = Hardtanh::new(1.0, -1.0, false).unwrap_err();
     assert!(err.to_string().contains("min_val 1 exceeds max_val -1"), "{err}");
+    // PyTorch's `assert self.max_val > self.min_val`: equal bounds and NaN are refused too.
+    assert!(Hardtanh::new(1.0, 1.0, false).is_err());
+    assert!(Hardtanh::new(f64::NAN, 1.0, false).is_err());
+    assert!(Hardtanh::new(-1.0, f64::NAN, false).is_err());
 }

@@ -53,7 +53,8 @@ macro_rules! activation_table {
                 /// PyTorch's `nn.Hardtanh(min_val=-1.0, max_val=1.0, inplace=False)`: `x` clamped to
                 /// `[min_val, max_val]`.
                 Hardtanh { min_val = -1.0, max_val = 1.0 } inplace named
-                    refuse (min_val > max_val, "min_val {min_val} exceeds max_val {max_val}")
+                    refuse (min_val.partial_cmp(&max_val) != Some(std::cmp::Ordering::Less),
+                        "min_val {min_val} exceeds max_val {max_val}, equals it, or one is NaN (max_val must be greater)")
                     => Hardtanh "hardtanh" Hardtanh;
                 /// PyTorch's `nn.ELU(alpha=1.0, inplace=False)`: `x` if `x > 0` else `alpha * (e^x - 1)`.
                 ELU { alpha = 1.0 } inplace named => Elu "elu" Elu;
@@ -88,7 +89,8 @@ macro_rules! activation_table {
                 LogSigmoid no_inplace named => LogSigmoid "logsigmoid" LogSigmoid;
                 /// PyTorch's `nn.RReLU(lower=1/8, upper=1/3, inplace=False)`: `x` where `x > 0`, `a · x` elsewhere,
                 /// with a slope `a` drawn from `U(lower, upper)` for each element in training and
-                /// `a = (lower + upper) / 2` in evaluation ([`rrelu`](crate::functional::rrelu)).
+                /// `a = (lower + upper) / 2` in evaluation ([`rrelu`](crate::functional::rrelu)). Training runs in
+                /// `f16` too, which PyTorch 2.5.1's CPU refuses.
                 ///
                 /// ```
                 /// use nn::prelude::*;
