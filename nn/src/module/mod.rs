@@ -350,9 +350,10 @@ impl fmt::Debug for dyn Module {
 /// assert_eq!(KEYS, ["scale", "fc"]);
 /// ```
 pub trait StaticKeys {
-    /// Every member's key in PyTorch's order: parameters, buffers, children.
+    /// Every compile-time member's key in PyTorch's order: parameters, buffers, children (the members of a
+    /// `#[members]` field, known at run time, are not listed).
     const KEYS: &'static [&'static str];
-    /// Every member's key with its kind.
+    /// Every compile-time member's key with its kind.
     const MEMBERS: &'static [(&'static str, MemberKind)];
 }
 
