@@ -34,9 +34,11 @@ impl Default for Identity {
 impl Forward for Identity {
     type Input = Tensor;
     type Output = Tensor;
+    #[inline]
     fn forward(&self, x: Tensor) -> Result<Tensor> {
         Ok(x)
     }
+    #[inline]
     fn forward_ref(&self, x: &Tensor) -> Result<Tensor> {
         Ok(x.clone())
     }
