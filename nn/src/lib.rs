@@ -31,6 +31,7 @@
 
 extern crate self as nn;
 
+pub mod autograd;
 pub mod containers;
 pub mod device;
 pub mod dtype;
@@ -60,7 +61,7 @@ pub use param::Param;
 pub use random::manual_seed;
 pub use shape::Shape;
 pub use shared::Shared;
-pub use tensor::Tensor;
+pub use tensor::{GradMode, Tensor, enable_grad, is_grad_enabled, no_grad};
 
 /// The derive: `#[derive(Module)]`. See the crate's README for its attributes.
 pub use nn_derive::Module;

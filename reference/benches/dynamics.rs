@@ -1,6 +1,7 @@
 //! EfficientZero's DynamicsNetwork forward, batch 256, the shared fixture's config
-//! (`tests/fixtures/dynamics_small/config.json`), in eval and train mode, on the CPU and (when this machine
-//! has an adapter) on wgpu, where each iteration waits for the device.
+//! (`tests/fixtures/dynamics_small/config.json`), in eval and train mode, on the CPU (under `no_grad`, and
+//! recording the graph) and (when this machine has an adapter) on wgpu, where each iteration waits for the
+//! device.
 //!
 //! `cargo bench -p reference --bench dynamics`
 
@@ -20,14 +21,18 @@ fn bench(c: &mut Criterion) {
     let x = Tensor::randn([batch, 16, 3, 3], DType::F32);
     let h = Tensor::randn([1, batch, 32], DType::F32);
     let cell = Tensor::randn([1, batch, 32], DType::F32);
-    net.eval();
-    c.bench_function("DynamicsNetwork forward, eval, batch 256", |b| {
-        b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
-    });
-    net.train(true);
-    c.bench_function("DynamicsNetwork forward, train, batch 256", |b| {
-        b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
-    });
+    // Under no_grad, as inference runs (the rows before autograd existed); then recording the graph, as a
+    // training step's forward does (the parameters require gradients).
+    for (mode, training) in [("eval", false), ("train", true)] {
+        net.train(training);
+        c.bench_function(&format!("DynamicsNetwork forward, {mode}, batch 256"), |b| {
+            let _no_grad = nn::no_grad();
+            b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
+        });
+        c.bench_function(&format!("DynamicsNetwork forward, {mode}, batch 256, recording"), |b| {
+            b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
+        });
+    }
 
     let dev = Device::Wgpu(0);
     if let Err(e) = net.to_device(dev) {
@@ -39,6 +44,7 @@ fn bench(c: &mut Criterion) {
     for (mode, training) in [("eval", false), ("train", true)] {
         net.train(training);
         c.bench_function(&format!("DynamicsNetwork forward, {mode}, batch 256, wgpu"), |b| {
+            let _no_grad = nn::no_grad();
             b.iter(|| {
                 let out = net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap();
                 dev.synchronize().unwrap();

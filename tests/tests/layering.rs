@@ -28,6 +28,7 @@ fn rules() -> Vec<(&'static str, Vec<&'static str>)> {
         ("io", BASE.to_vec()),
         ("ops", BASE.to_vec()),
         ("functional", with(&[BASE, &["ops"]])),
+        ("autograd", with(&[BASE, &["ops"]])),
         ("init", with(&[BASE, &["param", "ops"]])),
     ];
     for part in MODULE_SYSTEM {

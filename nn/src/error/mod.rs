@@ -110,6 +110,15 @@ pub enum Error {
         /// Elements given.
         got: usize,
     },
+    /// A backward pass that cannot run, or an operation autograd cannot record (a second backward through a
+    /// freed graph, a backward from a tensor that requires no gradient, an in-place change autograd would miss).
+    #[error("autograd: {op}: {message}")]
+    Autograd {
+        /// The operation or hook.
+        op: &'static str,
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// An argument outside what the operation accepts.
     #[error("{op}: {message}")]
     InvalidArgument {
@@ -157,6 +166,14 @@ impl Error {
     /// [`Error::InvalidArgument`]: `op` refused an argument, `message` says what is wrong and what it expects.
     pub fn invalid(op: &'static str, message: impl Into<String>) -> Error {
         Error::InvalidArgument {
+            op,
+            message: message.into(),
+        }
+    }
+
+    /// [`Error::Autograd`] for `op`.
+    pub fn autograd(op: &'static str, message: impl Into<String>) -> Error {
+        Error::Autograd {
             op,
             message: message.into(),
         }

@@ -7,13 +7,18 @@ use kernels::{GpuDevice, Real};
 
 use super::elementwise::{BinaryFn, UnaryFn, broadcast_shape, in_place_operand, map_in_place, promote_pair};
 use super::{DevicePath, Op, run};
+use crate::tensor::autograd::{Backward, is_grad_enabled};
 use crate::tensor::device::{float_type, probe};
 use crate::tensor::storage::CpuData;
 use crate::{DType, Error, Result, Tensor};
 
-/// A binary formula, and the device kernel that computes it, if there is one.
+/// `(da, db)` of `f(a, b)` from the output's gradient `g`, before the sums over broadcast dimensions.
+type BinaryGrads = fn(a: &Tensor, b: &Tensor, g: &Tensor) -> Result<(Tensor, Tensor)>;
+
+/// A binary formula, the device kernel that computes it and its gradients, where there are.
 trait Arith: BinaryFn {
     const KERNEL: Option<BinaryOp>;
+    const GRADS: Option<BinaryGrads>;
 }
 
 /// `f(a, b)` broadcast, `a` and `b` promoted to one float dtype; inputs `[a, b]`.
@@ -81,6 +86,18 @@ impl<F: Arith> Op for Binary<F> {
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
         Ok(vec![(Binary { ..*self }, binary_probe(dtype)?)])
     }
+
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        let grads = F::GRADS?;
+        let (a, b) = (inputs[0].detach(), inputs[1].detach());
+        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+            let (da, db) = grads(&a, &b, &g[0])?;
+            Ok(vec![
+                needs[0].then(|| da.sum_to(a.shape())).transpose()?,
+                needs[1].then(|| db.sum_to(b.shape())).transpose()?,
+            ])
+        }))
+    }
 }
 
 impl<F: Arith> Op for BinaryInPlace<F> {
@@ -122,7 +139,8 @@ impl<F: Arith> Op for BinaryInPlace<F> {
 }
 
 macro_rules! binary_fn {
-    ($(#[$doc:meta])* $name:ident, $method:ident, $method_:ident, $kernel:expr, |$a:ident, $b:ident| $body:expr) => {
+    ($(#[$doc:meta])* $name:ident, $method:ident, $method_:ident, $kernel:expr, |$a:ident, $b:ident| $body:expr,
+     grads: $grads:expr) => {
         #[derive(Clone, Copy, Debug, Default)]
         struct $name;
         impl BinaryFn for $name {
@@ -133,6 +151,7 @@ macro_rules! binary_fn {
         }
         impl Arith for $name {
             const KERNEL: Option<BinaryOp> = $kernel;
+            const GRADS: Option<BinaryGrads> = $grads;
         }
         impl Tensor {
             $(#[$doc])*
@@ -148,6 +167,9 @@ macro_rules! binary_fn {
             pub fn $method_(&self, other: &Tensor) -> Result<()> {
                 let name = stringify!($method_);
                 let other = in_place_operand(name, self, other)?;
+                if (self.requires_grad() || other.requires_grad()) && is_grad_enabled() {
+                    return super::in_place_recorded(name, self, |original| original.$method(&other));
+                }
                 run(&BinaryInPlace(Binary { name, f: $name }), &[self, &other])
             }
         }
@@ -155,17 +177,24 @@ macro_rules! binary_fn {
 }
 
 binary_fn!(/// `a + b`, broadcasting.
-    Add, add, add_, Some(BinaryOp::Add), |a, b| a + b);
+    Add, add, add_, Some(BinaryOp::Add), |a, b| a + b,
+    grads: Some(|_, _, g| Ok((g.clone(), g.clone()))));
 binary_fn!(/// `a - b`, broadcasting.
-    Sub, sub, sub_, Some(BinaryOp::Sub), |a, b| a - b);
+    Sub, sub, sub_, Some(BinaryOp::Sub), |a, b| a - b,
+    grads: Some(|_, _, g| Ok((g.clone(), g.neg()?))));
 binary_fn!(/// `a * b`, broadcasting.
-    Mul, mul, mul_, Some(BinaryOp::Mul), |a, b| a * b);
+    Mul, mul, mul_, Some(BinaryOp::Mul), |a, b| a * b,
+    grads: Some(|a, b, g| Ok((g.mul(b)?, g.mul(a)?))));
 binary_fn!(/// `a / b`, broadcasting.
-    Div, div, div_, Some(BinaryOp::Div), |a, b| a / b);
+Div, div, div_, Some(BinaryOp::Div), |a, b| a / b,
+grads: Some(|a, b, g| {
+    let da = g.div(b)?;
+    Ok((da.clone(), da.mul(a)?.div(b)?.neg()?))
+}));
 binary_fn!(/// The larger of `a` and `b` (NaN if either is), broadcasting.
-    Maximum, maximum, maximum_, None, |a, b| a.max_nan(b));
+    Maximum, maximum, maximum_, None, |a, b| a.max_nan(b), grads: None);
 binary_fn!(/// The smaller of `a` and `b` (NaN if either is), broadcasting.
-    Minimum, minimum, minimum_, None, |a, b| a.min_nan(b));
+    Minimum, minimum, minimum_, None, |a, b| a.min_nan(b), grads: None);
 
 /// `x·scale + shift` for a float `x`, in a new tensor; inputs `[x]`.
 #[derive(Clone, Copy)]
@@ -206,6 +235,13 @@ impl Op for Affine {
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
         Ok(vec![(*self, sweep(dtype)?)])
+    }
+
+    fn gradient(&self, _: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        let scale = self.scale;
+        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
+            Ok(vec![Some(g[0].mul_scalar(scale)?)])
+        }))
     }
 }
 

@@ -6,6 +6,7 @@ use kernels::GpuDevice;
 use kernels::gather::{self, Element};
 
 use super::{DevicePath, Op, run};
+use crate::tensor::autograd::Backward;
 use crate::tensor::storage::{CpuData, with_cpu_data};
 use crate::{DType, Error, Result, Shape, Tensor};
 
@@ -19,6 +20,13 @@ impl Op for View {
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         Ok(inputs[0].view(self.0.clone()))
+    }
+
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        let shape = inputs[0].shape().clone();
+        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
+            Ok(vec![Some(g[0].reshape(shape.clone())?)])
+        }))
     }
 }
 
@@ -103,6 +111,31 @@ impl Op for Rearrange {
             .map_err(|e| x.kernel_error(op, e))?;
         Ok(x.with_gpu(out, g.shape))
     }
+
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        let x = inputs[0];
+        let (shape, dtype, device) = (x.shape().clone(), x.dtype(), x.device());
+        let backward: Box<dyn Backward> = match self {
+            Rearrange::Permute(order) => {
+                let mut inverse = vec![0; order.len()];
+                for (i, &o) in order.iter().enumerate() {
+                    inverse[o] = i;
+                }
+                Box::new(move |g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].permute(&inverse)?)]))
+            }
+            &Rearrange::Narrow { dim, start, len } => Box::new(move |g: &[Tensor], _: &[bool]| {
+                // The gradient in the slice, zeros before and after it.
+                let zeros = |n: usize| -> Result<Tensor> {
+                    let mut sizes = shape.to_vec();
+                    sizes[dim] = n;
+                    Tensor::zeros(sizes, dtype).to_device(device)
+                };
+                let (before, after) = (zeros(start)?, zeros(shape[dim] - start - len)?);
+                Ok(vec![Some(Tensor::cat(&[&before, &g[0], &after], dim as isize)?)])
+            }),
+        };
+        Some(backward)
+    }
 }
 
 /// The inputs joined along `dim` (checked: one dtype, equal sizes off `dim`); inputs: the tensors.
@@ -153,6 +186,19 @@ impl Op for Cat {
             col += row;
         }
         Ok(first.with_gpu(out, out_shape))
+    }
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        let dim = self.dim;
+        let sizes: Vec<usize> = inputs.iter().map(|t| t.shape()[dim]).collect();
+        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+            let mut start = 0;
+            let mut grads = Vec::with_capacity(sizes.len());
+            for (&len, &need) in sizes.iter().zip(needs) {
+                grads.push(need.then(|| g[0].narrow(dim as isize, start, len)).transpose()?);
+                start += len;
+            }
+            Ok(grads)
+        }))
     }
 }
 

@@ -5,6 +5,7 @@ use kernels::GpuDevice;
 use super::float::{Float, with_float_type};
 use super::gemm::{Gemm, Mat};
 use super::{DevicePath, Op, probe_tensor, run, same_dtype, with_optional};
+use crate::tensor::autograd::Backward;
 use crate::{DType, Error, Result, Shape, Tensor};
 
 /// `x·Wᵀ + b` over the last dimension of `x`; inputs `[x, weight]` and `bias` when there is one.
@@ -13,7 +14,7 @@ struct Linear;
 /// `(rows, in, out)` of a linear layer on `x` with `weight`, and the output shape `(*, out)`.
 fn linear_sizes(x: &Tensor, weight: &Tensor) -> (usize, usize, usize, Shape) {
     let (out_f, in_f) = (weight.shape()[0], weight.shape()[1]);
-    let rows = x.numel().checked_div(in_f).unwrap_or(0);
+    let rows = x.shape()[..x.rank() - 1].iter().product();
     let mut out_shape: Shape = x.shape()[..x.rank() - 1].iter().copied().collect();
     out_shape.push(out_f);
     (rows, in_f, out_f, out_shape)
@@ -69,6 +70,34 @@ impl Op for Linear {
         let b = probe_tensor(&[4], 2.0, dtype)?;
         Ok(vec![(Linear, vec![x.clone(), w.clone(), b]), (Linear, vec![x, w])])
     }
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        let (x, w) = (inputs[0].detach(), inputs[1].detach());
+        let (rows, in_f, out_f, _) = linear_sizes(&x, &w);
+        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+            // As matrices: g [rows, out], x [rows, in], w [out, in]; every product is a `linear`, which runs
+            // on devices too.
+            let g2 = g[0].reshape([rows, out_f])?;
+            let g2t = g2.transpose(0, 1)?;
+            let dx = match needs[0] {
+                true => Some(g2.linear(&w.transpose(0, 1)?, None)?.reshape(x.shape().clone())?),
+                false => None,
+            };
+            let dw = match needs[1] {
+                true => Some(g2t.linear(&x.reshape([rows, in_f])?.transpose(0, 1)?, None)?),
+                false => None,
+            };
+            let mut grads = vec![dx, dw];
+            if let Some(&need_bias) = needs.get(2) {
+                let ones = Tensor::ones([1, rows], g2.dtype()).to_device(g2.device())?;
+                grads.push(
+                    need_bias
+                        .then(|| g2t.linear(&ones, None)?.reshape([out_f]))
+                        .transpose()?,
+                );
+            }
+            Ok(grads)
+        }))
+    }
 }
 
 /// `(.., n, k) @ (.., k, m)` on the CPU; inputs `[a, b]`.
@@ -109,6 +138,27 @@ impl Op for Matmul {
             let out = run::<T>(&av, &bv, batches, shared, n, k, m);
             Tensor::from_computed(out, out_shape, a.dtype())
         })
+    }
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        let (a, b) = (inputs[0].detach(), inputs[1].detach());
+        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+            let g = &g[0];
+            let last_two = |t: &Tensor| t.transpose(-2, -1);
+            let da = needs[0].then(|| g.matmul(&last_two(&b)?)).transpose()?;
+            let db = match (needs[1], b.rank()) {
+                (false, _) => None,
+                // A right side shared by every batch: its gradient sums over them.
+                (true, 2) => {
+                    let k = a.shape()[a.rank() - 1];
+                    let m = g.shape()[g.rank() - 1];
+                    let a2 = a.reshape([a.numel() / k.max(1), k])?;
+                    let g2 = g.reshape([g.numel() / m.max(1), m])?;
+                    Some(a2.transpose(0, 1)?.matmul(&g2)?)
+                }
+                (true, _) => Some(last_two(&a)?.matmul(g)?),
+            };
+            Ok(vec![da, db])
+        }))
     }
 }
 

@@ -33,6 +33,9 @@ pub use embedding::embedding;
 use kernels::GpuDevice;
 use smallvec::SmallVec;
 
+use std::sync::Arc;
+
+use crate::tensor::autograd::{Backward, Node, OutputMeta, is_grad_enabled};
 use crate::tensor::device::{self, probe};
 use crate::{DType, Device, Error, Result, Tensor};
 
@@ -82,6 +85,15 @@ pub(crate) trait Op {
         let _ = dtype;
         Err(Error::invalid(self.name(), "this operation has no parity probe"))
     }
+
+    /// The backward autograd records for this op, made after its forward when an input requires a gradient
+    /// and recording is on: it captures what it needs (inputs, outputs, arguments) and returns one gradient per
+    /// input. `None`: the op has no gradient, and a backward pass that reaches it fails naming it (never a
+    /// wrong or silently missing gradient).
+    fn gradient(&self, inputs: &[&Tensor], output: &Self::Output) -> Option<Box<dyn Backward>> {
+        let _ = (inputs, output);
+        None
+    }
 }
 
 /// Whether and how an [`Op`] runs on a device.
@@ -99,20 +111,33 @@ pub(crate) enum DevicePath {
     Probed,
 }
 
-/// What an [`Op`] returns: its tensors, for the parity probe (and for autograd, next).
+/// What an [`Op`] returns: its tensors, for the parity probe and for autograd.
 pub(crate) trait Outputs {
+    /// Whether the op writes into its inputs instead (`()`).
+    const IN_PLACE: bool = false;
     /// The output tensors, in order.
     fn tensors(&self) -> SmallVec<[&Tensor; 3]>;
+    /// The output tensors, to attach to the graph.
+    fn tensors_mut(&mut self) -> SmallVec<[&mut Tensor; 3]>;
 }
 
 impl Outputs for Tensor {
     fn tensors(&self) -> SmallVec<[&Tensor; 3]> {
         SmallVec::from_slice(&[self])
     }
+    fn tensors_mut(&mut self) -> SmallVec<[&mut Tensor; 3]> {
+        let mut v = SmallVec::new();
+        v.push(self);
+        v
+    }
 }
 
 impl Outputs for () {
+    const IN_PLACE: bool = true;
     fn tensors(&self) -> SmallVec<[&Tensor; 3]> {
+        SmallVec::new()
+    }
+    fn tensors_mut(&mut self) -> SmallVec<[&mut Tensor; 3]> {
         SmallVec::new()
     }
 }
@@ -121,11 +146,17 @@ impl Outputs for (Tensor, Tensor) {
     fn tensors(&self) -> SmallVec<[&Tensor; 3]> {
         SmallVec::from_slice(&[&self.0, &self.1])
     }
+    fn tensors_mut(&mut self) -> SmallVec<[&mut Tensor; 3]> {
+        SmallVec::from_iter([&mut self.0, &mut self.1])
+    }
 }
 
 impl Outputs for (Tensor, Tensor, Tensor) {
     fn tensors(&self) -> SmallVec<[&Tensor; 3]> {
         SmallVec::from_slice(&[&self.0, &self.1, &self.2])
+    }
+    fn tensors_mut(&mut self) -> SmallVec<[&mut Tensor; 3]> {
+        SmallVec::from_iter([&mut self.0, &mut self.1, &mut self.2])
     }
 }
 
@@ -133,6 +164,73 @@ impl Outputs for (Tensor, Tensor, Tensor) {
 /// operation needs (one device for all operands; a float dtype the device stores and computes; the
 /// operation's parity probe passed in that dtype there). The one place where the CPU-or-device choice is made.
 pub(crate) fn run<O: Op>(op: &O, inputs: &[&Tensor]) -> Result<O::Output> {
+    if !inputs.iter().any(|t| t.requires_grad()) || !is_grad_enabled() {
+        return dispatch(op, inputs);
+    }
+    if <O::Output as Outputs>::IN_PLACE {
+        return Err(Error::autograd(
+            op.name(),
+            "this in-place operation on a tensor that requires grad is not recorded; use its out-of-place form \
+             (or run it under nn::no_grad())",
+        ));
+    }
+    let mut output = dispatch(op, inputs)?;
+    record(op, inputs, &mut output);
+    Ok(output)
+}
+
+/// Records `op` onto the graph: a node with its backward and an edge per input that requires a gradient,
+/// and its float outputs pointing to it.
+#[cold]
+fn record<O: Op>(op: &O, inputs: &[&Tensor], output: &mut O::Output) {
+    let name = op.name();
+    let backward = op.gradient(inputs, output).unwrap_or_else(|| {
+        Box::new(move |_: &[Tensor], _: &[bool]| -> Result<Vec<Option<Tensor>>> {
+            Err(Error::autograd(name, "this operation has no gradient"))
+        })
+    });
+    let edges = inputs
+        .iter()
+        .map(|t| t.grad_meta().filter(|m| m.requires_grad()).map(|m| m.edge()))
+        .collect();
+    let metas = output.tensors().iter().map(|t| OutputMeta::of(t)).collect();
+    let node = Arc::new(Node::new(name, backward, edges, metas));
+    for (index, t) in output.tensors_mut().into_iter().enumerate() {
+        if t.is_floating_point() {
+            t.attach(&node, index);
+        }
+    }
+}
+
+/// An in-place change `x = f(x)` of a tensor that requires a gradient, as PyTorch records it: `f` runs on a copy
+/// of `x` that carries `x`'s history (and is recorded, saving what its backward needs), then `x` takes the
+/// result's contents and history, seen through every handle to `x`. A leaf that requires a gradient is refused,
+/// as in PyTorch.
+pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
+    let Some((meta, (node, index))) = x.grad_meta().and_then(|m| Some((m, m.grad_fn()?))) else {
+        let message = if x.requires_grad() {
+            "a leaf tensor that requires grad cannot be changed in place (PyTorch refuses it too); change it under \
+             nn::no_grad(), or use the out-of-place form"
+        } else {
+            "a tensor that requires no grad cannot take in place a result that does; use the out-of-place form"
+        };
+        return Err(Error::autograd(op, message));
+    };
+    let mut original = x.deep_copy()?;
+    original.attach(&node, index);
+    let y = f(&original)?;
+    let Some((new_node, new_index)) = y.grad_meta().and_then(|m| m.grad_fn()) else {
+        return Err(Error::autograd(op, "the in-place change was not recorded"));
+    };
+    let contents = y.detach();
+    drop(y);
+    let _old = x.replace_contents(contents);
+    meta.set_grad_fn(new_node, new_index);
+    Ok(())
+}
+
+/// [`run`] without recording.
+fn dispatch<O: Op>(op: &O, inputs: &[&Tensor]) -> Result<O::Output> {
     let on = same_device(op.name(), inputs)?;
     if on.is_cpu() {
         return op.cpu(inputs);

@@ -8,6 +8,7 @@ use kernels::{GpuDevice, Real};
 use super::activation::Activation;
 use super::elementwise::{BinaryFn, UnaryFn};
 use super::{GRADIENT, OUTPUT, Op, check_like, run, same_dtype};
+use crate::tensor::autograd::{Backward as BackwardFn, is_grad_enabled};
 use crate::tensor::device::{float_type, probe};
 use crate::{DType, Error, Result, Tensor};
 
@@ -152,6 +153,17 @@ impl Op for Forward {
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
         let [x, w, _] = probe_operands(dtype)?;
         Ok(vec![(Forward, vec![x, w])])
+    }
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn BackwardFn>> {
+        let (x, w) = (inputs[0].detach(), inputs[1].detach());
+        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+            if needs[1] {
+                let (dx, dw) = run(&Backward, &[&x, &w, &g[0]])?;
+                Ok(vec![needs[0].then_some(dx), Some(dw)])
+            } else {
+                Ok(vec![Some(run(&InputBackward, &[&x, &w, &g[0]])?), None])
+            }
+        }))
     }
 }
 
@@ -331,6 +343,10 @@ pub fn rrelu(x: &Tensor, lower: f64, upper: f64, training: bool, inplace: bool) 
         (false, false) => Activation::Rrelu { lower, upper }.forward(x),
         (false, true) => Activation::Rrelu { lower, upper }.forward_(x).map(|()| x.clone()),
         (true, false) => Ok(rrelu_train(op, x, lower, upper)?.0),
+        (true, true) if x.requires_grad() && is_grad_enabled() => {
+            super::in_place_recorded(op, x, |original| Ok(rrelu_train(op, original, lower, upper)?.0))?;
+            Ok(x.clone())
+        }
         (true, true) => {
             x.copy_(&rrelu_train(op, x, lower, upper)?.0)?;
             Ok(x.clone())
@@ -476,6 +492,13 @@ impl Op for RreluTrain {
         let n = xs.len();
         let x = Tensor::from_vec(xs, [n])?.to_dtype(dtype)?;
         Ok(vec![(RreluTrain { seed: 1, ..*self }, vec![x])])
+    }
+    fn gradient(&self, _: &[&Tensor], (_, noise): &(Tensor, Tensor)) -> Option<Box<dyn BackwardFn>> {
+        // y = x · noise: dy · noise (the noise output gets no gradient through to x).
+        let noise = noise.detach();
+        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
+            Ok(vec![Some(g[0].mul(&noise)?)])
+        }))
     }
 }
 

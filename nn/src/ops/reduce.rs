@@ -3,6 +3,7 @@
 
 use super::elementwise::broadcast_strides;
 use super::{DevicePath, Op, run};
+use crate::tensor::autograd::Backward;
 use crate::tensor::cast::cast_data;
 use crate::tensor::storage::CpuData;
 use crate::{DType, Error, Result, Shape, Tensor};
@@ -68,6 +69,35 @@ impl Op for Reduce<'_> {
                 out.to_dtype(x.dtype())
             }
         }
+    }
+
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        let x = inputs[0];
+        let (keep, reduce) = x.reduced_shape(self.name(), self.dims).ok()?;
+        let count: usize = x
+            .shape()
+            .iter()
+            .zip(&reduce)
+            .filter(|(_, r)| **r)
+            .map(|(s, _)| s)
+            .product();
+        let scale = match self.reduction {
+            Reduction::Sum => 1.0,
+            Reduction::Mean => 1.0 / count as f64,
+            Reduction::Var { .. } => return None,
+        };
+        let (shape, dtype, device) = (x.shape().clone(), x.dtype(), x.device());
+        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
+            // Each element of a reduced group gets the group's gradient (over its count, for the mean).
+            let spread = Tensor::zeros(shape.clone(), dtype)
+                .to_device(device)?
+                .add(&g[0].reshape(keep.clone())?)?;
+            Ok(vec![Some(if scale == 1.0 {
+                spread
+            } else {
+                spread.mul_scalar(scale)?
+            })])
+        }))
     }
 }
 
@@ -174,6 +204,25 @@ impl Tensor {
             keepdim,
         };
         run(&op, &[self])
+    }
+
+    /// This gradient summed over the dimensions a broadcast to its shape added or stretched, so that it has
+    /// `shape` (the backward of a broadcast).
+    pub(crate) fn sum_to(&self, shape: &Shape) -> Result<Tensor> {
+        if self.shape() == shape {
+            return Ok(self.clone());
+        }
+        let lead = self.rank().saturating_sub(shape.rank());
+        let dims: Vec<isize> = (0..self.rank())
+            .filter(|&d| d < lead || (shape[d - lead] == 1 && self.shape()[d] != 1))
+            .map(|d| d as isize)
+            .collect();
+        let summed = if dims.is_empty() {
+            self.clone()
+        } else {
+            self.sum_dims(&dims, true)?
+        };
+        summed.reshape(shape.clone())
     }
 
     /// Sum over `dims` (all when empty).

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use super::elementwise::widened;
 use super::map::{self, CHUNK, PARALLEL_THRESHOLD, multiversion};
 use super::{GRADIENT, Op, check_like, run};
+use crate::tensor::autograd::Backward;
 use crate::tensor::device::probe;
 use crate::tensor::storage::CpuData;
 use crate::{DType, Result, Tensor};
@@ -78,6 +79,13 @@ impl Op for Softmax {
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
         let case = Softmax { dim: 1, log: self.log };
         Ok(vec![(case, vec![probe_input(dtype)?])])
+    }
+
+    fn gradient(&self, _: &[&Tensor], y: &Tensor) -> Option<Box<dyn Backward>> {
+        let (op, y) = (*self, y.detach());
+        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
+            Ok(vec![Some(run(&SoftmaxBackward(op), &[&y, &g[0]])?)])
+        }))
     }
 }
 

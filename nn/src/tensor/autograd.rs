@@ -1,29 +1,45 @@
-//! The autograd state a tensor carries.
+//! The autograd state a tensor carries, and the graph it points into.
 //!
-//! A leaf tensor that wants gradients (every [`Param`](crate::Param)'s data) points to a [`GradMeta`]: whether
-//! gradients are wanted and the slot they accumulate into. Reverse-mode autograd (a later addition) will extend
-//! this: an operation whose input `requires_grad()` records a node onto the graph, and `backward` accumulates
-//! into the leaves' `GradMeta`. Tensors that no gradient flows through carry `None` and pay nothing.
+//! A tensor that takes part in autograd points to a [`GradMeta`]: whether gradients are wanted, the slot a
+//! leaf's gradient accumulates into, and for a tensor an operation computed, the graph [`Node`] that computed
+//! it. Tensors no gradient flows through carry `None` and pay nothing. The operations record nodes (in
+//! `ops::run`, one place); the backward pass that walks them sits above the operations (`crate::autograd`).
+//! Here is only the data: the graph, and whether recording is on (`no_grad`).
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 
 use super::Tensor;
+use crate::{DType, Device, Result, Shape};
 
-/// Whether a leaf tensor wants gradients, and its accumulated gradient (PyTorch's `.requires_grad`, `.grad`).
-#[derive(Debug)]
+/// Whether a tensor wants gradients, its accumulated gradient (PyTorch's `.requires_grad`, `.grad`), and for a
+/// computed tensor the node that computed it (PyTorch's `.grad_fn`).
+#[derive(Debug, Default)]
 pub struct GradMeta {
     requires_grad: AtomicBool,
     grad: Mutex<Option<Tensor>>,
+    grad_fn: Mutex<Option<(Arc<Node>, usize)>>,
 }
 
 impl GradMeta {
-    /// A new state with no gradient yet.
+    /// A leaf's state with no gradient yet.
     pub fn new(requires_grad: bool) -> GradMeta {
         GradMeta {
             requires_grad: AtomicBool::new(requires_grad),
-            grad: Mutex::new(None),
+            ..GradMeta::default()
+        }
+    }
+
+    /// The state of output `index` of `node`: it requires gradients, and is not a leaf.
+    pub(crate) fn computed(node: Arc<Node>, index: usize) -> GradMeta {
+        GradMeta {
+            requires_grad: AtomicBool::new(true),
+            grad_fn: Mutex::new(Some((node, index))),
+            ..GradMeta::default()
         }
     }
 
@@ -46,4 +62,222 @@ impl GradMeta {
     pub fn set_grad(&self, grad: Option<Tensor>) {
         *self.grad.lock() = grad;
     }
+
+    /// Whether this state belongs to a leaf: no operation recorded it.
+    pub fn is_leaf(&self) -> bool {
+        self.grad_fn.lock().is_none()
+    }
+
+    /// The node that computed the tensor and which of its outputs the tensor is.
+    pub(crate) fn grad_fn(&self) -> Option<(Arc<Node>, usize)> {
+        self.grad_fn.lock().clone()
+    }
+
+    /// Points this state to output `index` of `node`: the tensor was changed in place by a recorded operation.
+    pub(crate) fn set_grad_fn(&self, node: Arc<Node>, index: usize) {
+        *self.grad_fn.lock() = Some((node, index));
+    }
+
+    /// Where a gradient for this tensor goes: its node's output, or its own slot for a leaf.
+    pub(crate) fn edge(self: &Arc<Self>) -> Edge {
+        match self.grad_fn() {
+            Some((node, index)) => Edge::Node(node, index),
+            None => Edge::Leaf(self.clone()),
+        }
+    }
+}
+
+/// Where the gradient of an operation's input goes: output `usize` of the node that computed the input, or the
+/// gradient slot of a leaf.
+#[derive(Clone, Debug)]
+pub(crate) enum Edge {
+    Node(Arc<Node>, usize),
+    Leaf(Arc<GradMeta>),
+}
+
+/// The backward of one recorded operation: the gradients of its inputs from those of its outputs.
+pub(crate) trait Backward: Send + Sync {
+    /// One gradient per input (`None` for an input that gets none) from one gradient per output (zeros for an
+    /// output no gradient reached). `needs[i]` says whether input `i` needs its gradient.
+    fn backward(&self, grads: &[Tensor], needs: &[bool]) -> Result<Vec<Option<Tensor>>>;
+}
+
+impl<F> Backward for F
+where
+    F: Fn(&[Tensor], &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync,
+{
+    fn backward(&self, grads: &[Tensor], needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
+        self(grads, needs)
+    }
+}
+
+/// What a node knows of one of its outputs: enough to make a zero gradient for it.
+#[derive(Clone, Debug)]
+pub(crate) struct OutputMeta {
+    pub(crate) shape: Shape,
+    pub(crate) dtype: DType,
+    pub(crate) device: Device,
+}
+
+impl OutputMeta {
+    pub(crate) fn of(t: &Tensor) -> OutputMeta {
+        OutputMeta {
+            shape: t.shape().clone(),
+            dtype: t.dtype(),
+            device: t.device(),
+        }
+    }
+}
+
+/// An output whose tensor retains its gradient, and that tensor's state (while it lives).
+type Retained = (usize, Weak<GradMeta>);
+
+/// One recorded operation of the graph: its backward (with the tensors it saved), and where each input's
+/// gradient goes. The backward is dropped, and the saved tensors with it, after a backward pass that does not
+/// retain the graph.
+pub struct Node {
+    pub(crate) name: &'static str,
+    backward: Mutex<Option<Box<dyn Backward>>>,
+    pub(crate) inputs: SmallVec<[Option<Edge>; 3]>,
+    pub(crate) outputs: SmallVec<[OutputMeta; 1]>,
+    /// The outputs whose tensors retain their gradient ([`Tensor::retain_grad`]).
+    retained: Mutex<SmallVec<[Retained; 1]>>,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}Backward", self.name)
+    }
+}
+
+impl Node {
+    /// A node for operation `name` whose inputs' gradients go along `inputs` (`None`: the input needs none).
+    pub(crate) fn new(
+        name: &'static str,
+        backward: Box<dyn Backward>,
+        inputs: SmallVec<[Option<Edge>; 3]>,
+        outputs: SmallVec<[OutputMeta; 1]>,
+    ) -> Node {
+        Node {
+            name,
+            backward: Mutex::new(Some(backward)),
+            inputs,
+            outputs,
+            retained: Mutex::new(SmallVec::new()),
+        }
+    }
+
+    /// Keeps the gradient of output `index` in `meta`'s slot after each backward pass.
+    pub(crate) fn retain(&self, index: usize, meta: &Arc<GradMeta>) {
+        let mut retained = self.retained.lock();
+        if !retained
+            .iter()
+            .any(|(_, m)| std::ptr::eq(m.as_ptr(), Arc::as_ptr(meta)))
+        {
+            retained.push((index, Arc::downgrade(meta)));
+        }
+    }
+
+    /// The live tensors' states that retain an output's gradient, with the output.
+    pub(crate) fn retained(&self) -> SmallVec<[(usize, Arc<GradMeta>); 1]> {
+        self.retained
+            .lock()
+            .iter()
+            .filter_map(|(i, m)| m.upgrade().map(|m| (*i, m)))
+            .collect()
+    }
+
+    /// The operation's name, as PyTorch's `grad_fn` prints it (`"mul"` for `MulBackward`).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Runs the backward; `None` when it was freed by an earlier backward pass.
+    pub(crate) fn run_backward(&self, grads: &[Tensor], needs: &[bool]) -> Option<Result<Vec<Option<Tensor>>>> {
+        self.backward.lock().as_ref().map(|b| b.backward(grads, needs))
+    }
+
+    /// Drops the backward and what it saved.
+    pub(crate) fn release(&self) {
+        self.backward.lock().take();
+    }
+}
+
+thread_local! {
+    static GRAD_ENABLED: Cell<bool> = const { Cell::new(true) };
+}
+
+/// Whether operations record the graph on this thread (PyTorch's `torch.is_grad_enabled()`).
+///
+/// ```
+/// assert!(nn::is_grad_enabled());
+/// let _guard = nn::no_grad();
+/// assert!(!nn::is_grad_enabled());
+/// ```
+pub fn is_grad_enabled() -> bool {
+    GRAD_ENABLED.with(Cell::get)
+}
+
+/// Restores the previous grad mode when dropped: the guard of [`no_grad`] and [`enable_grad`].
+#[must_use = "the mode holds while the guard lives"]
+pub struct GradMode {
+    previous: bool,
+}
+
+impl Drop for GradMode {
+    fn drop(&mut self) {
+        GRAD_ENABLED.with(|g| g.set(self.previous));
+    }
+}
+
+fn set_grad_enabled(on: bool) -> GradMode {
+    GradMode {
+        previous: GRAD_ENABLED.with(|g| g.replace(on)),
+    }
+}
+
+/// Stops recording on this thread until the guard drops (PyTorch's `with torch.no_grad():`): results of
+/// operations then require no gradient.
+///
+/// ```
+/// use nn::{DType, Tensor};
+/// let mut w = Tensor::ones([2], DType::F32);
+/// w.set_requires_grad(true).unwrap();
+/// {
+///     let _guard = nn::no_grad();
+///     assert!(!w.mul_scalar(2.0).unwrap().requires_grad());
+/// }
+/// assert!(w.mul_scalar(2.0).unwrap().requires_grad());
+/// ```
+pub fn no_grad() -> GradMode {
+    set_grad_enabled(false)
+}
+
+/// Records again inside a [`no_grad`] scope until the guard drops (PyTorch's `torch.enable_grad()`).
+pub fn enable_grad() -> GradMode {
+    set_grad_enabled(true)
+}
+
+/// Records `y`, made from `x` by the tensor itself (a cast, a move between devices), whose input gradient is
+/// `backward(dy)`: when `x` requires a gradient and recording is on, `y` points to a new node for `name`.
+pub(crate) fn record_unary(
+    name: &'static str,
+    x: &Tensor,
+    y: &mut Tensor,
+    backward: impl Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static,
+) {
+    let Some(meta) = x.grad_meta().filter(|m| m.requires_grad()) else {
+        return;
+    };
+    if !is_grad_enabled() || !y.is_floating_point() {
+        return;
+    }
+    let backward =
+        move |grads: &[Tensor], _: &[bool]| -> Result<Vec<Option<Tensor>>> { Ok(vec![Some(backward(&grads[0])?)]) };
+    let mut inputs = SmallVec::new();
+    inputs.push(Some(meta.edge()));
+    let mut outputs = SmallVec::new();
+    outputs.push(OutputMeta::of(y));
+    let node = Arc::new(Node::new(name, Box::new(backward), inputs, outputs));
+    y.attach(&node, 0);
 }

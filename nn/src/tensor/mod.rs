@@ -1,6 +1,6 @@
 //! [`Tensor`]: an n-dimensional, row-major, contiguous array of one [`DType`] on one [`Device`].
 
-mod autograd;
+pub(crate) mod autograd;
 pub(crate) mod cast;
 mod create;
 pub(crate) mod device;
@@ -10,7 +10,7 @@ pub(crate) mod storage;
 
 use std::sync::Arc;
 
-pub use autograd::GradMeta;
+pub use autograd::{GradMeta, GradMode, enable_grad, is_grad_enabled, no_grad};
 use parking_lot::{MappedRwLockReadGuard, RwLockReadGuard};
 pub use pool::empty_cache;
 use storage::{Buffer, CpuData, Storage};
@@ -192,14 +192,14 @@ impl Tensor {
         )
     }
 
-    /// This tensor's shape on the same storage (and autograd state): a view, no copy. The element count must
-    /// be the tensor's (checked by the caller).
+    /// This tensor's shape on the same storage: a view, no copy, carrying no autograd state (the op that makes
+    /// it records its own). The element count must be the tensor's (checked by the caller).
     pub(crate) fn view(&self, shape: Shape) -> Tensor {
         debug_assert_eq!(shape.numel(), self.numel());
         Tensor {
             shape,
             storage: self.storage.clone(),
-            grad_meta: self.grad_meta.clone(),
+            grad_meta: None,
         }
     }
 
@@ -234,6 +234,14 @@ impl Tensor {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
+        let mut out = self.cast(dtype)?;
+        let from = self.dtype();
+        autograd::record_unary("to_dtype", self, &mut out, move |g| g.to_dtype(from));
+        Ok(out)
+    }
+
+    /// The elements converted to `dtype`, in new storage.
+    fn cast(&self, dtype: DType) -> Result<Tensor> {
         if let Buffer::Device(b) = &*self.storage.data.read() {
             let buffer = device::to_dtype(self, b, dtype)?;
             return Ok(Tensor::from_parts(buffer, dtype, self.device(), self.shape.clone()));
@@ -259,6 +267,14 @@ impl Tensor {
         if device == self.device() {
             return Ok(self.clone());
         }
+        let mut out = self.moved(device)?;
+        let from = self.device();
+        autograd::record_unary("to_device", self, &mut out, move |g| g.to_device(from));
+        Ok(out)
+    }
+
+    /// A copy of the elements on `device`.
+    fn moved(&self, device: Device) -> Result<Tensor> {
         let buffer = match &*self.storage.data.read() {
             Buffer::Cpu(data) => device::upload(data, device)?,
             Buffer::Device(b) => {
@@ -298,7 +314,8 @@ impl Tensor {
         self.grad_meta.as_ref().is_some_and(|m| m.requires_grad())
     }
 
-    /// Sets whether gradients flow into this tensor (only floating-point tensors can require them).
+    /// Sets whether gradients flow into this tensor (only floating-point tensors can require them; a computed
+    /// tensor's flag cannot be turned off: [`detach`](Self::detach) it instead, as in PyTorch).
     pub fn set_requires_grad(&mut self, on: bool) -> Result<()> {
         if on && !self.is_floating_point() {
             return Err(Error::UnsupportedDType {
@@ -306,6 +323,12 @@ impl Tensor {
                 dtype: self.dtype(),
                 hint: "; only floating-point tensors can require gradients",
             });
+        }
+        if !on && !self.is_leaf() {
+            return Err(Error::autograd(
+                "requires_grad_",
+                "only a leaf's requires_grad can be turned off; detach() a computed tensor instead",
+            ));
         }
         match &self.grad_meta {
             Some(meta) => meta.set_requires_grad(on),
@@ -318,6 +341,37 @@ impl Tensor {
     /// The accumulated gradient, if any.
     pub fn grad(&self) -> Option<Tensor> {
         self.grad_meta.as_ref().and_then(|m| m.grad())
+    }
+
+    /// Whether no recorded operation computed this tensor (PyTorch's `is_leaf`): tensors made directly and
+    /// parameters are leaves.
+    pub fn is_leaf(&self) -> bool {
+        self.grad_meta.as_ref().is_none_or(|m| m.is_leaf())
+    }
+
+    /// The name of the operation that computed this tensor, for a tensor recorded by autograd (PyTorch's
+    /// `grad_fn`, `"mul"` for `MulBackward0`).
+    pub fn grad_fn_name(&self) -> Option<&'static str> {
+        self.grad_meta.as_ref()?.grad_fn().map(|(node, _)| node.name())
+    }
+
+    /// Makes a computed tensor keep its gradient in [`grad`](Self::grad) after a backward pass (PyTorch's
+    /// `retain_grad()`); a leaf keeps it anyway.
+    pub fn retain_grad(&self) -> Result<()> {
+        let meta = self
+            .grad_meta
+            .as_ref()
+            .filter(|m| m.requires_grad())
+            .ok_or_else(|| Error::autograd("retain_grad", "the tensor does not require grad"))?;
+        if let Some((node, index)) = meta.grad_fn() {
+            node.retain(index, meta);
+        }
+        Ok(())
+    }
+
+    /// Output `index` of `node`: this tensor with a fresh autograd state pointing there.
+    pub(crate) fn attach(&mut self, node: &Arc<autograd::Node>, index: usize) {
+        self.grad_meta = Some(Arc::new(GradMeta::computed(node.clone(), index)));
     }
 
     /// The autograd state, shared with the `Param` this tensor belongs to.

@@ -12,6 +12,7 @@ use kernels::{Formula, GpuDevice, HostFormula, Real};
 
 use super::elementwise::{BinaryFn, UnaryFn};
 use super::{GRADIENT, OUTPUT, Op, check_like, run};
+use crate::tensor::autograd::{Backward as BackwardFn, is_grad_enabled};
 use crate::tensor::device::{float_type, probe};
 use crate::{DType, Result, Tensor};
 
@@ -108,8 +109,13 @@ impl Activation {
         self.dispatch(Visit(x, self.name()))
     }
 
-    /// The activation of every element of `x`, in place (seen through every handle to `x`'s storage).
+    /// The activation of every element of `x`, in place (seen through every handle to `x`'s storage). On a
+    /// tensor that requires a gradient, recorded as PyTorch records an in-place change
+    /// ([`in_place_recorded`](super::in_place_recorded)).
     pub fn forward_(&self, x: &Tensor) -> Result<()> {
+        if x.requires_grad() && is_grad_enabled() {
+            return super::in_place_recorded(self.name(), x, |original| self.forward(original));
+        }
         self.forward_into(x, x)
     }
 
@@ -245,7 +251,7 @@ fn probe_inputs(dtype: DType, backward: bool) -> Result<Vec<Tensor>> {
     Ok(inputs)
 }
 
-impl<A: Formula + HostFormula> Op for Forward<A> {
+impl<A: Formula + HostFormula + 'static> Op for Forward<A> {
     type Output = Tensor;
 
     fn name(&self) -> &'static str {
@@ -264,6 +270,13 @@ impl<A: Formula + HostFormula> Op for Forward<A> {
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
         Ok(vec![(Self(self.0), probe_inputs(dtype, false)?)])
+    }
+
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn BackwardFn>> {
+        let (of, x) = (self.0, inputs[0].detach());
+        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
+            Ok(vec![Some(run(&Backward::<A>(of), &[&x, &g[0]])?)])
+        }))
     }
 }
 

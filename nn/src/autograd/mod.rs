@@ -1,0 +1,329 @@
+//! Reverse-mode automatic differentiation: the backward pass over the graph the operations record.
+//!
+//! An operation whose input requires a gradient records a node (in `ops::run`, one place): its backward, the
+//! tensors it saved, and where each input's gradient goes. [`Tensor::backward`] walks the nodes reachable from
+//! the tensor in an order where every node runs after all the nodes that feed it gradients (a topological
+//! order), sums the gradients arriving at each output, and accumulates the leaves' gradients into their
+//! `.grad` (a [`Param`](crate::Param)'s too). [`grad`] returns them instead. Recording stops under
+//! [`no_grad`](crate::no_grad); the backward itself records nothing.
+//!
+//! ```
+//! use nn::{DType, Tensor};
+//! let mut x = Tensor::from_vec(vec![1.0f64, 2.0], [2]).unwrap();
+//! x.set_requires_grad(true).unwrap();
+//! let y = x.mul(&x).unwrap().sum_all().unwrap(); // Σ x²
+//! y.backward().unwrap();
+//! assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), vec![2.0, 4.0]);
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::tensor::autograd::{Edge, GradMeta, Node};
+use crate::{Error, Result, Tensor, no_grad};
+
+/// How [`Tensor::backward_opts`] runs.
+#[derive(Clone, Debug, Default)]
+pub struct BackwardOptions<'g> {
+    /// The gradient of the tensor's own elements (`None`: one, for a tensor of one element).
+    pub gradient: Option<&'g Tensor>,
+    /// Keeps the graph's saved tensors, so a second backward can run through it (PyTorch's `retain_graph`).
+    pub retain_graph: bool,
+}
+
+impl Tensor {
+    /// Computes the gradient of this one-element tensor with respect to every leaf that requires a gradient
+    /// and adds it to the leaf's [`grad`](Tensor::grad) (PyTorch's `loss.backward()`). The graph is freed.
+    pub fn backward(&self) -> Result<()> {
+        self.backward_opts(BackwardOptions::default())
+    }
+
+    /// [`backward`](Self::backward) from `gradient`, the gradient of this tensor's elements (its shape).
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let mut x = Tensor::from_vec(vec![1.0f32, 2.0], [2]).unwrap();
+    /// x.set_requires_grad(true).unwrap();
+    /// let y = x.mul_scalar(3.0).unwrap();
+    /// y.backward_with(&Tensor::from_vec(vec![1.0f32, 10.0], [2]).unwrap()).unwrap();
+    /// assert_eq!(x.grad().unwrap().to_vec::<f32>().unwrap(), vec![3.0, 30.0]);
+    /// ```
+    pub fn backward_with(&self, gradient: &Tensor) -> Result<()> {
+        self.backward_opts(BackwardOptions {
+            gradient: Some(gradient),
+            retain_graph: false,
+        })
+    }
+
+    /// [`backward`](Self::backward) with PyTorch's options: a gradient, and `retain_graph`.
+    pub fn backward_opts(&self, options: BackwardOptions<'_>) -> Result<()> {
+        let root = root("backward", self, options.gradient)?;
+        backward_pass(vec![root], options.retain_graph, None).map(|_| ())
+    }
+}
+
+/// The gradients of `outputs` (weighted by `grad_outputs`, one each; `None`: ones for one-element outputs) with
+/// respect to `inputs`, without touching any `.grad` (PyTorch's `torch.autograd.grad(..., allow_unused=True)`):
+/// one entry per input, `None` for an input the outputs do not depend on.
+///
+/// ```
+/// use nn::Tensor;
+/// let mut x = Tensor::from_vec(vec![3.0f64], [1]).unwrap();
+/// x.set_requires_grad(true).unwrap();
+/// let y = x.mul(&x).unwrap().sum_all().unwrap();
+/// let g = nn::autograd::grad(&[&y], &[&x], None, false).unwrap();
+/// assert_eq!(g[0].as_ref().unwrap().to_vec::<f64>().unwrap(), vec![6.0]);
+/// assert!(x.grad().is_none());
+/// ```
+pub fn grad(
+    outputs: &[&Tensor],
+    inputs: &[&Tensor],
+    grad_outputs: Option<&[&Tensor]>,
+    retain_graph: bool,
+) -> Result<Vec<Option<Tensor>>> {
+    if let Some(g) = grad_outputs
+        && g.len() != outputs.len()
+    {
+        return Err(Error::invalid(
+            "grad",
+            format!("{} outputs but {} gradients for them", outputs.len(), g.len()),
+        ));
+    }
+    let roots = outputs
+        .iter()
+        .enumerate()
+        .map(|(i, out)| root("grad", out, grad_outputs.map(|g| g[i])))
+        .collect::<Result<Vec<_>>>()?;
+    let targets = inputs
+        .iter()
+        .map(|t| {
+            t.grad_meta()
+                .filter(|m| m.requires_grad())
+                .map(|m| m.edge())
+                .ok_or_else(|| Error::autograd("grad", "an input does not require grad"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    backward_pass(roots, retain_graph, Some(&targets))
+}
+
+/// Where `t`'s gradient enters the graph, and the gradient: `gradient` (checked against `t`), or one.
+fn root(op: &'static str, t: &Tensor, gradient: Option<&Tensor>) -> Result<(Edge, Tensor)> {
+    let meta = t.grad_meta().filter(|m| m.requires_grad()).ok_or_else(|| {
+        Error::autograd(
+            op,
+            "the tensor does not require grad and has no grad_fn (no input of its computation requires grad, or \
+             it was computed under no_grad)",
+        )
+    })?;
+    let gradient = match gradient {
+        None if t.numel() == 1 => Tensor::ones(t.shape().clone(), t.dtype()).to_device(t.device())?,
+        None => {
+            return Err(Error::autograd(
+                op,
+                format!(
+                    "a gradient can be implied only for a tensor of one element; this one has shape {}: pass its \
+                     gradient",
+                    t.shape()
+                ),
+            ));
+        }
+        Some(g) => {
+            Error::check_shapes(op, t.shape(), g.shape(), "a gradient of the tensor's shape")?;
+            if g.device() != t.device() {
+                return Err(Error::DeviceMismatch {
+                    op,
+                    lhs: t.device(),
+                    rhs: g.device(),
+                });
+            }
+            g.detach().to_dtype(t.dtype())?
+        }
+    };
+    Ok((meta.edge(), gradient))
+}
+
+/// A node's identity, for the maps of one pass.
+fn key(node: &Arc<Node>) -> usize {
+    Arc::as_ptr(node) as usize
+}
+
+/// `slot + g`, or `g` for an empty slot.
+fn add_into(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {
+    *slot = Some(match slot.take() {
+        None => g,
+        Some(old) => old.add(&g)?,
+    });
+    Ok(())
+}
+
+/// Adds `g` to a leaf's (or a retaining tensor's) `.grad`: in place when there is one, as PyTorch does, and
+/// never aliasing a tensor someone else holds.
+fn accumulate(meta: &GradMeta, g: Tensor) -> Result<()> {
+    match meta.grad() {
+        Some(old) if old.shape() == g.shape() => old.add_(&g),
+        Some(old) => Err(Error::shapes(
+            "backward",
+            old.shape(),
+            g.shape(),
+            "a gradient of the shape of the one already accumulated",
+        )),
+        None => {
+            let own = if g.storage_is_shared() { g.deep_copy()? } else { g };
+            meta.set_grad(Some(own));
+            Ok(())
+        }
+    }
+}
+
+/// The backward pass from `roots`: every node reachable runs once, after all the nodes that feed it. With
+/// `targets`, the gradients arriving at those edges are returned and no `.grad` changes; without, the
+/// leaves' gradients accumulate into their `.grad`.
+fn backward_pass(
+    roots: Vec<(Edge, Tensor)>,
+    retain_graph: bool,
+    targets: Option<&[Edge]>,
+) -> Result<Vec<Option<Tensor>>> {
+    let _no_grad = no_grad();
+    // The nodes reachable from the roots, and how many edges from them reach each.
+    let mut nodes: HashMap<usize, Arc<Node>> = HashMap::new();
+    let mut pending: HashMap<usize, usize> = HashMap::new();
+    let mut stack: Vec<Arc<Node>> = Vec::new();
+    for (edge, _) in &roots {
+        if let Edge::Node(node, _) = edge
+            && nodes.insert(key(node), node.clone()).is_none()
+        {
+            stack.push(node.clone());
+        }
+    }
+    while let Some(node) = stack.pop() {
+        for edge in node.inputs.iter().flatten() {
+            if let Edge::Node(next, _) = edge {
+                *pending.entry(key(next)).or_default() += 1;
+                if nodes.insert(key(next), next.clone()).is_none() {
+                    stack.push(next.clone());
+                }
+            }
+        }
+    }
+
+    let mut pass = Pass {
+        arrived: HashMap::new(),
+        captured: vec![None; targets.map_or(0, |t| t.len())],
+        targets,
+    };
+    for (edge, g) in roots {
+        pass.deliver(&edge, g)?;
+    }
+
+    let mut ready: Vec<Arc<Node>> = nodes
+        .values()
+        .filter(|n| !pending.contains_key(&key(n)))
+        .cloned()
+        .collect();
+    let mut ran: Vec<Arc<Node>> = Vec::with_capacity(nodes.len());
+    let result = (|| -> Result<()> {
+        while let Some(node) = ready.pop() {
+            let slots = pass
+                .arrived
+                .remove(&key(&node))
+                .unwrap_or_else(|| vec![None; node.outputs.len()]);
+            let grads = slots
+                .into_iter()
+                .zip(&node.outputs)
+                .map(|(g, meta)| match g {
+                    Some(g) => Ok(g),
+                    None => Tensor::zeros(meta.shape.clone(), meta.dtype).to_device(meta.device),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            for (index, meta) in node.retained() {
+                if targets.is_none() {
+                    accumulate(&meta, grads[index].clone())?;
+                }
+            }
+            if targets.is_some() {
+                for (index, g) in grads.iter().enumerate() {
+                    if let Some(t) = pass.target_of(&Edge::Node(node.clone(), index)) {
+                        add_into(&mut pass.captured[t], g.clone())?;
+                    }
+                }
+            }
+            let needs: Vec<bool> = node.inputs.iter().map(Option::is_some).collect();
+            let input_grads = node.run_backward(&grads, &needs).ok_or_else(|| {
+                Error::autograd(
+                    node.name(),
+                    "the graph was freed by an earlier backward pass; pass retain_graph: true to the first one \
+                     to run a second",
+                )
+            })??;
+            if input_grads.len() != node.inputs.len() {
+                return Err(Error::autograd(
+                    node.name(),
+                    format!(
+                        "the backward returned {} gradients for {} inputs",
+                        input_grads.len(),
+                        node.inputs.len()
+                    ),
+                ));
+            }
+            ran.push(node.clone());
+            for (edge, g) in node.inputs.iter().zip(input_grads) {
+                let Some(edge) = edge else { continue };
+                if let Some(g) = g {
+                    pass.deliver(edge, g)?;
+                }
+                if let Edge::Node(next, _) = edge
+                    && let Some(left) = pending.get_mut(&key(next))
+                {
+                    *left -= 1;
+                    if *left == 0 {
+                        ready.push(next.clone());
+                    }
+                }
+            }
+        }
+        Ok(())
+    })();
+    if !retain_graph {
+        for node in &ran {
+            node.release();
+        }
+    }
+    result.map(|()| pass.captured)
+}
+
+/// The state of one backward pass: the gradients arrived at each node's outputs (summed), and with targets,
+/// the gradients captured for them.
+struct Pass<'t> {
+    arrived: HashMap<usize, Vec<Option<Tensor>>>,
+    captured: Vec<Option<Tensor>>,
+    targets: Option<&'t [Edge]>,
+}
+
+impl Pass<'_> {
+    /// Which target `edge` is.
+    fn target_of(&self, edge: &Edge) -> Option<usize> {
+        self.targets?.iter().position(|t| match (t, edge) {
+            (Edge::Node(a, i), Edge::Node(b, j)) => Arc::ptr_eq(a, b) && i == j,
+            (Edge::Leaf(a), Edge::Leaf(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        })
+    }
+
+    /// Sends `g` along `edge`: to a node's output, or to a leaf (its `.grad`, or its capture).
+    fn deliver(&mut self, edge: &Edge, g: Tensor) -> Result<()> {
+        match edge {
+            Edge::Node(node, index) => {
+                let slots = self
+                    .arrived
+                    .entry(key(node))
+                    .or_insert_with(|| vec![None; node.outputs.len()]);
+                add_into(&mut slots[*index], g)
+            }
+            Edge::Leaf(meta) => match (self.targets, self.target_of(edge)) {
+                (Some(_), Some(t)) => add_into(&mut self.captured[t], g),
+                (Some(_), None) => Ok(()),
+                (None, _) => accumulate(meta, g),
+            },
+        }
+    }
+}

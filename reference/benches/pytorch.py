@@ -1,0 +1,82 @@
+"""PyTorch 2.5.1's figures for the rows of BENCHMARKS.md, measured in the same session as `cargo bench`.
+
+    python3 reference/benches/pytorch.py            # everything it can measure here
+    python3 reference/benches/pytorch.py activations
+
+Two threads (`torch.set_num_threads(2)`), medians. Sections: `activations` (16M float32 elements, out of place,
+GB/s with the read and the write counted, as `nn/benches/activations.rs`), `module_api` (1,000 blocks of two
+`Linear(8, 8)`, as `nn/benches/module_api.rs`), `hooks` (`Identity` and `Flatten` on a [1, 4] input, as
+`nn/benches/hooks.rs`). The DynamicsNetwork needs LightZero (see tests/fixtures/generate/dynamics.py) and is
+not measured here.
+"""
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def median_seconds(f, calls, repeats=7):
+    """The median over `repeats` runs of the time per call of `calls` calls of `f`."""
+    f()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            f()
+        times.append((time.perf_counter() - start) / calls)
+    return statistics.median(times)
+
+
+def activations():
+    x = torch.randn(16 * 1024 * 1024)
+    rows = x.view(-1, 1024)
+    weight = torch.tensor([0.25])
+    cases = {
+        "relu": lambda: F.relu(x),
+        "gelu": lambda: F.gelu(x),
+        "gelu_tanh": lambda: F.gelu(x, approximate="tanh"),
+        "sigmoid": lambda: torch.sigmoid(x),
+        "tanh": lambda: torch.tanh(x),
+        "softmax": lambda: F.softmax(rows, dim=-1),
+        "prelu": lambda: F.prelu(x, weight),
+        "rrelu (eval)": lambda: F.rrelu(x, training=False),
+    }
+    moved = 2 * x.numel() * x.element_size()
+    for name, f in cases.items():
+        t = median_seconds(f, 5, repeats=4)
+        print(f"activations/{name}: {moved / t / 1e9:.2f} GB/s")
+
+
+def module_api():
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 8)) for _ in range(1000)])
+    t = median_seconds(lambda: list(model.named_parameters()), 20)
+    print(f"module_api/named_parameters: {t * 1e6:.0f} µs")
+    t = median_seconds(lambda: model.state_dict(), 10)
+    print(f"module_api/state_dict: {t * 1e6:.0f} µs")
+    sd = model.state_dict()
+    t = median_seconds(lambda: model.load_state_dict(sd), 10)
+    print(f"module_api/load_state_dict: {t * 1e6:.0f} µs")
+
+
+def hooks():
+    x = torch.randn(1, 4)
+    for name, make in [("Identity", nn.Identity), ("Flatten", lambda: nn.Flatten(0, -1))]:
+        m = make()
+        direct = median_seconds(lambda: m.forward(x), 100_000)
+        call = median_seconds(lambda: m(x), 100_000)
+        m.register_forward_hook(lambda mod, i, o: None)
+        hooked = median_seconds(lambda: m(x), 100_000)
+        print(f"hooks/{name}: forward {direct * 1e9:.0f} ns, call {call * 1e9:.0f} ns, "
+              f"one forward hook {hooked * 1e9:.0f} ns")
+
+
+SECTIONS = {"activations": activations, "module_api": module_api, "hooks": hooks}
+
+if __name__ == "__main__":
+    torch.set_num_threads(2)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    for name in sys.argv[1:] or SECTIONS:
+        SECTIONS[name]()

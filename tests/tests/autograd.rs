@@ -1,0 +1,436 @@
+//! Autograd: gradients of the recorded operations against central finite differences in `f64` (as
+//! `torch.autograd.gradcheck`: step 1e-6, atol 1e-5, rtol 1e-3), on odd shapes (empty dimensions, size-1
+//! broadcasting, permuted inputs); the pass's semantics as PyTorch's (accumulation, `retain_graph`, `detach`,
+//! `no_grad`, `grad`, `retain_grad`, in-place changes); and an MLP's gradients against PyTorch 2.5.1
+//! (`fixtures/mlp_grad.safetensors`).
+
+use integration_tests::{max_abs_diff, tensors};
+use nn::functional::Activation;
+use nn::prelude::*;
+use nn::{Error, Result, Shape};
+
+/// Deterministic `f64` values of `shape` in about `[-2, 2]`, away from zero (`phase` varies them).
+fn values(shape: &[usize], phase: f64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let v = (0..n)
+        .map(|i| {
+            let t = ((i as f64 + phase) * 0.7548776662).fract() * 4.0 - 2.0;
+            if t.abs() < 0.1 { t + 0.25 } else { t }
+        })
+        .collect();
+    Tensor::from_vec(v, shape.to_vec()).unwrap()
+}
+
+/// Positive `f64` values of `shape` in `[0.5, 2.5]`.
+fn positive(shape: &[usize], phase: f64) -> Tensor {
+    values(shape, phase).abs().unwrap().add_scalar(0.5).unwrap()
+}
+
+/// The weights of the scalar loss `Σ f(x) · w` the checks differentiate.
+fn loss_weights(shape: &Shape) -> Tensor {
+    let n = shape.numel();
+    Tensor::from_vec(
+        (0..n).map(|i| ((i * 7 % 11) as f64 - 5.0) / 3.0).collect(),
+        shape.clone(),
+    )
+    .unwrap()
+}
+
+/// Checks the gradients autograd gives every input of `f` against central differences of `Σ f(x) · w`.
+fn gradcheck(what: &str, inputs: Vec<Tensor>, f: impl Fn(&[Tensor]) -> Result<Tensor>) {
+    let leaves: Vec<Tensor> = inputs
+        .iter()
+        .map(|t| {
+            let mut t = t.detach();
+            t.set_requires_grad(true).unwrap();
+            t
+        })
+        .collect();
+    let out = f(&leaves).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(out.requires_grad(), "{what}: the output is not recorded");
+    let weights = loss_weights(out.shape());
+    out.mul(&weights)
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let loss = |xs: &[Tensor]| -> f64 {
+        let _guard = nn::no_grad();
+        f(xs)
+            .unwrap()
+            .mul(&weights)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .to_vec_f64()
+            .unwrap()[0]
+    };
+    let h = 1e-6;
+    for (i, leaf) in leaves.iter().enumerate() {
+        let base = inputs[i].to_vec_f64().unwrap();
+        let analytic = match leaf.grad() {
+            Some(g) => {
+                assert_eq!(g.shape(), leaf.shape(), "{what}: gradient shape of input {i}");
+                assert_eq!(g.dtype(), leaf.dtype(), "{what}: gradient dtype of input {i}");
+                g.to_vec_f64().unwrap()
+            }
+            None => vec![0.0; base.len()],
+        };
+        for j in 0..base.len() {
+            let at = |d: f64| {
+                let mut v = base.clone();
+                v[j] += d;
+                let mut xs: Vec<Tensor> = inputs.iter().map(Tensor::detach).collect();
+                xs[i] = Tensor::from_vec(v, inputs[i].shape().clone()).unwrap();
+                loss(&xs)
+            };
+            let numeric = (at(h) - at(-h)) / (2.0 * h);
+            assert!(
+                (numeric - analytic[j]).abs() <= 1e-5 + 1e-3 * numeric.abs(),
+                "{what}: d/d input {i} [{j}] is {} by autograd, {numeric} by finite differences",
+                analytic[j]
+            );
+        }
+    }
+}
+
+#[test]
+fn broadcast_arithmetic() {
+    let shapes: [(&[usize], &[usize]); 5] = [
+        (&[2, 3], &[2, 3]),
+        (&[2, 3], &[3]),
+        (&[4, 1, 3], &[2, 1]),
+        (&[1], &[2, 2]),
+        (&[0, 3], &[3]),
+    ];
+    for (sa, sb) in shapes {
+        let (a, b) = (values(sa, 0.0), values(sb, 1.0));
+        let what = |op: &str| format!("{op} {sa:?} {sb:?}");
+        gradcheck(&what("add"), vec![a.clone(), b.clone()], |x| x[0].add(&x[1]));
+        gradcheck(&what("sub"), vec![a.clone(), b.clone()], |x| x[0].sub(&x[1]));
+        gradcheck(&what("mul"), vec![a.clone(), b.clone()], |x| x[0].mul(&x[1]));
+        gradcheck(&what("div"), vec![a.clone(), positive(sb, 1.0)], |x| x[0].div(&x[1]));
+    }
+    // An input used twice: the gradients of both uses add up.
+    gradcheck("x * x + x", vec![values(&[5], 0.0)], |x| x[0].mul(&x[0])?.add(&x[0]));
+}
+
+#[test]
+fn scalar_operations() {
+    let x = values(&[3, 4], 0.0);
+    gradcheck("mul_scalar", vec![x.clone()], |x| x[0].mul_scalar(-2.5));
+    gradcheck("add_scalar", vec![x.clone()], |x| x[0].add_scalar(3.0));
+    gradcheck("affine", vec![x.clone()], |x| x[0].affine(0.5, 1.0));
+    gradcheck("neg", vec![x], |x| x[0].neg());
+}
+
+#[test]
+fn matmul_and_linear() {
+    gradcheck("matmul 2-d", vec![values(&[3, 4], 0.0), values(&[4, 2], 1.0)], |x| {
+        x[0].matmul(&x[1])
+    });
+    gradcheck(
+        "matmul batched",
+        vec![values(&[2, 3, 4], 0.0), values(&[2, 4, 5], 1.0)],
+        |x| x[0].matmul(&x[1]),
+    );
+    gradcheck(
+        "matmul shared right side",
+        vec![values(&[2, 3, 4], 0.0), values(&[4, 2], 1.0)],
+        |x| x[0].matmul(&x[1]),
+    );
+    for shape in [&[5][..], &[3, 5], &[2, 3, 5], &[0, 5]] {
+        let (x, w, b) = (values(shape, 0.0), values(&[4, 5], 1.0), values(&[4], 2.0));
+        gradcheck(&format!("linear {shape:?}"), vec![x.clone(), w.clone(), b], |t| {
+            t[0].linear(&t[1], Some(&t[2]))
+        });
+        gradcheck(&format!("linear {shape:?} without bias"), vec![x, w], |t| {
+            t[0].linear(&t[1], None)
+        });
+    }
+}
+
+#[test]
+fn reductions() {
+    let x = values(&[2, 3, 4], 0.0);
+    gradcheck("sum_all", vec![x.clone()], |x| x[0].sum_all());
+    gradcheck("mean_all", vec![x.clone()], |x| x[0].mean_all());
+    gradcheck("sum over 1", vec![x.clone()], |x| x[0].sum_dims(&[1], false));
+    gradcheck("sum over 0, -1 kept", vec![x.clone()], |x| {
+        x[0].sum_dims(&[0, -1], true)
+    });
+    gradcheck("mean over 2", vec![x.clone()], |x| x[0].mean_dims(&[2], false));
+    gradcheck("sum of an empty dimension", vec![values(&[0, 3], 0.0)], |x| {
+        x[0].sum_dims(&[0], false)
+    });
+}
+
+#[test]
+fn layout_operations() {
+    let x = values(&[2, 3, 4], 0.0);
+    gradcheck("reshape", vec![x.clone()], |x| x[0].reshape([6, 4]));
+    gradcheck("flatten", vec![x.clone()], |x| x[0].flatten(1, -1));
+    gradcheck("unsqueeze", vec![x.clone()], |x| x[0].unsqueeze(1));
+    gradcheck("permute", vec![x.clone()], |x| x[0].permute(&[2, 0, 1]));
+    gradcheck("transpose", vec![x.clone()], |x| x[0].transpose(0, 2));
+    gradcheck("narrow", vec![x.clone()], |x| x[0].narrow(1, 1, 2));
+    gradcheck("narrow to nothing", vec![x.clone()], |x| x[0].narrow(2, 4, 0));
+    gradcheck("cat", vec![x.clone(), values(&[2, 1, 4], 1.0)], |x| {
+        Tensor::cat(&[&x[0], &x[1]], 1)
+    });
+    // A permuted (rearranged) input into the other operations.
+    gradcheck("mul of permuted", vec![x.clone(), values(&[4, 3, 2], 1.0)], |x| {
+        x[0].permute(&[2, 1, 0])?.mul(&x[1])
+    });
+}
+
+#[test]
+fn activations_softmax_and_prelu() {
+    let x = values(&[3, 5], 0.0);
+    let all = [
+        Activation::Relu,
+        Activation::LeakyRelu { negative_slope: 0.1 },
+        Activation::Elu { alpha: 1.2 },
+        Activation::Selu,
+        Activation::Gelu,
+        Activation::GeluTanh,
+        Activation::Silu,
+        Activation::Mish,
+        Activation::Sigmoid,
+        Activation::Tanh,
+        Activation::Softplus {
+            beta: 1.5,
+            threshold: 20.0,
+        },
+        Activation::Softsign,
+        Activation::Hardtanh {
+            min_val: -1.0,
+            max_val: 1.0,
+        },
+        Activation::Celu { alpha: 0.7 },
+        Activation::LogSigmoid,
+        Activation::Tanhshrink,
+        Activation::Hardswish,
+        Activation::Softshrink { lambd: 0.5 },
+    ];
+    for act in all {
+        gradcheck(act.name(), vec![x.clone()], |x| act.forward(&x[0]));
+    }
+    gradcheck("softmax", vec![x.clone()], |x| x[0].softmax(1));
+    gradcheck("log_softmax", vec![x.clone()], |x| x[0].log_softmax(0));
+    let w = Tensor::from_vec(vec![0.25, -0.5, 0.1], [3]).unwrap();
+    gradcheck("prelu per channel", vec![values(&[2, 3, 2], 0.0), w], |x| {
+        nn::functional::prelu(&x[0], &x[1])
+    });
+    let one = Tensor::from_vec(vec![0.3], [1]).unwrap();
+    gradcheck("prelu one weight", vec![x, one], |x| {
+        nn::functional::prelu(&x[0], &x[1])
+    });
+}
+
+#[test]
+fn a_half_precision_forward_gives_parameters_gradients_in_their_own_dtype() {
+    // PyTorch without autocast: the cast is recorded, so an f32 leaf used in f16 gets an f32 gradient.
+    let mut w = Tensor::from_vec(vec![0.5f32, -1.5, 2.0], [3]).unwrap();
+    w.set_requires_grad(true).unwrap();
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], [3])
+        .unwrap()
+        .to_dtype(DType::F16)
+        .unwrap();
+    let y = w.to_dtype(DType::F16).unwrap().mul(&x).unwrap().sum_all().unwrap();
+    assert_eq!(y.dtype(), DType::F16);
+    y.backward().unwrap();
+    let g = w.grad().unwrap();
+    assert_eq!(g.dtype(), DType::F32);
+    assert_eq!(g.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
+    // Mixed dtypes promote, and the promotion is recorded too.
+    let mut a = Tensor::from_vec(vec![2.0f32], [1]).unwrap();
+    a.set_requires_grad(true).unwrap();
+    let b = Tensor::from_vec(vec![3.0f64], [1]).unwrap();
+    a.mul(&b).unwrap().sum_all().unwrap().backward().unwrap();
+    assert_eq!(a.grad().unwrap().to_vec::<f32>().unwrap(), vec![3.0]);
+}
+
+/// A leaf `[1, 2, 3]` in f64 that requires grad.
+fn leaf() -> Tensor {
+    let mut x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0], [3]).unwrap();
+    x.set_requires_grad(true).unwrap();
+    x
+}
+
+#[test]
+fn gradients_accumulate_over_backward_calls_and_the_graph_is_freed() {
+    let x = leaf();
+    let y = x.mul_scalar(2.0).unwrap().sum_all().unwrap();
+    y.backward().unwrap();
+    let err = y.backward().unwrap_err();
+    assert!(matches!(err, Error::Autograd { .. }), "{err}");
+    assert!(err.to_string().contains("retain_graph"), "{err}");
+    let z = x.mul(&x).unwrap().sum_all().unwrap();
+    z.backward_opts(nn::autograd::BackwardOptions {
+        gradient: None,
+        retain_graph: true,
+    })
+    .unwrap();
+    z.backward().unwrap();
+    // 2 + 2·x twice.
+    assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), vec![6.0, 10.0, 14.0]);
+}
+
+#[test]
+fn detach_no_grad_and_enable_grad() {
+    let x = leaf();
+    let d = x.detach();
+    assert!(!d.requires_grad() && d.is_leaf());
+    assert!(!d.mul_scalar(2.0).unwrap().requires_grad());
+    {
+        let _off = nn::no_grad();
+        let y = x.mul_scalar(2.0).unwrap();
+        assert!(!y.requires_grad() && y.grad_fn_name().is_none());
+        {
+            let _on = nn::enable_grad();
+            assert!(x.mul_scalar(2.0).unwrap().requires_grad());
+        }
+        assert!(!nn::is_grad_enabled());
+    }
+    assert!(nn::is_grad_enabled());
+    let y = x.mul_scalar(2.0).unwrap();
+    assert!(y.requires_grad() && !y.is_leaf());
+    assert_eq!(y.grad_fn_name(), Some("mul_scalar"));
+    // A computed tensor's requires_grad cannot be switched off; a leaf's can.
+    let mut y = y;
+    assert!(y.set_requires_grad(false).is_err());
+}
+
+#[test]
+fn grad_returns_gradients_without_touching_dot_grad() {
+    let x = leaf();
+    let other = leaf();
+    let h = x.mul_scalar(3.0).unwrap();
+    let y = h.mul(&h).unwrap().sum_all().unwrap();
+    let g = nn::autograd::grad(&[&y], &[&x, &h, &other], None, false).unwrap();
+    assert_eq!(g[0].as_ref().unwrap().to_vec::<f64>().unwrap(), vec![18.0, 36.0, 54.0]);
+    assert_eq!(g[1].as_ref().unwrap().to_vec::<f64>().unwrap(), vec![6.0, 12.0, 18.0]);
+    assert!(g[2].is_none(), "an input the output does not depend on");
+    assert!(x.grad().is_none() && other.grad().is_none());
+}
+
+#[test]
+fn retain_grad_keeps_a_computed_tensors_gradient() {
+    let x = leaf();
+    let h = x.mul_scalar(2.0).unwrap();
+    h.retain_grad().unwrap();
+    let unretained = x.add_scalar(1.0).unwrap();
+    h.add(&unretained).unwrap().sum_all().unwrap().backward().unwrap();
+    assert_eq!(h.grad().unwrap().to_vec::<f64>().unwrap(), vec![1.0; 3]);
+    assert!(unretained.grad().is_none());
+    assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), vec![3.0; 3]);
+}
+
+#[test]
+fn refusals_are_typed_errors() {
+    let x = leaf();
+    let y = x.mul_scalar(2.0).unwrap();
+    let err = y.backward().unwrap_err();
+    assert!(
+        err.to_string().contains("shape [3]"),
+        "a non-scalar needs its gradient: {err}"
+    );
+    let plain = Tensor::ones([1], DType::F32);
+    assert!(matches!(plain.backward(), Err(Error::Autograd { .. })));
+    assert!(matches!(
+        y.backward_with(&Tensor::ones([2], DType::F64)),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    // In place: a leaf that requires grad is refused, as an in-place op autograd does not record.
+    assert!(matches!(Activation::Relu.forward_(&x), Err(Error::Autograd { .. })));
+    assert!(matches!(x.add_(&y), Err(Error::Autograd { .. })));
+    let plain = Tensor::from_vec(vec![1.0f64, 1.0, 1.0], [3]).unwrap();
+    assert!(
+        matches!(plain.add_(&y), Err(Error::Autograd { .. })),
+        "a tensor without grad taking one that has"
+    );
+    assert_eq!(plain.to_vec::<f64>().unwrap(), vec![1.0; 3]);
+    assert_eq!(
+        x.to_vec::<f64>().unwrap(),
+        vec![1.0, 2.0, 3.0],
+        "the refused changes changed nothing"
+    );
+    // An operation without a gradient fails at the backward, naming it.
+    let v = x.var_dims(&[0], true, false).unwrap();
+    let err = v.backward().unwrap_err();
+    assert!(err.to_string().contains("var"), "{err}");
+}
+
+#[test]
+fn an_in_place_activation_on_a_computed_tensor_is_recorded() {
+    // ReLU(inplace=True) in a training forward: the tensor holds the result and its history.
+    let mut x = Tensor::from_vec(vec![-1.0f64, 2.0, -3.0, 4.0], [4]).unwrap();
+    x.set_requires_grad(true).unwrap();
+    let h = x.mul_scalar(2.0).unwrap();
+    let alias = h.clone();
+    let out = ReLU::new(true).forward(h.clone()).unwrap();
+    assert!(out.shares_storage(&h));
+    assert_eq!(alias.to_vec::<f64>().unwrap(), vec![0.0, 4.0, 0.0, 8.0]);
+    assert_eq!(alias.grad_fn_name(), Some("relu"));
+    out.mul(&Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], [4]).unwrap())
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), vec![0.0, 4.0, 0.0, 8.0]);
+    // A product added into in place (EfficientZero's `x += state_encoding`), and dropout in place.
+    gradcheck(
+        "add_ into a computed tensor",
+        vec![values(&[2, 3], 0.0), values(&[3], 1.0)],
+        |x| {
+            let h = x[0].mul_scalar(2.0)?;
+            h.add_(&x[1])?;
+            h.mul_(&x[1])?;
+            Ok(h)
+        },
+    );
+    gradcheck("sigmoid in place after a product", vec![values(&[6], 0.0)], |x| {
+        let h = x[0].mul_scalar(1.5)?;
+        Activation::Sigmoid.forward_(&h)?;
+        Ok(h)
+    });
+}
+
+#[test]
+fn an_mlp_matches_pytorchs_gradients() {
+    // nn.Sequential(Linear(4, 16), GELU(), Linear(16, 3), PReLU()) in f64, mse_loss against a target.
+    let f = tensors("mlp_grad.safetensors");
+    let mut model = Sequential::new()
+        .append(Linear::new(4, 16, true))
+        .append(GELU::default())
+        .append(Linear::new(16, 3, true))
+        .append(PReLU::new(1, 0.25));
+    let params: StateDict = f
+        .iter()
+        .filter_map(|(k, t)| k.strip_prefix("param.").map(|k| (k.to_owned(), t.clone())))
+        .collect();
+    model.to_dtype(DType::F64).unwrap();
+    model.load_state_dict(&params, true, false).unwrap();
+    let y = model.forward(f["input"].clone()).unwrap();
+    let diff = y.sub(&f["target"]).unwrap();
+    let loss = diff.mul(&diff).unwrap().mean_all().unwrap();
+    assert!(max_abs_diff(&loss.reshape([1]).unwrap(), &f["loss"]) <= 1e-12, "loss");
+    loss.backward().unwrap();
+    for (name, p) in model.named_parameters() {
+        let want = &f[&format!("grad.{name}")];
+        let got = p.grad().unwrap_or_else(|| panic!("{name} has no gradient"));
+        // assert_close's f64 tolerance, relative to the largest element.
+        let scale = want
+            .abs()
+            .unwrap()
+            .to_vec_f64()
+            .unwrap()
+            .into_iter()
+            .fold(0.0, f64::max);
+        let err = max_abs_diff(&got, want);
+        assert!(err <= 1e-7 + 1e-7 * scale, "grad of {name}: off by {err}");
+    }
+}
