@@ -187,6 +187,7 @@ impl Op for Cat {
         }
         Ok(first.with_gpu(out, out_shape))
     }
+
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let dim = self.dim;
         let sizes: Vec<usize> = inputs.iter().map(|t| t.shape()[dim]).collect();

@@ -163,6 +163,7 @@ impl Outputs for (Tensor, Tensor, Tensor) {
 /// Runs `op` on `inputs` where they are: on the CPU, or on their device after the checks every device
 /// operation needs (one device for all operands; a float dtype the device stores and computes; the
 /// operation's parity probe passed in that dtype there). The one place where the CPU-or-device choice is made.
+#[inline]
 pub(crate) fn run<O: Op>(op: &O, inputs: &[&Tensor]) -> Result<O::Output> {
     if !inputs.iter().any(|t| t.requires_grad()) || !is_grad_enabled() {
         return dispatch(op, inputs);
@@ -230,6 +231,7 @@ pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Te
 }
 
 /// [`run`] without recording.
+#[inline]
 fn dispatch<O: Op>(op: &O, inputs: &[&Tensor]) -> Result<O::Output> {
     let on = same_device(op.name(), inputs)?;
     if on.is_cpu() {
@@ -267,6 +269,7 @@ pub(crate) fn cpu_only(op: &'static str, x: &Tensor) -> Error {
 }
 
 /// The device every input is on, or an error naming the first two that differ.
+#[inline]
 fn same_device(op: &'static str, inputs: &[&Tensor]) -> Result<Device> {
     let Some(first) = inputs.first() else {
         return Ok(Device::Cpu);
