@@ -434,3 +434,92 @@ fn an_mlp_matches_pytorchs_gradients() {
         assert!(err <= 1e-7 + 1e-7 * scale, "grad of {name}: off by {err}");
     }
 }
+
+#[test]
+fn changing_in_place_a_tensor_a_backward_saved_is_an_error_naming_the_op() {
+    let x = leaf();
+    let w = leaf();
+    // mul saves its operands: changing one in place afterwards makes its backward refuse, never mislead.
+    let h = x.mul_scalar(2.0).unwrap();
+    let y = h.mul(&w).unwrap().sum_all().unwrap();
+    let before = h.version();
+    Activation::Relu.forward_(&h).unwrap();
+    assert!(h.version() > before, "an in-place change bumps the version");
+    let err = y.backward().unwrap_err();
+    assert!(matches!(err, Error::Autograd { op: "mul", .. }), "{err}");
+    assert!(err.to_string().contains("changed in place"), "{err}");
+    // add saves nothing: the same change after an add leaves its backward valid.
+    let h = x.mul_scalar(2.0).unwrap();
+    let y = h.add(&w).unwrap().sum_all().unwrap();
+    Activation::Relu.forward_(&h).unwrap();
+    y.backward().unwrap();
+    assert_eq!(w.grad().unwrap().to_vec::<f64>().unwrap(), vec![1.0; 3]);
+    // The tensor's own writes count too.
+    let t = Tensor::zeros([2], DType::F32);
+    let v = t.version();
+    t.fill_(1.0).unwrap();
+    t.copy_(&Tensor::ones([2], DType::F32)).unwrap();
+    t.add_scalar_(1.0).unwrap();
+    assert!(t.version() >= v + 3);
+}
+
+#[test]
+fn a_frozen_subtree_gets_no_gradient_and_zero_grad_is_pytorchs() {
+    let mut model = Sequential::new()
+        .append(Linear::new(3, 4, true))
+        .append(Tanh::default())
+        .append(Linear::new(4, 2, true));
+    model.to_dtype(DType::F64).unwrap();
+    model.get_submodule_mut("0").unwrap().requires_grad_(false).unwrap();
+    let x = values(&[5, 3], 0.0);
+    let y = model.forward(x.clone()).unwrap().sum_all().unwrap();
+    y.backward().unwrap();
+    for (name, p) in model.named_parameters() {
+        assert_eq!(p.grad().is_some(), name.starts_with("2."), "{name}");
+    }
+    // Nothing requires grad: no graph at all.
+    model.requires_grad_(false).unwrap();
+    assert!(!model.forward(x.clone()).unwrap().requires_grad());
+    model.requires_grad_(true).unwrap();
+    // zero_grad(false) zeroes in place (a handle to the gradient sees it); zero_grad(true) drops it.
+    model.forward(x.clone()).unwrap().sum_all().unwrap().backward().unwrap();
+    let (_, p) = model.named_parameters().remove(0);
+    let handle = p.grad().unwrap();
+    model.zero_grad(false);
+    assert!(handle.to_vec_f64().unwrap().iter().all(|&v| v == 0.0));
+    model.zero_grad(true);
+    assert!(p.grad().is_none());
+    // A second backward after zero_grad(true) starts from the new gradient alone.
+    model.forward(x).unwrap().sum_all().unwrap().backward().unwrap();
+    assert!(p.grad().is_some());
+}
+
+#[test]
+fn batch_norm_and_layer_norm() {
+    use nn::functional::{RunningStats, batch_norm, layer_norm};
+    let x = values(&[4, 3, 2], 0.0);
+    let (w, b) = (values(&[3], 1.0), values(&[3], 2.0));
+    gradcheck("batch_norm train", vec![x.clone(), w.clone(), b.clone()], |t| {
+        batch_norm(&t[0], None, Some(&t[1]), Some(&t[2]), true, 0.1, 1e-5)
+    });
+    gradcheck(
+        "batch_norm train without affine, 2-d",
+        vec![values(&[5, 3], 0.0)],
+        |t| batch_norm(&t[0], None, None, None, true, 0.1, 1e-5),
+    );
+    let (mean, var) = (values(&[3], 3.0), positive(&[3], 4.0));
+    gradcheck("batch_norm eval", vec![x.clone(), w, b], |t| {
+        let running = RunningStats { mean: &mean, var: &var };
+        batch_norm(&t[0], Some(running), Some(&t[1]), Some(&t[2]), false, 0.1, 1e-5)
+    });
+    let (w, b) = (values(&[3, 2], 1.0), values(&[3, 2], 2.0));
+    gradcheck("layer_norm over 2 dims", vec![x.clone(), w.clone(), b.clone()], |t| {
+        layer_norm(&t[0], &[3, 2], Some(&t[1]), Some(&t[2]), 1e-5)
+    });
+    gradcheck("layer_norm over the last dim, no affine", vec![x.clone()], |t| {
+        layer_norm(&t[0], &[2], None, None, 1e-5)
+    });
+    gradcheck("layer_norm over every dim", vec![values(&[3, 2], 0.0), w, b], |t| {
+        layer_norm(&t[0], &[3, 2], Some(&t[1]), Some(&t[2]), 1e-5)
+    });
+}

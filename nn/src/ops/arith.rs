@@ -7,13 +7,19 @@ use kernels::{GpuDevice, Real};
 
 use super::elementwise::{BinaryFn, UnaryFn, broadcast_shape, in_place_operand, map_in_place, promote_pair};
 use super::{DevicePath, Op, run};
-use crate::tensor::autograd::{Backward, is_grad_enabled};
+use crate::tensor::autograd::{Backward, Saved, is_grad_enabled};
 use crate::tensor::device::{float_type, probe};
 use crate::tensor::storage::CpuData;
 use crate::{DType, Error, Result, Tensor};
 
 /// `(da, db)` of `f(a, b)` from the output's gradient `g`, before the sums over broadcast dimensions.
-type BinaryGrads = fn(a: &Tensor, b: &Tensor, g: &Tensor) -> Result<(Tensor, Tensor)>;
+#[derive(Clone, Copy)]
+enum BinaryGrads {
+    /// From `g` alone (add, sub): the operands are not saved.
+    OfGradient(fn(g: &Tensor) -> Result<(Tensor, Tensor)>),
+    /// Reading the operands (mul, div), which are saved.
+    OfOperands(fn(a: &Tensor, b: &Tensor, g: &Tensor) -> Result<(Tensor, Tensor)>),
+}
 
 /// A binary formula, the device kernel that computes it and its gradients, where there are.
 trait Arith: BinaryFn {
@@ -89,12 +95,20 @@ impl<F: Arith> Op for Binary<F> {
 
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let grads = F::GRADS?;
-        let (a, b) = (inputs[0].detach(), inputs[1].detach());
+        let (name, a_shape, b_shape) = (self.name, inputs[0].shape().clone(), inputs[1].shape().clone());
+        let saved = match grads {
+            BinaryGrads::OfGradient(_) => None,
+            BinaryGrads::OfOperands(_) => Some((Saved::new(inputs[0]), Saved::new(inputs[1]))),
+        };
         Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
-            let (da, db) = grads(&a, &b, &g[0])?;
+            let (da, db) = match (grads, &saved) {
+                (BinaryGrads::OfGradient(f), _) => f(&g[0])?,
+                (BinaryGrads::OfOperands(f), Some((a, b))) => f(a.get(name)?, b.get(name)?, &g[0])?,
+                (BinaryGrads::OfOperands(_), None) => return Err(Error::autograd(name, "its operands were not saved")),
+            };
             Ok(vec![
-                needs[0].then(|| da.sum_to(a.shape())).transpose()?,
-                needs[1].then(|| db.sum_to(b.shape())).transpose()?,
+                needs[0].then(|| da.sum_to(&a_shape)).transpose()?,
+                needs[1].then(|| db.sum_to(&b_shape)).transpose()?,
             ])
         }))
     }
@@ -178,19 +192,19 @@ macro_rules! binary_fn {
 
 binary_fn!(/// `a + b`, broadcasting.
     Add, add, add_, Some(BinaryOp::Add), |a, b| a + b,
-    grads: Some(|_, _, g| Ok((g.clone(), g.clone()))));
+    grads: Some(BinaryGrads::OfGradient(|g| Ok((g.clone(), g.clone())))));
 binary_fn!(/// `a - b`, broadcasting.
     Sub, sub, sub_, Some(BinaryOp::Sub), |a, b| a - b,
-    grads: Some(|_, _, g| Ok((g.clone(), g.neg()?))));
+    grads: Some(BinaryGrads::OfGradient(|g| Ok((g.clone(), g.neg()?)))));
 binary_fn!(/// `a * b`, broadcasting.
     Mul, mul, mul_, Some(BinaryOp::Mul), |a, b| a * b,
-    grads: Some(|a, b, g| Ok((g.mul(b)?, g.mul(a)?))));
+    grads: Some(BinaryGrads::OfOperands(|a, b, g| Ok((g.mul(b)?, g.mul(a)?)))));
 binary_fn!(/// `a / b`, broadcasting.
 Div, div, div_, Some(BinaryOp::Div), |a, b| a / b,
-grads: Some(|a, b, g| {
+grads: Some(BinaryGrads::OfOperands(|a, b, g| {
     let da = g.div(b)?;
     Ok((da.clone(), da.mul(a)?.div(b)?.neg()?))
-}));
+})));
 binary_fn!(/// The larger of `a` and `b` (NaN if either is), broadcasting.
     Maximum, maximum, maximum_, None, |a, b| a.max_nan(b), grads: None);
 binary_fn!(/// The smaller of `a` and `b` (NaN if either is), broadcasting.

@@ -5,7 +5,7 @@ use kernels::GpuDevice;
 use super::float::{Float, with_float_type};
 use super::gemm::{Gemm, Mat};
 use super::{DevicePath, Op, probe_tensor, run, same_dtype, with_optional};
-use crate::tensor::autograd::Backward;
+use crate::tensor::autograd::{Backward, Saved};
 use crate::{DType, Error, Result, Shape, Tensor};
 
 /// `x·Wᵀ + b` over the last dimension of `x`; inputs `[x, weight]` and `bias` when there is one.
@@ -71,9 +71,10 @@ impl Op for Linear {
         Ok(vec![(Linear, vec![x.clone(), w.clone(), b]), (Linear, vec![x, w])])
     }
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
-        let (x, w) = (inputs[0].detach(), inputs[1].detach());
-        let (rows, in_f, out_f, _) = linear_sizes(&x, &w);
+        let (rows, in_f, out_f, _) = linear_sizes(inputs[0], inputs[1]);
+        let (x, w) = (Saved::new(inputs[0]), Saved::new(inputs[1]));
         Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+            let (x, w) = (x.get("linear")?, w.get("linear")?);
             // As matrices: g [rows, out], x [rows, in], w [out, in]; every product is a `linear`, which runs
             // on devices too.
             let g2 = g[0].reshape([rows, out_f])?;
@@ -140,11 +141,11 @@ impl Op for Matmul {
         })
     }
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
-        let (a, b) = (inputs[0].detach(), inputs[1].detach());
+        let (a, b) = (Saved::new(inputs[0]), Saved::new(inputs[1]));
         Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
-            let g = &g[0];
+            let (a, b, g) = (a.get("matmul")?, b.get("matmul")?, &g[0]);
             let last_two = |t: &Tensor| t.transpose(-2, -1);
-            let da = needs[0].then(|| g.matmul(&last_two(&b)?)).transpose()?;
+            let da = needs[0].then(|| g.matmul(&last_two(b)?)).transpose()?;
             let db = match (needs[1], b.rank()) {
                 (false, _) => None,
                 // A right side shared by every batch: its gradient sums over them.
@@ -155,7 +156,7 @@ impl Op for Matmul {
                     let g2 = g.reshape([g.numel() / m.max(1), m])?;
                     Some(a2.transpose(0, 1)?.matmul(&g2)?)
                 }
-                (true, _) => Some(last_two(&a)?.matmul(g)?),
+                (true, _) => Some(last_two(a)?.matmul(g)?),
             };
             Ok(vec![da, db])
         }))

@@ -59,6 +59,9 @@ pub(crate) trait Op {
         Self::NAME
     }
 
+    /// For an op that writes into one of its inputs (returns `()`): which. Its version is bumped after the write.
+    const WRITES: usize = 0;
+
     /// Whether and how the operation runs on a device; the default: a kernel that computes, checked by the
     /// parity probe ([`DevicePath::Probed`]), so an op with no device kernel says [`DevicePath::None`].
     const DEVICE: DevicePath = DevicePath::Probed;
@@ -230,9 +233,19 @@ pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Te
     Ok(())
 }
 
-/// [`run`] without recording.
+/// [`run`] without recording; an op that writes into an input bumps its version.
 #[inline]
 fn dispatch<O: Op>(op: &O, inputs: &[&Tensor]) -> Result<O::Output> {
+    let output = compute(op, inputs)?;
+    if <O::Output as Outputs>::IN_PLACE {
+        inputs[O::WRITES].bump_version();
+    }
+    Ok(output)
+}
+
+/// The op where its inputs are: the CPU-or-device choice.
+#[inline]
+fn compute<O: Op>(op: &O, inputs: &[&Tensor]) -> Result<O::Output> {
     let on = same_device(op.name(), inputs)?;
     if on.is_cpu() {
         return op.cpu(inputs);

@@ -6,7 +6,8 @@ use kernels::norm::{Layout, Statistics};
 
 use super::float::{Float, with_float_type};
 use super::{Op, probe_tensor, run, same_dtype, with_optional};
-use crate::{DType, Error, Result, Tensor};
+use crate::tensor::autograd::{Backward, Saved};
+use crate::{DType, Error, Result, Shape, Tensor};
 
 /// Running statistics a batch norm reads (evaluation) or updates (training).
 pub struct RunningStats<'a> {
@@ -235,6 +236,51 @@ impl Op for BatchNorm {
         }
         Ok(cases)
     }
+
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        let ops = self.operands(inputs);
+        let x = Saved::new(ops.x);
+        let weight = ops.weight.map(Saved::new);
+        // In evaluation the running statistics are constants of the forward; in training they are written,
+        // and the batch's own statistics are recomputed from x.
+        let fixed = match (self.training, &ops.running) {
+            (false, Some(r)) => Some((Saved::new(r.mean), Saved::new(r.var))),
+            _ => None,
+        };
+        let (n_inputs, eps, op) = (inputs.len(), self.eps, "batch_norm");
+        let rank = ops.x.rank();
+        let mut around = vec![1; rank];
+        around[1] = ops.x.shape()[1];
+        let channel: Shape = around.into();
+        let per_channel: Shape = [ops.x.shape()[1]].into();
+        let dims: Vec<isize> = (0..rank as isize).filter(|&d| d != 1).collect();
+        let (has_weight, has_bias) = (self.weight, self.bias);
+        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+            let x = x.get(op)?;
+            let w = weight.as_ref().map(|w| w.get(op)).transpose()?;
+            let fixed = match &fixed {
+                Some((m, v)) => Some((m.get(op)?, v.get(op)?)),
+                None => None,
+            };
+            let norm = Normalization {
+                dims: &dims,
+                param_dims: &dims,
+                around: &channel,
+                param: &per_channel,
+                eps,
+            };
+            let (dx, dw, db) = norm.grads(x, &g[0], w, fixed)?;
+            let mut grads = vec![needs[0].then_some(dx)];
+            if has_weight {
+                grads.push(Some(dw));
+            }
+            if has_bias {
+                grads.push(Some(db));
+            }
+            grads.resize(n_inputs, None);
+            Ok(grads)
+        }))
+    }
 }
 
 /// PyTorch's `F.layer_norm`: normalises over the last dimensions, which must equal `normalized_shape`.
@@ -339,6 +385,35 @@ impl Op for LayerNorm {
         let (w, b) = (probe_tensor(&[2, 7], 1.0, dtype)?, probe_tensor(&[2, 7], 2.0, dtype)?);
         Ok(vec![(affine, vec![x.clone(), w, b]), (plain, vec![x])])
     }
+
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        let (x, weight, _, _) = self.operands(inputs);
+        let rank = x.rank() as isize;
+        let dims: Vec<isize> = (rank - self.dims as isize..rank).collect();
+        let rows: Vec<isize> = (0..rank - self.dims as isize).collect();
+        let around: Shape = x.shape()[x.rank() - self.dims..].iter().copied().collect();
+        let (x, weight) = (Saved::new(x), weight.map(Saved::new));
+        let (eps, has_weight, has_bias, op) = (self.eps, self.weight, self.bias, "layer_norm");
+        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+            let w = weight.as_ref().map(|w| w.get(op)).transpose()?;
+            let norm = Normalization {
+                dims: &dims,
+                param_dims: &rows,
+                around: &around,
+                param: &around,
+                eps,
+            };
+            let (dx, dw, db) = norm.grads(x.get(op)?, &g[0], w, None)?;
+            let mut grads = vec![needs[0].then_some(dx)];
+            if has_weight {
+                grads.push(Some(dw));
+            }
+            if has_bias {
+                grads.push(Some(db));
+            }
+            Ok(grads)
+        }))
+    }
 }
 
 fn layer_norm_rows<T: Float>(x: &[T], inner: usize, w: Option<&[T]>, b: Option<&[T]>, eps: f64) -> Vec<T> {
@@ -362,4 +437,63 @@ fn layer_norm_rows<T: Float>(x: &[T], inner: usize, w: Option<&[T]>, b: Option<&
         }
     }
     out
+}
+
+/// The backward of a normalisation `y = (x − μ) / √(σ² + eps) · w + b`, with `μ`, `σ²` the mean and biased
+/// variance of `x` over `dims` (or given: running statistics, constants of the forward), and `w`, `b` of shape
+/// `around` broadcast over `x`.
+struct Normalization<'a> {
+    /// The dimensions the statistics are taken over.
+    dims: &'a [isize],
+    /// The dimensions the affine parameters' gradients sum over.
+    param_dims: &'a [isize],
+    /// The shape the parameters and statistics broadcast from.
+    around: &'a Shape,
+    /// The parameters' own shape.
+    param: &'a Shape,
+    eps: f64,
+}
+
+impl Normalization<'_> {
+    /// `(dx, dw, db)` from the output gradient `g` (`dw` and `db` in `around`'s shape).
+    fn grads(
+        &self,
+        x: &Tensor,
+        g: &Tensor,
+        w: Option<&Tensor>,
+        fixed: Option<(&Tensor, &Tensor)>,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        let (mean, var) = match fixed {
+            Some((m, v)) => (m.reshape(self.around.clone())?, v.reshape(self.around.clone())?),
+            None => {
+                let mean = x.mean_dims(self.dims, true)?;
+                let centered = x.sub(&mean)?;
+                let var = centered.mul(&centered)?.mean_dims(self.dims, true)?;
+                (mean, var)
+            }
+        };
+        let rstd = var.add_scalar(self.eps)?.sqrt()?.recip()?;
+        let xhat = x.sub(&mean)?.mul(&rstd)?;
+        let dxhat = match w {
+            Some(w) => g.mul(&w.reshape(self.around.clone())?)?,
+            None => g.clone(),
+        };
+        let dx = match fixed {
+            Some(_) => dxhat.mul(&rstd)?,
+            None => {
+                let m1 = dxhat.mean_dims(self.dims, true)?;
+                let m2 = dxhat.mul(&xhat)?.mean_dims(self.dims, true)?;
+                dxhat.sub(&m1)?.sub(&xhat.mul(&m2)?)?.mul(&rstd)?
+            }
+        };
+        let summed = |t: Tensor| -> Result<Tensor> {
+            let t = if self.param_dims.is_empty() {
+                t
+            } else {
+                t.sum_dims(self.param_dims, true)?
+            };
+            t.reshape(self.param.clone())
+        };
+        Ok((dx, summed(g.mul(&xhat)?)?, summed(g.clone())?))
+    }
 }

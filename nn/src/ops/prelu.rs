@@ -8,7 +8,7 @@ use kernels::{GpuDevice, Real};
 use super::activation::Activation;
 use super::elementwise::{BinaryFn, UnaryFn};
 use super::{GRADIENT, OUTPUT, Op, check_like, run, same_dtype};
-use crate::tensor::autograd::{Backward as BackwardFn, is_grad_enabled};
+use crate::tensor::autograd::{Backward as BackwardFn, Saved, is_grad_enabled};
 use crate::tensor::device::{float_type, probe};
 use crate::{DType, Error, Result, Tensor};
 
@@ -155,13 +155,14 @@ impl Op for Forward {
         Ok(vec![(Forward, vec![x, w])])
     }
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn BackwardFn>> {
-        let (x, w) = (inputs[0].detach(), inputs[1].detach());
+        let (x, w) = (Saved::new(inputs[0]), Saved::new(inputs[1]));
         Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+            let (x, w) = (x.get("prelu")?, w.get("prelu")?);
             if needs[1] {
-                let (dx, dw) = run(&Backward, &[&x, &w, &g[0]])?;
+                let (dx, dw) = run(&Backward, &[x, w, &g[0]])?;
                 Ok(vec![needs[0].then_some(dx), Some(dw)])
             } else {
-                Ok(vec![Some(run(&InputBackward, &[&x, &w, &g[0]])?), None])
+                Ok(vec![Some(run(&InputBackward, &[x, w, &g[0]])?), None])
             }
         }))
     }
@@ -170,6 +171,7 @@ impl Op for Forward {
 impl Op for ForwardInto {
     type Output = ();
     const NAME: &'static str = "prelu";
+    const WRITES: usize = 2;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<()> {
         cpu_forward("prelu_into", inputs[0], inputs[1], Some(inputs[2])).map(|_| ())
@@ -495,9 +497,9 @@ impl Op for RreluTrain {
     }
     fn gradient(&self, _: &[&Tensor], (_, noise): &(Tensor, Tensor)) -> Option<Box<dyn BackwardFn>> {
         // y = x · noise: dy · noise (the noise output gets no gradient through to x).
-        let noise = noise.detach();
+        let noise = Saved::new(noise);
         Some(Box::new(move |g: &[Tensor], _: &[bool]| {
-            Ok(vec![Some(g[0].mul(&noise)?)])
+            Ok(vec![Some(g[0].mul(noise.get("rrelu_with_noise")?)?)])
         }))
     }
 }

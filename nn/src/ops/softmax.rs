@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::elementwise::widened;
 use super::map::{self, CHUNK, PARALLEL_THRESHOLD, multiversion};
 use super::{GRADIENT, Op, check_like, run};
-use crate::tensor::autograd::Backward;
+use crate::tensor::autograd::{Backward, Saved};
 use crate::tensor::device::probe;
 use crate::tensor::storage::CpuData;
 use crate::{DType, Result, Tensor};
@@ -82,9 +82,9 @@ impl Op for Softmax {
     }
 
     fn gradient(&self, _: &[&Tensor], y: &Tensor) -> Option<Box<dyn Backward>> {
-        let (op, y) = (*self, y.detach());
+        let (op, y) = (*self, Saved::new(y));
         Some(Box::new(move |g: &[Tensor], _: &[bool]| {
-            Ok(vec![Some(run(&SoftmaxBackward(op), &[&y, &g[0]])?)])
+            Ok(vec![Some(run(&SoftmaxBackward(op), &[y.get(op.name())?, &g[0]])?)])
         }))
     }
 }

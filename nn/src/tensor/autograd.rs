@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 use smallvec::SmallVec;
 
 use super::Tensor;
-use crate::{DType, Device, Result, Shape};
+use crate::{DType, Device, Error, Result, Shape};
 
 /// Whether a tensor wants gradients, its accumulated gradient (PyTorch's `.requires_grad`, `.grad`), and for a
 /// computed tensor the node that computed it (PyTorch's `.grad_fn`).
@@ -200,6 +200,40 @@ impl Node {
     /// Drops the backward and what it saved.
     pub(crate) fn release(&self) {
         self.backward.lock().take();
+    }
+}
+
+/// A tensor a backward saved, with its version then: reading it after an in-place change is an error naming
+/// the operation (PyTorch's "modified by an inplace operation"), never a wrong gradient.
+pub(crate) struct Saved {
+    tensor: Tensor,
+    version: u64,
+}
+
+impl Saved {
+    /// Saves `t` (a handle without autograd state, so the graph holds no cycle).
+    pub(crate) fn new(t: &Tensor) -> Saved {
+        Saved {
+            tensor: t.detach(),
+            version: t.version(),
+        }
+    }
+
+    /// The tensor, if unchanged since it was saved by `op`.
+    pub(crate) fn get(&self, op: &'static str) -> Result<&Tensor> {
+        let now = self.tensor.version();
+        if now != self.version {
+            return Err(Error::autograd(
+                op,
+                format!(
+                    "a tensor of shape {} that its gradient needs was changed in place after the forward (version \
+                     {now}, saved at {}); change a copy instead, or change it after the backward",
+                    self.tensor.shape(),
+                    self.version
+                ),
+            ));
+        }
+        Ok(&self.tensor)
     }
 }
 

@@ -13,6 +13,7 @@ use std::sync::Arc;
 pub use autograd::{GradMeta, GradMode, enable_grad, is_grad_enabled, no_grad};
 use parking_lot::{MappedRwLockReadGuard, RwLockReadGuard};
 pub use pool::empty_cache;
+pub use storage::live_storages;
 use storage::{Buffer, CpuData, Storage};
 
 use crate::{DType, Device, Element, Error, Result, Shape};
@@ -106,8 +107,27 @@ impl Tensor {
         }
     }
 
+    /// How many times the storage was written in place (PyTorch's `_version`): every in-place operation,
+    /// `copy_` and `fill_` add one.
+    ///
+    /// ```
+    /// let t = nn::Tensor::zeros([2], nn::DType::F32);
+    /// let before = t.version();
+    /// t.fill_(1.0).unwrap();
+    /// assert!(t.version() > before);
+    /// ```
+    pub fn version(&self) -> u64 {
+        self.storage.version.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Records a write in place into the storage.
+    pub(crate) fn bump_version(&self) {
+        self.storage.version.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
     /// Runs `f` on the host buffer for writing, or fails for a tensor on a device.
     pub(crate) fn write_cpu<R>(&self, op: &'static str, f: impl FnOnce(&mut CpuData) -> R) -> Result<R> {
+        self.bump_version();
         match &mut *self.storage.data.write() {
             Buffer::Cpu(data) => Ok(f(data)),
             Buffer::Device(_) => Err(self.not_on_cpu(op)),
@@ -219,6 +239,7 @@ impl Tensor {
             Ok(mut storage) => storage.take_buffer(),
             Err(shared) => shared.data.read().clone_buffer(),
         };
+        self.bump_version();
         let old = std::mem::replace(&mut *self.storage.data.write(), new);
         Tensor::from_buffer(old, self)
     }
@@ -394,6 +415,7 @@ impl Tensor {
             return Ok(());
         }
         if let Buffer::Device(b) = &*self.storage.data.read() {
+            self.bump_version();
             return device::copy_into(self, b, src);
         }
         let src_host = src.cpu()?;
@@ -417,12 +439,7 @@ impl Tensor {
 
     /// A tensor of its own storage holding `buffer`, which holds `shape`'s elements of `dtype` on `device`.
     pub(crate) fn from_parts(buffer: Buffer, dtype: DType, device: Device, shape: Shape) -> Tensor {
-        let storage = Storage {
-            dtype,
-            device,
-            len: shape.numel(),
-            data: parking_lot::RwLock::new(buffer),
-        };
+        let storage = Storage::new(dtype, device, shape.numel(), buffer);
         Tensor {
             shape,
             storage: Arc::new(storage),

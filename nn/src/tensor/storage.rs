@@ -1,6 +1,7 @@
 //! Host buffers of every dtype, and the shared, lockable storage a tensor points to.
 
 use std::any::Any;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use half::{bf16, f16};
 use parking_lot::RwLock;
@@ -191,6 +192,22 @@ impl Buffer {
     }
 }
 
+/// Storages alive in this process.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many tensor storages are alive in this process (tensors that share storage count once): for checking that
+/// a loop does not leak, such as a training loop's saved tensors.
+///
+/// ```
+/// let before = nn::tensor::live_storages();
+/// let t = nn::Tensor::zeros([3], nn::DType::F32);
+/// assert!(nn::tensor::live_storages() >= before + 1);
+/// drop(t);
+/// ```
+pub fn live_storages() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
 /// The shared data behind one or more tensors. Its dtype, device and length never change; its contents do
 /// (in-place operations, `load_state_dict`), under the lock.
 #[derive(Debug)]
@@ -199,11 +216,15 @@ pub(crate) struct Storage {
     pub(crate) device: Device,
     pub(crate) len: usize,
     pub(crate) data: RwLock<Buffer>,
+    /// Bumped by every write in place (PyTorch's version counter): autograd checks that a tensor a backward
+    /// saved was not changed since.
+    pub(crate) version: AtomicU64,
 }
 
 impl Drop for Storage {
     /// A large host buffer goes back to the pool for reuse.
     fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
         match self.take_buffer() {
             Buffer::Cpu(data) => super::pool::give(data),
             Buffer::Device(_) => {}
@@ -218,11 +239,18 @@ impl Storage {
     }
 
     pub(crate) fn cpu(data: CpuData) -> Storage {
+        Storage::new(data.dtype(), Device::Cpu, data.len(), Buffer::Cpu(data))
+    }
+
+    /// A storage of `len` elements of `dtype` on `device`, holding `buffer`; counted in [`live_storages`].
+    pub(crate) fn new(dtype: DType, device: Device, len: usize, buffer: Buffer) -> Storage {
+        LIVE.fetch_add(1, Ordering::Relaxed);
         Storage {
-            dtype: data.dtype(),
-            device: Device::Cpu,
-            len: data.len(),
-            data: RwLock::new(Buffer::Cpu(data)),
+            dtype,
+            device,
+            len,
+            data: RwLock::new(buffer),
+            version: AtomicU64::new(0),
         }
     }
 }

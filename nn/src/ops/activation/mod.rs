@@ -12,7 +12,7 @@ use kernels::{Formula, GpuDevice, HostFormula, Real};
 
 use super::elementwise::{BinaryFn, UnaryFn};
 use super::{GRADIENT, OUTPUT, Op, check_like, run};
-use crate::tensor::autograd::{Backward as BackwardFn, is_grad_enabled};
+use crate::tensor::autograd::{Backward as BackwardFn, Saved, is_grad_enabled};
 use crate::tensor::device::{float_type, probe};
 use crate::{DType, Result, Tensor};
 
@@ -273,15 +273,16 @@ impl<A: Formula + HostFormula + 'static> Op for Forward<A> {
     }
 
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn BackwardFn>> {
-        let (of, x) = (self.0, inputs[0].detach());
+        let (of, x) = (self.0, Saved::new(inputs[0]));
         Some(Box::new(move |g: &[Tensor], _: &[bool]| {
-            Ok(vec![Some(run(&Backward::<A>(of), &[&x, &g[0]])?)])
+            Ok(vec![Some(run(&Backward::<A>(of), &[x.get(of.name)?, &g[0]])?)])
         }))
     }
 }
 
 impl<A: Formula + HostFormula> Op for ForwardInto<A> {
     type Output = ();
+    const WRITES: usize = 1;
 
     fn name(&self) -> &'static str {
         self.0.name
