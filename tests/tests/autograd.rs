@@ -523,3 +523,58 @@ fn batch_norm_and_layer_norm() {
         layer_norm(&t[0], &[3, 2], Some(&t[1]), Some(&t[2]), 1e-5)
     });
 }
+
+#[test]
+fn embedding_rows_sum_their_gradients_and_the_padding_row_gets_none() {
+    let mut table = Embedding::new(5, 3, Some(1)).unwrap();
+    table.to_dtype(DType::F64).unwrap();
+    let indices = Tensor::from_vec(vec![1i64, 3, 3, 0, 1, 4], [2, 3]).unwrap();
+    let y = table.forward(indices.clone()).unwrap();
+    y.mul(&loss_weights(y.shape()))
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+    let g = table.weight.grad().unwrap().to_vec_f64().unwrap();
+    let w = loss_weights(y.shape()).to_vec_f64().unwrap();
+    let idx = indices.to_vec::<i64>().unwrap();
+    for row in 0..5 {
+        for d in 0..3 {
+            let want: f64 = if row == 1 {
+                0.0
+            } else {
+                (0..idx.len())
+                    .filter(|&p| idx[p] as usize == row)
+                    .map(|p| w[p * 3 + d])
+                    .sum()
+            };
+            assert_eq!(g[row * 3 + d], want, "row {row}, column {d}");
+        }
+    }
+}
+
+#[test]
+fn dropout_in_training_passes_the_gradient_through_its_mask() {
+    for inplace in [false, true] {
+        let drop = Dropout::new(0.25, inplace).unwrap();
+        let x = positive(&[64], 0.0);
+        let mut leaf = x.detach();
+        leaf.set_requires_grad(true).unwrap();
+        // In place needs a computed tensor (a leaf that requires grad is never changed in place).
+        let h = leaf.mul_scalar(1.0).unwrap();
+        let y = drop.forward(h).unwrap();
+        y.sum_all().unwrap().backward().unwrap();
+        let (ys, g) = (y.to_vec_f64().unwrap(), leaf.grad().unwrap().to_vec_f64().unwrap());
+        let xs = x.to_vec_f64().unwrap();
+        for i in 0..64 {
+            let kept = ys[i] != 0.0;
+            assert_eq!(
+                g[i],
+                if kept { 1.0 / 0.75 } else { 0.0 },
+                "inplace {inplace}, element {i}"
+            );
+            assert!((ys[i] - g[i] * xs[i]).abs() < 1e-12);
+        }
+    }
+}

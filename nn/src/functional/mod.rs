@@ -4,6 +4,6 @@
 pub mod activation;
 
 pub use crate::ops::conv::{Conv2dOptions, Padding2d, conv2d};
-pub use crate::ops::embedding;
 pub use crate::ops::norm::{RunningStats, batch_norm, layer_norm};
+pub use crate::ops::{embedding, embedding_padded};
 pub use activation::*;

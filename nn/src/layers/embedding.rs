@@ -1,6 +1,6 @@
 //! [`Embedding`]: a lookup table.
 
-use crate::functional::embedding;
+use crate::functional::embedding_padded;
 use crate::module::ExtraRepr;
 use crate::{DType, Error, Module, Param, Result, Tensor};
 
@@ -69,4 +69,8 @@ impl ExtraRepr for Embedding {
     }
 }
 
-reads_input!(Embedding, |layer, indices| embedding(indices, &layer.weight.data()));
+reads_input!(Embedding, |layer, indices| embedding_padded(
+    indices,
+    &layer.weight.data(),
+    layer.padding_idx
+));

@@ -1,6 +1,7 @@
 //! Embedding lookup, on the CPU.
 
 use super::{DevicePath, Op, run};
+use crate::tensor::autograd::{Backward, Saved};
 use crate::{DType, Error, Result, Shape, Tensor};
 
 /// PyTorch's `F.embedding(indices, weight)`: the rows of `weight` (`(num, dim)`) at `indices` (`int64` or
@@ -13,6 +14,21 @@ use crate::{DType, Error, Result, Shape, Tensor};
 /// assert_eq!(embedding(&i, &w).unwrap().to_vec::<f32>().unwrap(), vec![2.0, 2.0, 0.0, 0.0]);
 /// ```
 pub fn embedding(indices: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    embedding_padded(indices, weight, None)
+}
+
+/// PyTorch's `F.embedding(indices, weight, padding_idx)`: [`embedding`] whose row `padding_idx` gets no
+/// gradient (its lookups still return it).
+///
+/// ```
+/// use nn::{Tensor, functional::embedding_padded};
+/// let mut w = Tensor::from_vec(vec![0.0f64, 0.0, 1.0, 1.0], [2, 2]).unwrap();
+/// w.set_requires_grad(true).unwrap();
+/// let i = Tensor::from_vec(vec![1i64, 0, 1], [3]).unwrap();
+/// embedding_padded(&i, &w, Some(0)).unwrap().sum_all().unwrap().backward().unwrap();
+/// assert_eq!(w.grad().unwrap().to_vec::<f64>().unwrap(), vec![0.0, 0.0, 2.0, 2.0]);
+/// ```
+pub fn embedding_padded(indices: &Tensor, weight: &Tensor, padding_idx: Option<usize>) -> Result<Tensor> {
     let op = "embedding";
     if weight.rank() != 2 {
         return Err(Error::invalid(
@@ -30,11 +46,13 @@ pub fn embedding(indices: &Tensor, weight: &Tensor) -> Result<Tensor> {
             hint: "; indices must be int64 or int32",
         });
     }
-    run(&Embedding, &[indices, weight])
+    run(&Embedding { padding_idx }, &[indices, weight])
 }
 
-/// The rows of `weight` at `indices`; inputs `[indices, weight]`.
-struct Embedding;
+/// The rows of `weight` at `indices`; inputs `[indices, weight]`. Row `padding_idx` gets no gradient.
+struct Embedding {
+    padding_idx: Option<usize>,
+}
 
 impl Op for Embedding {
     type Output = Tensor;
@@ -63,5 +81,30 @@ impl Op for Embedding {
             out.extend_from_slice(&table[r * dim..(r + 1) * dim]);
         }
         Tensor::from_vec(out, shape)?.to_dtype(weight.dtype())
+    }
+
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        let (indices, padding_idx) = (Saved::new(inputs[0]), self.padding_idx);
+        let (shape, dtype) = (inputs[1].shape().clone(), inputs[1].dtype());
+        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
+            // Each looked-up row's gradient added into its row of the table.
+            let dim = shape[1];
+            let rows = indices.get("embedding")?.to_dtype(DType::I64)?.to_vec::<i64>()?;
+            let dy = g[0].to_dtype(DType::F64)?.to_vec::<f64>()?;
+            let mut dw = vec![0.0f64; shape.numel()];
+            for (pos, &row) in rows.iter().enumerate() {
+                let row = row as usize;
+                if Some(row) == padding_idx {
+                    continue;
+                }
+                for (d, v) in dw[row * dim..(row + 1) * dim]
+                    .iter_mut()
+                    .zip(&dy[pos * dim..(pos + 1) * dim])
+                {
+                    *d += v;
+                }
+            }
+            Ok(vec![None, Some(Tensor::from_vec(dw, shape.clone())?.to_dtype(dtype)?)])
+        }))
     }
 }

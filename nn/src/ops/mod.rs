@@ -28,7 +28,7 @@ mod reduce;
 pub(crate) mod softmax;
 mod unary;
 
-pub use embedding::embedding;
+pub use embedding::{embedding, embedding_padded};
 
 use kernels::GpuDevice;
 use smallvec::SmallVec;
