@@ -578,3 +578,118 @@ fn dropout_in_training_passes_the_gradient_through_its_mask() {
         }
     }
 }
+
+#[test]
+fn conv2d_with_stride_padding_dilation_and_groups() {
+    use nn::functional::{Conv2dOptions, Padding2d, conv2d};
+    let cases = [
+        (Conv2dOptions::default(), [2, 2, 5, 4], [3, 2, 3, 2]),
+        (
+            Conv2dOptions {
+                stride: [2, 1],
+                padding: Padding2d::Explicit(1, 2),
+                dilation: [1, 2],
+                groups: 2,
+            },
+            [2, 4, 5, 6],
+            [6, 2, 2, 3],
+        ),
+        (
+            Conv2dOptions {
+                padding: Padding2d::Same,
+                ..Conv2dOptions::default()
+            },
+            [1, 3, 4, 4],
+            [2, 3, 3, 3],
+        ),
+    ];
+    for (opts, xs, ws) in cases {
+        let o = ws[0];
+        let inputs = vec![values(&xs, 0.0), values(&ws, 1.0), values(&[o], 2.0)];
+        gradcheck(&format!("conv2d {opts:?}"), inputs.clone(), |t| {
+            conv2d(&t[0], &t[1], Some(&t[2]), &opts)
+        });
+        gradcheck(&format!("conv2d {opts:?} without bias"), inputs[..2].to_vec(), |t| {
+            conv2d(&t[0], &t[1], None, &opts)
+        });
+    }
+    // An unbatched (3-d) input.
+    gradcheck(
+        "conv2d unbatched",
+        vec![values(&[2, 4, 4], 0.0), values(&[3, 2, 2, 2], 1.0)],
+        |t| conv2d(&t[0], &t[1], None, &Conv2dOptions::default()),
+    );
+}
+
+#[test]
+fn lstm_layers_directions_and_state() {
+    let options = LstmOptions {
+        num_layers: 2,
+        bidirectional: true,
+        ..LstmOptions::default()
+    };
+    nn::manual_seed(5);
+    let mut lstm = LSTM::with_options(3, 2, options).unwrap();
+    lstm.to_dtype(DType::F64).unwrap();
+    let (x, h0, c0) = (
+        values(&[4, 2, 3], 0.0),
+        values(&[4, 2, 2], 1.0),
+        values(&[4, 2, 2], 2.0),
+    );
+    // Recording runs the recurrence as recorded ops: the same numbers as the fused op.
+    let fused = {
+        let _no_grad = nn::no_grad();
+        lstm.forward((x.clone(), Some((h0.clone(), c0.clone())))).unwrap()
+    };
+    let recorded = lstm.forward((x.clone(), Some((h0.clone(), c0.clone())))).unwrap();
+    assert!(recorded.0.requires_grad());
+    for (a, b) in [
+        (&fused.0, &recorded.0),
+        (&fused.1.0, &recorded.1.0),
+        (&fused.1.1, &recorded.1.1),
+    ] {
+        assert!(
+            max_abs_diff(a, b) <= 1e-12,
+            "fused and recorded differ by {}",
+            max_abs_diff(a, b)
+        );
+    }
+    gradcheck("lstm input and state", vec![x.clone(), h0.clone(), c0.clone()], |t| {
+        let (out, (h, c)) = lstm.forward((t[0].clone(), Some((t[1].clone(), t[2].clone()))))?;
+        Tensor::cat(&[&out.flatten(0, -1)?, &h.flatten(0, -1)?, &c.flatten(0, -1)?], 0)
+    });
+    // The weights' gradients against finite differences, a few elements of each.
+    let loss = |lstm: &LSTM| -> Tensor {
+        let (out, (h, _)) = lstm.forward((x.clone(), Some((h0.clone(), c0.clone())))).unwrap();
+        out.mul(&loss_weights(out.shape()))
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .add(&h.sum_all().unwrap())
+            .unwrap()
+    };
+    lstm.zero_grad(true); // the gradcheck's backward reached the weights too
+    loss(&lstm).backward().unwrap();
+    for (name, p) in lstm.named_parameters() {
+        let analytic = p.grad().unwrap().to_vec_f64().unwrap();
+        let base = p.data().to_vec_f64().unwrap();
+        for j in (0..base.len()).step_by(5) {
+            let at = |d: f64| {
+                let _no_grad = nn::no_grad();
+                let mut v = base.clone();
+                v[j] += d;
+                p.data()
+                    .copy_(&Tensor::from_vec(v, p.shape().clone()).unwrap())
+                    .unwrap();
+                loss(&lstm).to_vec_f64().unwrap()[0]
+            };
+            let numeric = (at(1e-6) - at(-1e-6)) / 2e-6;
+            at(0.0);
+            assert!(
+                (numeric - analytic[j]).abs() <= 1e-5 + 1e-3 * numeric.abs(),
+                "{name}[{j}]: {} by autograd, {numeric} by finite differences",
+                analytic[j]
+            );
+        }
+    }
+}

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use super::float::{Float, with_float_type};
 use super::gemm::Mat;
 use super::{Op, probe_tensor, run, with_optional};
+use crate::tensor::autograd::{Backward, Saved};
 use crate::{DType, Error, Result, Shape, Tensor};
 
 /// How a convolution pads its input.
@@ -140,6 +141,25 @@ impl Op for Conv2d {
         ];
         Ok(vec![(case, inputs)])
     }
+
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        let geo = geometry(inputs[0], inputs[1], inputs.get(2).copied(), &self.opts).ok()?;
+        let (x, w) = (Saved::new(inputs[0]), Saved::new(inputs[1]));
+        let bias_dtype = inputs.get(2).map(|b| b.dtype());
+        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+            let (x, w) = (x.get("conv2d")?, w.get("conv2d")?);
+            let (dx, dw, db) = conv2d_grads(&geo, &x.to_vec_f64()?, &w.to_vec_f64()?, &g[0].to_vec_f64()?);
+            let made = |v: Vec<f64>, like: &Tensor| Tensor::from_vec(v, like.shape().clone())?.to_dtype(like.dtype());
+            let mut grads = vec![
+                needs[0].then(|| made(dx, x)).transpose()?,
+                needs[1].then(|| made(dw, w)).transpose()?,
+            ];
+            if let Some(dtype) = bias_dtype {
+                grads.push(Some(Tensor::from_vec(db, [geo.o])?.to_dtype(dtype)?));
+            }
+            Ok(grads)
+        }))
+    }
 }
 
 /// Checks a convolution's arguments (`x` of rank 4) and works out its sizes.
@@ -244,6 +264,7 @@ fn geometry(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dOpt
 
 /// Sizes of one convolution: input `(n, c, h, w)`, `o` output channels in `g` groups, kernel `(kh, kw)`,
 /// output `(ho, wo)`, padding before `(pt, pl)`.
+#[derive(Clone, Copy)]
 struct Geometry {
     n: usize,
     c: usize,
@@ -386,4 +407,48 @@ fn im2col<T: Float>(geo: &Geometry, x: &Padded<'_, T>, taps: &[u32], n0: usize, 
     } else {
         cols.chunks_mut(nb * p).enumerate().for_each(|(r, dst)| fill(r, dst));
     }
+}
+
+/// The gradients `(dx, dw, db)` of a convolution of `x` by `w` from the output's gradient `dy`, in `f64` on the
+/// CPU: each output element's gradient flows back to the input elements and weights that made it.
+fn conv2d_grads(geo: &Geometry, x: &[f64], w: &[f64], dy: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (n, c, h, wd, o, g) = (geo.n, geo.c, geo.h, geo.w, geo.o, geo.g);
+    let (kh, kw, ho, wo) = (geo.kh, geo.kw, geo.ho, geo.wo);
+    let (cg, og) = (c / g.max(1), o / g.max(1));
+    let (mut dx, mut dw, mut db) = (vec![0.0; x.len()], vec![0.0; w.len()], vec![0.0; o]);
+    for ni in 0..n {
+        for oc in 0..o {
+            let group = oc / og.max(1);
+            for oh in 0..ho {
+                for ow in 0..wo {
+                    let d = dy[((ni * o + oc) * ho + oh) * wo + ow];
+                    db[oc] += d;
+                    for ci in 0..cg {
+                        let channel = group * cg + ci;
+                        for ki in 0..kh {
+                            let Some(ih) = (oh * geo.stride[0] + ki * geo.dilation[0]).checked_sub(geo.pt) else {
+                                continue;
+                            };
+                            if ih >= h {
+                                continue;
+                            }
+                            for kj in 0..kw {
+                                let Some(iw) = (ow * geo.stride[1] + kj * geo.dilation[1]).checked_sub(geo.pl) else {
+                                    continue;
+                                };
+                                if iw >= wd {
+                                    continue;
+                                }
+                                let xi = ((ni * c + channel) * h + ih) * wd + iw;
+                                let wi = ((oc * cg + ci) * kh + ki) * kw + kj;
+                                dw[wi] += x[xi] * d;
+                                dx[xi] += w[wi] * d;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (dx, dw, db)
 }

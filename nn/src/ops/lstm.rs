@@ -4,11 +4,13 @@
 
 use kernels::{GpuDevice, Real};
 
+use super::activation::Activation;
 use super::float::{Float, with_float_type};
 use super::gemm::Mat;
 use super::map::multiversion;
 use super::{Op, probe_tensor, run};
 use crate::random;
+use crate::tensor::autograd::is_grad_enabled;
 use crate::tensor::device::float_type;
 use crate::{DType, Error, Result, Shape, Tensor};
 
@@ -51,7 +53,72 @@ impl Lstm {
             inputs.extend([w_ih, w_hh]);
             inputs.extend(b_ih.iter().chain(b_hh));
         }
+        // Recorded when a gradient is wanted; dropout between layers on a device stays refused by the fused op
+        // (its mask is drawn by the CPU's generator).
+        let recordable = self.dropout.is_none() || x.device().is_cpu();
+        if recordable && x.shape()[0] > 0 && inputs.iter().any(|t| t.requires_grad()) && is_grad_enabled() {
+            return self.run_recorded(x, h0, c0, cells);
+        }
         run(self, &inputs)
+    }
+
+    /// The same recurrence as recorded operations (`linear`, `narrow`, the sigmoid and tanh activations, `mul`,
+    /// `add`, `cat`), for autograd: each step is differentiated by the graph, on any device those ops run on.
+    /// Dropout between layers (on the CPU) draws its mask from the global generator as the fused op does.
+    fn run_recorded(
+        &self,
+        x: &Tensor,
+        h0: &Tensor,
+        c0: &Tensor,
+        cells: &[CellTensors],
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        let (seq, batch, hid) = (x.shape()[0], x.shape()[1], h0.shape()[2]);
+        let (mut layer_in, mut h_n, mut c_n) = (x.clone(), Vec::new(), Vec::new());
+        for layer in 0..self.layers {
+            let in_size = layer_in.shape()[2];
+            let mut outputs = Vec::with_capacity(self.dirs);
+            for d in 0..self.dirs {
+                let slot = layer * self.dirs + d;
+                let (w_ih, w_hh, b_ih, b_hh) = &cells[slot];
+                let mut h = h0.narrow(0, slot, 1)?.reshape([batch, hid])?;
+                let mut c = c0.narrow(0, slot, 1)?.reshape([batch, hid])?;
+                let mut steps: Vec<Option<Tensor>> = vec![None; seq];
+                let order: Vec<usize> = if d == 1 {
+                    (0..seq).rev().collect()
+                } else {
+                    (0..seq).collect()
+                };
+                for t in order {
+                    let x_t = layer_in.narrow(0, t, 1)?.reshape([batch, in_size])?;
+                    let gates = x_t.linear(w_ih, b_ih.as_ref())?.add(&h.linear(w_hh, b_hh.as_ref())?)?;
+                    let gate = |k: usize, act: Activation| act.forward(&gates.narrow(1, k * hid, hid)?);
+                    let (i, f) = (gate(0, Activation::Sigmoid)?, gate(1, Activation::Sigmoid)?);
+                    let (g, o) = (gate(2, Activation::Tanh)?, gate(3, Activation::Sigmoid)?);
+                    c = f.mul(&c)?.add(&i.mul(&g)?)?;
+                    h = o.mul(&Activation::Tanh.forward(&c)?)?;
+                    steps[t] = Some(h.unsqueeze(0)?);
+                }
+                let steps: Vec<&Tensor> = steps.iter().flatten().collect();
+                outputs.push(Tensor::cat(&steps, 0)?);
+                h_n.push(h.unsqueeze(0)?);
+                c_n.push(c.unsqueeze(0)?);
+            }
+            layer_in = Tensor::cat(&outputs.iter().collect::<Vec<_>>(), 2)?;
+            if let Some(p) = self.dropout.filter(|_| layer + 1 < self.layers) {
+                let keep = 1.0 - p;
+                let mask: Vec<f64> = random::with_global(|g| {
+                    (0..layer_in.numel())
+                        .map(|_| if g.unit() < keep { 1.0 / keep } else { 0.0 })
+                        .collect()
+                });
+                let mask = Tensor::from_vec(mask, layer_in.shape().clone())?
+                    .to_dtype(layer_in.dtype())?
+                    .to_device(layer_in.device())?;
+                layer_in = layer_in.mul(&mask)?;
+            }
+        }
+        let joined = |v: &[Tensor]| Tensor::cat(&v.iter().collect::<Vec<_>>(), 0);
+        Ok((layer_in, joined(&h_n)?, joined(&c_n)?))
     }
 
     fn sizes(&self, inputs: &[&Tensor]) -> LstmSizes {
