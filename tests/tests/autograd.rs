@@ -693,3 +693,58 @@ fn lstm_layers_directions_and_state() {
         }
     }
 }
+
+#[test]
+fn on_wgpu_the_backward_runs_there_and_gives_the_cpus_gradients() {
+    let Some(dev) = integration_tests::wgpu_or_skip("autograd on wgpu") else {
+        return;
+    };
+    let x32 = |shape: &[usize], phase: f64| values(shape, phase).to_dtype(DType::F32).unwrap();
+    let (x, w, b, g) = (x32(&[4, 3], 0.0), x32(&[5, 3], 1.0), x32(&[5], 2.0), x32(&[4, 5], 3.0));
+    let run = |device: Device| -> Vec<Tensor> {
+        let leaves: Vec<Tensor> = [&x, &w, &b]
+            .iter()
+            .map(|t| {
+                let mut t = t.to_device(device).unwrap();
+                t.set_requires_grad(true).unwrap();
+                t
+            })
+            .collect();
+        let h = leaves[0].linear(&leaves[1], Some(&leaves[2])).unwrap();
+        let y = Activation::Tanh
+            .forward(&h)
+            .unwrap()
+            .mul_scalar(2.0)
+            .unwrap()
+            .mul(&h)
+            .unwrap()
+            .softmax(1)
+            .unwrap();
+        y.backward_with(&g.to_device(device).unwrap()).unwrap();
+        leaves
+            .iter()
+            .map(|l| {
+                let grad = l.grad().unwrap();
+                assert_eq!(grad.device(), device, "the gradient stays on the leaf's device");
+                grad.cpu().unwrap()
+            })
+            .collect()
+    };
+    let (on_cpu, on_dev) = (run(Device::Cpu), run(dev));
+    for (i, (c, d)) in on_cpu.iter().zip(&on_dev).enumerate() {
+        let scale = c.abs().unwrap().to_vec_f64().unwrap().into_iter().fold(0.0, f64::max);
+        assert!(
+            max_abs_diff(c, d) <= 1e-5 * scale.max(1.0),
+            "input {i}: off by {}",
+            max_abs_diff(c, d)
+        );
+    }
+    // An operation whose backward has no device kernel refuses with a typed error, never via the host.
+    use nn::functional::{Conv2dOptions, conv2d};
+    let mut xd = x32(&[1, 2, 4, 4], 0.0).to_device(dev).unwrap();
+    xd.set_requires_grad(true).unwrap();
+    let wd = x32(&[2, 2, 3, 3], 1.0).to_device(dev).unwrap();
+    let y = conv2d(&xd, &wd, None, &Conv2dOptions::default()).unwrap();
+    let err = y.backward_with(&y.detach()).unwrap_err();
+    assert!(matches!(err, Error::UnsupportedOnDevice { .. }), "{err}");
+}

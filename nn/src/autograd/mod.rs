@@ -313,6 +313,19 @@ impl Pass<'_> {
     fn deliver(&mut self, edge: &Edge, g: Tensor) -> Result<()> {
         match edge {
             Edge::Node(node, index) => {
+                let want = &node.outputs[*index];
+                if g.device() != want.device || g.shape() != &want.shape {
+                    return Err(Error::autograd(
+                        node.name(),
+                        format!(
+                            "a gradient of shape {} on {} arrived for an output of shape {} on {}",
+                            g.shape(),
+                            g.device(),
+                            want.shape,
+                            want.device
+                        ),
+                    ));
+                }
                 let slots = self
                     .arrived
                     .entry(key(node))

@@ -148,6 +148,10 @@ impl Op for Conv2d {
         let bias_dtype = inputs.get(2).map(|b| b.dtype());
         Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
             let (x, w) = (x.get("conv2d")?, w.get("conv2d")?);
+            if !x.device().is_cpu() {
+                // No device kernel for it yet: refused, never computed through the host.
+                return Err(super::cpu_only("conv2d_backward", x));
+            }
             let (dx, dw, db) = conv2d_grads(&geo, &x.to_vec_f64()?, &w.to_vec_f64()?, &g[0].to_vec_f64()?);
             let made = |v: Vec<f64>, like: &Tensor| Tensor::from_vec(v, like.shape().clone())?.to_dtype(like.dtype());
             let mut grads = vec![
