@@ -97,3 +97,31 @@ pub fn wgpu_or_skip(test: &str) -> Option<nn::Device> {
         }
     }
 }
+
+/// Asserts that a gradient element computed by autograd matches its central difference, with
+/// `torch.autograd.gradcheck`'s tolerances (atol 1e-5, rtol 1e-3).
+pub fn assert_gradient(what: &str, analytic: f64, numeric: f64) {
+    assert!(
+        (numeric - analytic).abs() <= 1e-5 + 1e-3 * numeric.abs(),
+        "{what}: {analytic} by autograd, {numeric} by finite differences"
+    );
+}
+
+/// Checks element `j` of `param`'s gradient `analytic` against the central difference (step 1e-6) of `loss`
+/// as that element moves (under `no_grad`); the element is put back.
+pub fn check_param_element(what: &str, param: &nn::Param, j: usize, analytic: f64, loss: impl Fn() -> f64) {
+    let base = param.data().to_vec_f64().unwrap();
+    let at = |d: f64| {
+        let _no_grad = nn::no_grad();
+        let mut v = base.clone();
+        v[j] += d;
+        param
+            .data()
+            .copy_(&Tensor::from_vec(v, param.shape().clone()).unwrap())
+            .unwrap();
+        loss()
+    };
+    let numeric = (at(1e-6) - at(-1e-6)) / 2e-6;
+    at(0.0);
+    assert_gradient(&format!("{what}[{j}]"), analytic, numeric);
+}

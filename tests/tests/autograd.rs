@@ -4,7 +4,7 @@
 //! `no_grad`, `grad`, `retain_grad`, in-place changes); and an MLP's gradients against PyTorch 2.5.1
 //! (`fixtures/mlp_grad.safetensors`).
 
-use integration_tests::{max_abs_diff, tensors};
+use integration_tests::{assert_gradient, check_param_element, max_abs_diff, tensors};
 use nn::functional::Activation;
 use nn::prelude::*;
 use nn::{Error, Result, Shape};
@@ -86,11 +86,7 @@ fn gradcheck(what: &str, inputs: Vec<Tensor>, f: impl Fn(&[Tensor]) -> Result<Te
                 loss(&xs)
             };
             let numeric = (at(h) - at(-h)) / (2.0 * h);
-            assert!(
-                (numeric - analytic[j]).abs() <= 1e-5 + 1e-3 * numeric.abs(),
-                "{what}: d/d input {i} [{j}] is {} by autograd, {numeric} by finite differences",
-                analytic[j]
-            );
+            assert_gradient(&format!("{what}: d/d input {i} [{j}]"), analytic[j], numeric);
         }
     }
 }
@@ -672,24 +668,8 @@ fn lstm_layers_directions_and_state() {
     loss(&lstm).backward().unwrap();
     for (name, p) in lstm.named_parameters() {
         let analytic = p.grad().unwrap().to_vec_f64().unwrap();
-        let base = p.data().to_vec_f64().unwrap();
-        for j in (0..base.len()).step_by(5) {
-            let at = |d: f64| {
-                let _no_grad = nn::no_grad();
-                let mut v = base.clone();
-                v[j] += d;
-                p.data()
-                    .copy_(&Tensor::from_vec(v, p.shape().clone()).unwrap())
-                    .unwrap();
-                loss(&lstm).to_vec_f64().unwrap()[0]
-            };
-            let numeric = (at(1e-6) - at(-1e-6)) / 2e-6;
-            at(0.0);
-            assert!(
-                (numeric - analytic[j]).abs() <= 1e-5 + 1e-3 * numeric.abs(),
-                "{name}[{j}]: {} by autograd, {numeric} by finite differences",
-                analytic[j]
-            );
+        for j in (0..analytic.len()).step_by(5) {
+            check_param_element(&name, &p, j, analytic[j], || loss(&lstm).item().unwrap());
         }
     }
 }

@@ -57,7 +57,7 @@ impl Lstm {
         // (its mask is drawn by the CPU's generator).
         let recordable = self.dropout.is_none() || x.device().is_cpu();
         if recordable && x.shape()[0] > 0 && inputs.iter().any(|t| t.requires_grad()) && is_grad_enabled() {
-            return self.run_recorded(x, h0, c0, cells);
+            return self.run_recorded([x, h0, c0], cells);
         }
         run(self, &inputs)
     }
@@ -65,13 +65,7 @@ impl Lstm {
     /// The same recurrence as recorded operations (`linear`, `narrow`, the sigmoid and tanh activations, `mul`,
     /// `add`, `cat`), for autograd: each step is differentiated by the graph, on any device those ops run on.
     /// Dropout between layers (on the CPU) draws its mask from the global generator as the fused op does.
-    fn run_recorded(
-        &self,
-        x: &Tensor,
-        h0: &Tensor,
-        c0: &Tensor,
-        cells: &[CellTensors],
-    ) -> Result<(Tensor, Tensor, Tensor)> {
+    fn run_recorded(&self, [x, h0, c0]: [&Tensor; 3], cells: &[CellTensors]) -> Result<(Tensor, Tensor, Tensor)> {
         let (seq, batch, hid) = (x.shape()[0], x.shape()[1], h0.shape()[2]);
         let (mut layer_in, mut h_n, mut c_n) = (x.clone(), Vec::new(), Vec::new());
         for layer in 0..self.layers {
