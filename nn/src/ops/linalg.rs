@@ -72,29 +72,43 @@ impl Op for Linear {
     }
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let (rows, in_f, out_f, _) = linear_sizes(inputs[0], inputs[1]);
-        let (x, w) = (Saved::new(inputs[0]), Saved::new(inputs[1]));
+        // dx reads only the weight, dw only the input: each is saved only when the other needs a gradient.
+        let w = inputs[0].requires_grad().then(|| Saved::new(inputs[1]));
+        let x = inputs[1].requires_grad().then(|| Saved::new(inputs[0]));
+        let x_shape = inputs[0].shape().clone();
         Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
-            let (x, w) = (x.get("linear")?, w.get("linear")?);
             // As matrices: g [rows, out], x [rows, in], w [out, in]; every product is a `linear`, which runs
             // on devices too.
             let g2 = g[0].reshape([rows, out_f])?;
-            let g2t = g2.transpose(0, 1)?;
-            let dx = match needs[0] {
-                true => Some(g2.linear(&w.transpose(0, 1)?, None)?.reshape(x.shape().clone())?),
-                false => None,
+            let dx = match (needs[0], &w) {
+                (true, Some(w)) => {
+                    let wt = w.get("linear")?.transpose(0, 1)?;
+                    Some(g2.linear(&wt, None)?.reshape(x_shape.clone())?)
+                }
+                _ => None,
             };
-            let dw = match needs[1] {
-                true => Some(g2t.linear(&x.reshape([rows, in_f])?.transpose(0, 1)?, None)?),
-                false => None,
+            let need_bias = needs.get(2).copied().unwrap_or(false);
+            let g2t = if needs[1] || need_bias {
+                Some(g2.transpose(0, 1)?)
+            } else {
+                None
+            };
+            let dw = match (&g2t, &x) {
+                (Some(g2t), Some(x)) if needs[1] => {
+                    Some(g2t.linear(&x.get("linear")?.reshape([rows, in_f])?.transpose(0, 1)?, None)?)
+                }
+                _ => None,
             };
             let mut grads = vec![dx, dw];
-            if let Some(&need_bias) = needs.get(2) {
-                let ones = Tensor::ones([1, rows], g2.dtype()).to_device(g2.device())?;
-                grads.push(
-                    need_bias
-                        .then(|| g2t.linear(&ones, None)?.reshape([out_f]))
-                        .transpose()?,
-                );
+            if needs.len() > 2 {
+                let db = match &g2t {
+                    Some(g2t) if need_bias => {
+                        let ones = Tensor::ones([1, rows], g2.dtype()).to_device(g2.device())?;
+                        Some(g2t.linear(&ones, None)?.reshape([out_f])?)
+                    }
+                    _ => None,
+                };
+                grads.push(db);
             }
             Ok(grads)
         }))
