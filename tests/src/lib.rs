@@ -98,6 +98,32 @@ pub fn wgpu_or_skip(test: &str) -> Option<nn::Device> {
     }
 }
 
+/// `torch.testing.assert_close`'s default (rtol, atol) for a dtype.
+pub fn default_tolerance(dtype: DType) -> (f64, f64) {
+    match dtype {
+        DType::F64 => (1e-7, 1e-7),
+        DType::F32 => (1.3e-6, 1e-5),
+        DType::F16 => (1e-3, 1e-5),
+        DType::BF16 => (1.6e-2, 1e-5),
+        _ => (0.0, 0.0),
+    }
+}
+
+/// Asserts `|actual - expected| <= atol + rtol * |expected|` element by element, with
+/// `torch.testing.assert_close`'s defaults for `expected`'s dtype; shapes must be equal.
+pub fn assert_close(what: &str, actual: &Tensor, expected: &Tensor) {
+    assert_eq!(actual.shape(), expected.shape(), "{what}: shapes differ");
+    let (rtol, atol) = default_tolerance(expected.dtype());
+    let (a, e) = (actual.to_vec_f64().unwrap(), expected.to_vec_f64().unwrap());
+    for (i, (x, y)) in a.iter().zip(&e).enumerate() {
+        assert!(
+            (x - y).abs() <= atol + rtol * y.abs() || (x.is_nan() && y.is_nan()),
+            "{what}[{i}]: {x}, expected {y} (rtol {rtol}, atol {atol}; {} elements)",
+            a.len()
+        );
+    }
+}
+
 /// Asserts that a gradient element computed by autograd matches its central difference, with
 /// `torch.autograd.gradcheck`'s tolerances (atol 1e-5, rtol 1e-3).
 pub fn assert_gradient(what: &str, analytic: f64, numeric: f64) {

@@ -1,9 +1,10 @@
 //! The DynamicsNetwork trains: a backward pass through the whole reference model (conv2d, batch or layer norm,
 //! residual blocks with in-place activations and `x += state_encoding`, the LSTM, the MLP head) gives every
 //! parameter a gradient, and those gradients match central finite differences in f64, for the four configs in
-//! `fixtures/` in train and eval mode. (PyTorch's own gradients need LightZero to export; not here yet.)
+//! `fixtures/` in train and eval mode; and they equal PyTorch's (LightZero's network, `grad.safetensors` made
+//! by `fixtures/generate/dynamics_grad.py`) in f32 and f64 within `assert_close`'s tolerances.
 
-use integration_tests::{check_param_element, fixture, tensors};
+use integration_tests::{assert_close, check_param_element, fixture, tensors};
 use nn::prelude::*;
 use reference::efficientzero::{DynamicsConfig, DynamicsNetwork};
 
@@ -26,12 +27,7 @@ fn loss(net: &DynamicsNetwork, x: &Tensor, h: &Tensor, c: &Tensor) -> Tensor {
 
 #[test]
 fn every_parameter_gets_the_finite_difference_gradient_in_every_config_and_mode() {
-    for config in [
-        "dynamics_small",
-        "dynamics_gelu_ln",
-        "dynamics_ln_downsample",
-        "dynamics_prelu_deep",
-    ] {
+    for config in CONFIGS {
         let dir = fixture(config);
         let mut net = DynamicsNetwork::new(DynamicsConfig::from_file(&dir.join("config.json")).unwrap()).unwrap();
         net.load_safetensors(dir.join("weights.safetensors"), true).unwrap();
@@ -58,6 +54,76 @@ fn every_parameter_gets_the_finite_difference_gradient_in_every_config_and_mode(
                 let what = format!("{config} (training {training}): {name}");
                 check_param_element(&what, &p, j, analytic[j], || loss(&net, &x, &h, &c).item().unwrap());
             }
+        }
+    }
+}
+
+const CONFIGS: [&str; 4] = [
+    "dynamics_small",
+    "dynamics_gelu_ln",
+    "dynamics_ln_downsample",
+    "dynamics_prelu_deep",
+];
+
+/// One backward pass of `sum over outputs of (output * proj).sum()` on `device` in `dtype`, checked against
+/// PyTorch's loss, parameter gradients and input gradients from the config's `grad.safetensors`.
+fn matches_pytorch(config: &str, device: Device, dtype: DType) {
+    let dir = fixture(config);
+    let reference = tensors(&format!("{config}/grad.safetensors"));
+    let tag = integration_tests::short(dtype);
+    let on = |k: &str| reference[k].to_dtype(dtype).unwrap().to_device(device).unwrap();
+    for mode in ["train", "eval"] {
+        let mut net = DynamicsNetwork::new(DynamicsConfig::from_file(&dir.join("config.json")).unwrap()).unwrap();
+        net.load_safetensors(dir.join("weights.safetensors"), true).unwrap();
+        net.to_dtype(dtype).unwrap();
+        net.to_device(device).unwrap();
+        net.train(mode == "train");
+        let inputs =
+            ["state_action_encoding", "h0", "c0"].map(|k| on(&format!("input.{k}")).requires_grad_(true).unwrap());
+        let [x, h, c] = &inputs;
+        let (latent, (h1, c1), value) = net.forward((x.clone(), (h.clone(), c.clone()))).unwrap();
+        let loss = [
+            (latent, "next_latent_state"),
+            (h1, "h1"),
+            (c1, "c1"),
+            (value, "value_prefix"),
+        ]
+        .into_iter()
+        .map(|(out, name)| out.mul(&on(&format!("proj.{name}"))).unwrap().sum_all().unwrap())
+        .reduce(|a, b| a.add(&b).unwrap())
+        .unwrap();
+        loss.backward().unwrap();
+        let prefix = format!("{mode}.{tag}");
+        let what = |name: &str| format!("{config} on {device:?}, {prefix}: {name}");
+        assert_close(
+            &what("loss"),
+            &loss.reshape([1]).unwrap(),
+            &reference[&format!("{prefix}.loss")],
+        );
+        let params = net.named_parameters();
+        let expected: Vec<_> = reference
+            .keys()
+            .filter_map(|k| k.strip_prefix(&format!("{prefix}.grad.")))
+            .filter(|k| !k.starts_with("input."))
+            .collect();
+        assert_eq!(params.len(), expected.len(), "{}", what("parameter count"));
+        for (name, p) in params {
+            let grad = p.grad().unwrap_or_else(|| panic!("{}: no gradient", what(&name)));
+            assert!(grad.device() == device, "{}: gradient left the device", what(&name));
+            assert_close(&what(&name), &grad, &reference[&format!("{prefix}.grad.{name}")]);
+        }
+        for (k, t) in ["state_action_encoding", "h0", "c0"].into_iter().zip(&inputs) {
+            let grad = t.grad().unwrap_or_else(|| panic!("{}: no gradient", what(k)));
+            assert_close(&what(k), &grad, &reference[&format!("{prefix}.grad.input.{k}")]);
+        }
+    }
+}
+
+#[test]
+fn gradients_equal_pytorchs_on_the_cpu_in_f32_and_f64() {
+    for config in CONFIGS {
+        for dtype in [DType::F32, DType::F64] {
+            matches_pytorch(config, Device::Cpu, dtype);
         }
     }
 }

@@ -359,6 +359,21 @@ impl Tensor {
         Ok(())
     }
 
+    /// [`set_requires_grad`](Self::set_requires_grad) as a builder (PyTorch's `requires_grad_()`, which
+    /// returns the tensor).
+    ///
+    /// ```
+    /// # use nn::{Tensor, DType};
+    /// let w = Tensor::ones([3], DType::F32).requires_grad_(true)?;
+    /// w.mul(&w)?.sum_all()?.backward()?;
+    /// assert_eq!(w.grad().unwrap().to_vec_f64()?, vec![2.0; 3]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn requires_grad_(mut self, on: bool) -> Result<Tensor> {
+        self.set_requires_grad(on)?;
+        Ok(self)
+    }
+
     /// The accumulated gradient, if any.
     pub fn grad(&self) -> Option<Tensor> {
         self.grad_meta.as_ref().and_then(|m| m.grad())
