@@ -55,13 +55,13 @@ pub use device::Device;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use forward::Forward;
-pub use hooks::{Call, HasHooks, HookHandle, HookOptions, Hooks, RegisterHooks};
+pub use hooks::{Call, Grads, HasHooks, HookHandle, HookOptions, Hooks, RegisterHooks, TensorArgs};
 pub use module::{Module, ModuleExt, StateDict, TensorModule};
 pub use param::Param;
 pub use random::manual_seed;
 pub use shape::Shape;
 pub use shared::Shared;
-pub use tensor::{GradMode, Tensor, enable_grad, is_grad_enabled, no_grad};
+pub use tensor::{GradHookHandle, GradMode, Tensor, enable_grad, is_grad_enabled, no_grad};
 
 /// The derive: `#[derive(Module)]`. See the crate's README for its attributes.
 pub use nn_derive::Module;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::tensor::GradMeta;
+use crate::tensor::{GradHookHandle, GradMeta};
 use crate::{DType, Device, Error, Result, Shape, Tensor};
 
 /// A trainable tensor: its data, whether it requires gradients, and its gradient slot.
@@ -119,6 +119,46 @@ impl Param {
         }
         self.inner.meta.set_grad(grad);
         Ok(())
+    }
+
+    /// Registers `hook(grad)` on this parameter's gradient, run before each backward pass accumulates it; it
+    /// may return a replacement (PyTorch's `param.register_hook`). See [`Tensor::register_hook`].
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let fc = Linear::new(2, 1, true);
+    /// fc.weight.register_hook(|g| Ok(Some(g.mul_scalar(0.0)?)))?;
+    /// fc.forward(Tensor::ones([3, 2], DType::F32))?.sum_all()?.backward()?;
+    /// assert_eq!(fc.weight.grad().unwrap().to_vec::<f32>()?, vec![0.0, 0.0]);
+    /// assert_eq!(fc.bias.as_ref().unwrap().grad().unwrap().to_vec::<f32>()?, vec![3.0]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn register_hook<F>(&self, hook: F) -> Result<GradHookHandle>
+    where
+        F: Fn(&Tensor) -> Result<Option<Tensor>> + Send + Sync + 'static,
+    {
+        self.data().register_hook(hook)
+    }
+
+    /// Registers `hook(param)`, run after a backward pass accumulated this parameter's gradient (PyTorch's
+    /// `register_post_accumulate_grad_hook`, e.g. to step an optimizer inside the backward).
+    pub fn register_post_accumulate_grad_hook<F>(&self, hook: F) -> Result<GradHookHandle>
+    where
+        F: Fn(&Param) -> Result<()> + Send + Sync + 'static,
+    {
+        if !self.requires_grad() {
+            return Err(Error::autograd(
+                "register_post_accumulate_grad_hook",
+                "the parameter does not require grad",
+            ));
+        }
+        // A weak handle: the parameter's autograd state holds the hook, which must not keep it alive.
+        let weak = Arc::downgrade(&self.inner);
+        let hook = move |_: &Arc<GradMeta>| match weak.upgrade() {
+            Some(inner) => hook(&Param { inner }),
+            None => Ok(()),
+        };
+        Ok(self.inner.meta.post_accumulate.add(Arc::new(hook)))
     }
 
     /// Whether `self` and `other` are the same parameter.

@@ -20,7 +20,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::tensor::autograd::{Edge, GradMeta, Node};
-use crate::{Error, Result, Tensor, no_grad};
+use crate::tensor::grad_hooks::GradFn;
+use crate::{DType, Error, Result, Tensor, no_grad};
 
 /// How [`Tensor::backward_opts`] runs.
 #[derive(Clone, Debug, Default)]
@@ -175,46 +176,83 @@ fn accumulate(meta: &GradMeta, g: Tensor) -> Result<()> {
     }
 }
 
+/// Runs gradient hooks on `g` in order, each seeing the previous one's result; a replacement must match the
+/// gradient's shape, dtype and device.
+fn run_hooks<'h>(g: Tensor, hooks: impl IntoIterator<Item = &'h GradFn>) -> Result<Tensor> {
+    let mut g = g;
+    for hook in hooks {
+        if let Some(new) = hook(&g)? {
+            if new.shape() != g.shape() || new.dtype() != g.dtype() || new.device() != g.device() {
+                return Err(Error::autograd(
+                    "register_hook",
+                    format!(
+                        "a hook returned a gradient of shape {} ({}, on {}) for one of shape {} ({}, on {})",
+                        new.shape(),
+                        new.dtype(),
+                        new.device(),
+                        g.shape(),
+                        g.dtype(),
+                        g.device()
+                    ),
+                ));
+            }
+            g = new.detach();
+        }
+    }
+    Ok(g)
+}
+
 /// The backward pass from `roots`: every node reachable runs once, after all the nodes that feed it. With
 /// `targets`, the gradients arriving at those edges are returned and no `.grad` changes; without, the
-/// leaves' gradients accumulate into their `.grad`.
+/// leaves' gradients accumulate into their `.grad`. Each leaf's gradients are summed before its hooks run and
+/// it is accumulated (PyTorch's `AccumulateGrad` node), once every edge into it has delivered.
 fn backward_pass(
     roots: Vec<(Edge, Tensor)>,
     retain_graph: bool,
     targets: Option<&[Edge]>,
 ) -> Result<Vec<Option<Tensor>>> {
     let _no_grad = no_grad();
-    // The nodes reachable from the roots, and how many edges from them reach each.
+    // The nodes reachable from the roots, and how many edges from them reach each node and each leaf.
     let mut nodes: HashMap<usize, Arc<Node>> = HashMap::new();
     let mut pending: HashMap<usize, usize> = HashMap::new();
+    let mut leaves: HashMap<usize, LeafSlot> = HashMap::new();
+    let mut count_leaf = |meta: &Arc<GradMeta>| {
+        leaves
+            .entry(Arc::as_ptr(meta) as usize)
+            .or_insert(LeafSlot { sum: None, pending: 0 })
+            .pending += 1;
+    };
     let mut stack: Vec<Arc<Node>> = Vec::new();
     for (edge, _) in &roots {
-        if let Edge::Node(node, _) = edge
-            && nodes.insert(key(node), node.clone()).is_none()
-        {
-            stack.push(node.clone());
+        match edge {
+            Edge::Node(node, _) => {
+                if nodes.insert(key(node), node.clone()).is_none() {
+                    stack.push(node.clone());
+                }
+            }
+            Edge::Leaf(meta) => count_leaf(meta),
         }
     }
     while let Some(node) = stack.pop() {
         for edge in node.inputs.iter().flatten() {
-            if let Edge::Node(next, _) = edge {
-                *pending.entry(key(next)).or_default() += 1;
-                if nodes.insert(key(next), next.clone()).is_none() {
-                    stack.push(next.clone());
+            match edge {
+                Edge::Node(next, _) => {
+                    *pending.entry(key(next)).or_default() += 1;
+                    if nodes.insert(key(next), next.clone()).is_none() {
+                        stack.push(next.clone());
+                    }
                 }
+                Edge::Leaf(meta) => count_leaf(meta),
             }
         }
     }
 
     let mut pass = Pass {
         arrived: HashMap::new(),
+        leaves,
         captured: vec![None; targets.map_or(0, |t| t.len())],
         targets,
     };
-    for (edge, g) in roots {
-        pass.deliver(&edge, g)?;
-    }
-
     let mut ready: Vec<Arc<Node>> = nodes
         .values()
         .filter(|n| !pending.contains_key(&key(n)))
@@ -222,12 +260,15 @@ fn backward_pass(
         .collect();
     let mut ran: Vec<Arc<Node>> = Vec::with_capacity(nodes.len());
     let result = (|| -> Result<()> {
+        for (edge, g) in roots {
+            pass.deliver(&edge, Some(g))?;
+        }
         while let Some(node) = ready.pop() {
             let slots = pass
                 .arrived
                 .remove(&key(&node))
                 .unwrap_or_else(|| vec![None; node.outputs.len()]);
-            let grads = slots
+            let mut grads = slots
                 .into_iter()
                 .zip(&node.outputs)
                 .map(|(g, meta)| match g {
@@ -235,6 +276,13 @@ fn backward_pass(
                     None => Tensor::zeros(meta.shape.clone(), meta.dtype).to_device(meta.device),
                 })
                 .collect::<Result<Vec<_>>>()?;
+            if !node.hooks.is_empty() {
+                for hook in node.hooks.live() {
+                    let (index, f) = &*hook;
+                    let g = std::mem::replace(&mut grads[*index], Tensor::zeros([0], DType::F32));
+                    grads[*index] = run_hooks(g, [&**f])?;
+                }
+            }
             for (index, meta) in node.retained() {
                 if targets.is_none() {
                     accumulate(&meta, grads[index].clone())?;
@@ -268,9 +316,7 @@ fn backward_pass(
             ran.push(node.clone());
             for (edge, g) in node.inputs.iter().zip(input_grads) {
                 let Some(edge) = edge else { continue };
-                if let Some(g) = g {
-                    pass.deliver(edge, g)?;
-                }
+                pass.deliver(edge, g)?;
                 if let Edge::Node(next, _) = edge
                     && let Some(left) = pending.get_mut(&key(next))
                 {
@@ -291,10 +337,18 @@ fn backward_pass(
     result.map(|()| pass.captured)
 }
 
-/// The state of one backward pass: the gradients arrived at each node's outputs (summed), and with targets,
-/// the gradients captured for them.
+/// A leaf reached by the pass: the sum of the gradients arrived so far, and how many edges into it have not
+/// delivered yet.
+struct LeafSlot {
+    sum: Option<Tensor>,
+    pending: usize,
+}
+
+/// The state of one backward pass: the gradients arrived at each node's outputs and at each leaf (summed), and
+/// with targets, the gradients captured for them.
 struct Pass<'t> {
     arrived: HashMap<usize, Vec<Option<Tensor>>>,
+    leaves: HashMap<usize, LeafSlot>,
     captured: Vec<Option<Tensor>>,
     targets: Option<&'t [Edge]>,
 }
@@ -309,10 +363,12 @@ impl Pass<'_> {
         })
     }
 
-    /// Sends `g` along `edge`: to a node's output, or to a leaf (its `.grad`, or its capture).
-    fn deliver(&mut self, edge: &Edge, g: Tensor) -> Result<()> {
+    /// Sends `g` along `edge` (`None`: the edge delivers nothing this time): to a node's output, or to a leaf,
+    /// whose gradient is complete when every edge into it has delivered.
+    fn deliver(&mut self, edge: &Edge, g: Option<Tensor>) -> Result<()> {
         match edge {
             Edge::Node(node, index) => {
+                let Some(g) = g else { return Ok(()) };
                 let want = &node.outputs[*index];
                 if g.device() != want.device || g.shape() != &want.shape {
                     return Err(Error::autograd(
@@ -332,11 +388,45 @@ impl Pass<'_> {
                     .or_insert_with(|| vec![None; node.outputs.len()]);
                 add_into(&mut slots[*index], g)
             }
-            Edge::Leaf(meta) => match (self.targets, self.target_of(edge)) {
-                (Some(_), Some(t)) => add_into(&mut self.captured[t], g),
-                (Some(_), None) => Ok(()),
-                (None, _) => accumulate(meta, g),
-            },
+            Edge::Leaf(meta) => {
+                let Some(slot) = self.leaves.get_mut(&(Arc::as_ptr(meta) as usize)) else {
+                    return Ok(());
+                };
+                if let Some(g) = g {
+                    add_into(&mut slot.sum, g)?;
+                }
+                slot.pending -= 1;
+                if slot.pending > 0 {
+                    return Ok(());
+                }
+                match slot.sum.take() {
+                    Some(g) => self.leaf_done(edge, meta, g),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// A leaf's summed gradient: its hooks run, then it is captured (with targets) or accumulated into its
+    /// `.grad`, then its post-accumulate hooks run.
+    fn leaf_done(&mut self, edge: &Edge, meta: &Arc<GradMeta>, g: Tensor) -> Result<()> {
+        let g = if meta.hooks.is_empty() {
+            g
+        } else {
+            run_hooks(g, meta.hooks.live().iter().map(|f| &**f))?
+        };
+        match (self.targets, self.target_of(edge)) {
+            (Some(_), Some(t)) => add_into(&mut self.captured[t], g),
+            (Some(_), None) => Ok(()),
+            (None, _) => {
+                accumulate(meta, g)?;
+                if !meta.post_accumulate.is_empty() {
+                    for hook in meta.post_accumulate.live() {
+                        hook(meta)?;
+                    }
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -3,9 +3,10 @@
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 
+use super::backward::{BackwardCall, BackwardEntry, BackwardFn, Grads, TensorArgs};
 use super::table::{Entry, HookHandle, HookKind, HookOptions};
 use super::{HasHooks, Hooks};
-use crate::{Forward, Module, Result};
+use crate::{Forward, Module, Result, Tensor};
 
 /// A forward pre-hook of a module `M`: sees the input and may replace it.
 pub(crate) type PreHook<M> = Box<dyn Fn(&M, &mut <M as Forward>::Input) + Send + Sync>;
@@ -27,7 +28,7 @@ pub trait Call: Module + Forward + Sized {
         Self::Input: Clone,
     {
         match self.hooks() {
-            Some(hooks) if hooks.has_forward_hooks() => call_with_hooks(self, hooks, input),
+            Some(hooks) if hooks.has_call_hooks() => call_with_hooks(self, hooks, input),
             _ => self.forward(input),
         }
     }
@@ -35,7 +36,9 @@ pub trait Call: Module + Forward + Sized {
 
 impl<M: Module + Forward> Call for M {}
 
-/// The slow path of [`Call::call`]: at least one forward hook is registered.
+/// The slow path of [`Call::call`]: at least one forward or backward hook is registered. Forward pre-hooks,
+/// then the backward hooks' wrapping of the inputs, the forward and the forward hooks, then the wrapping of
+/// the outputs (PyTorch's order).
 #[inline(never)]
 fn call_with_hooks<M: Module + Forward>(module: &M, hooks: &Hooks, mut input: M::Input) -> Result<M::Output>
 where
@@ -48,6 +51,17 @@ where
             hook(module, &mut input);
         }
     }
+    match BackwardCall::<M>::setup(hooks, &mut input) {
+        Some(backward) => Ok(backward.finish(forward_with_hooks(module, hooks, input)?)),
+        None => forward_with_hooks(module, hooks, input),
+    }
+}
+
+/// The forward and the forward hooks.
+fn forward_with_hooks<M: Module + Forward>(module: &M, hooks: &Hooks, input: M::Input) -> Result<M::Output>
+where
+    M::Input: Clone,
+{
     let post = hooks.of(HookKind::Forward);
     let mut any_live = false;
     for entry in post.iter().filter(|e| e.live()) {
@@ -150,6 +164,62 @@ pub trait RegisterHooks: HasHooks + Module + Forward + Sized {
     {
         let hook: PostHook<Self> = Box::new(hook);
         self.hook_storage_mut().add(HookKind::Forward, Arc::new(hook), options)
+    }
+
+    /// PyTorch's `register_full_backward_hook`: in each backward pass through a call of this module,
+    /// `hook(grad_input, grad_output)` sees the gradients of the module's input tensors (`None` for one that
+    /// requires no gradient) and of its output tensors, once the module's own backward has run, and may return
+    /// replacements for `grad_input` (what flows on to the modules before it). The module is not passed (it is
+    /// not borrowed during the backward): capture what the hook needs. A replacement of another count, shape,
+    /// dtype or device fails the backward with a typed error.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let mut fc = Linear::new(2, 2, true);
+    /// fc.register_full_backward_hook(|grad_input, _grad_output| {
+    ///     Ok(Some(grad_input.iter().map(|g| g.as_ref().map(|g| g.mul_scalar(2.0).unwrap())).collect()))
+    /// });
+    /// let x = Tensor::ones([1, 2], DType::F32).requires_grad_(true)?;
+    /// fc.call(x.clone())?.sum_all()?.backward()?;
+    /// let plain = fc.weight.data().sum_dims(&[0], false)?.to_vec::<f32>()?;
+    /// assert_eq!(x.grad().unwrap().to_vec::<f32>()?, plain.iter().map(|v| v * 2.0).collect::<Vec<_>>());
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    fn register_full_backward_hook<F>(&mut self, hook: F) -> HookHandle
+    where
+        F: Fn(&Grads, &Grads) -> Result<Option<Vec<Option<Tensor>>>> + Send + Sync + 'static,
+        Self::Input: TensorArgs + 'static,
+        Self::Output: TensorArgs + 'static,
+    {
+        let entry: BackwardEntry<Self> = BackwardEntry {
+            f: BackwardFn::Full(Arc::new(hook)),
+            inputs: <Self::Input as TensorArgs>::tensors_mut,
+            outputs: <Self::Output as TensorArgs>::tensors_mut,
+        };
+        self.hook_storage_mut()
+            .add(HookKind::Backward, Arc::new(entry), HookOptions::default())
+    }
+
+    /// PyTorch's `register_full_backward_pre_hook(hook, prepend=...)`: in each backward pass through a call of
+    /// this module, `hook(grad_output)` sees the gradients of the module's output tensors before the module's
+    /// own backward runs, and may return replacements for them.
+    fn register_full_backward_pre_hook<F>(&mut self, hook: F, prepend: bool) -> HookHandle
+    where
+        F: Fn(&Grads) -> Result<Option<Vec<Option<Tensor>>>> + Send + Sync + 'static,
+        Self::Input: TensorArgs + 'static,
+        Self::Output: TensorArgs + 'static,
+    {
+        let entry: BackwardEntry<Self> = BackwardEntry {
+            f: BackwardFn::Pre(Arc::new(hook)),
+            inputs: <Self::Input as TensorArgs>::tensors_mut,
+            outputs: <Self::Output as TensorArgs>::tensors_mut,
+        };
+        let options = HookOptions {
+            prepend,
+            always_call: false,
+        };
+        self.hook_storage_mut()
+            .add(HookKind::BackwardPre, Arc::new(entry), options)
     }
 }
 

@@ -1,4 +1,4 @@
-//! Hooks: code that runs around a module's forward, its `state_dict` and its `load_state_dict`.
+//! Hooks: code that runs around a module's forward, its backward, its `state_dict` and its `load_state_dict`.
 //!
 //! A module keeps its hooks in a field of type [`Hooks`] (every built-in layer and container has one; a derived
 //! struct gets them by declaring `hooks: nn::Hooks`). Forward hooks are typed by the module's own input and
@@ -26,10 +26,12 @@
 //! assert_eq!(seen.lock().unwrap().len(), 1);
 //! ```
 
+pub(crate) mod backward;
 mod call;
 pub(crate) mod state;
 mod table;
 
+pub use backward::{Grads, TensorArgs};
 pub use call::{Call, RegisterHooks};
 pub use table::{HookHandle, HookKind, HookOptions, Hooks};
 

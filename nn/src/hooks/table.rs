@@ -8,7 +8,7 @@ use std::any::Any;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The kinds of hook a module keeps, one list each. Backward hooks (with autograd) will be two more kinds.
+/// The kinds of hook a module keeps, one list each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HookKind {
     /// Before `forward`, may replace the input.
@@ -23,9 +23,14 @@ pub enum HookKind {
     LoadStateDictPre,
     /// After the module's entries (and its children's) are loaded; may edit the missing / unexpected keys.
     LoadStateDictPost,
+    /// In the backward pass, with the gradients of the module's inputs and outputs; may replace the inputs'.
+    Backward,
+    /// In the backward pass, with the gradients of the module's outputs, before the module's own backward; may
+    /// replace them.
+    BackwardPre,
 }
 
-const KINDS: usize = 6;
+const KINDS: usize = 8;
 
 impl HookKind {
     fn index(self) -> usize {
@@ -76,12 +81,20 @@ impl Hooks {
         Hooks { lists: None }
     }
 
-    /// Whether any forward or forward-pre hook is registered (the test `call` makes first).
+    /// Whether any hook that runs around a call is registered: forward, forward-pre or backward hooks (the
+    /// test `call` makes first).
     #[inline(always)]
-    pub(crate) fn has_forward_hooks(&self) -> bool {
-        self.lists
-            .as_ref()
-            .is_some_and(|l| !l[HookKind::ForwardPre.index()].is_empty() || !l[HookKind::Forward.index()].is_empty())
+    pub(crate) fn has_call_hooks(&self) -> bool {
+        self.lists.as_ref().is_some_and(|l| {
+            [
+                HookKind::ForwardPre,
+                HookKind::Forward,
+                HookKind::Backward,
+                HookKind::BackwardPre,
+            ]
+            .iter()
+            .any(|k| !l[k.index()].is_empty())
+        })
     }
 
     /// The hooks of one kind, in running order (removed ones included: test [`Entry::live`]).

@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 use smallvec::SmallVec;
 
 use super::Tensor;
+use super::grad_hooks::{AccumulatedFn, GradFn, HookList};
 use crate::{DType, Device, Error, Result, Shape};
 
 /// Whether a tensor wants gradients, its accumulated gradient (PyTorch's `.requires_grad`, `.grad`), and for a
@@ -23,6 +24,10 @@ pub struct GradMeta {
     requires_grad: AtomicBool,
     grad: Mutex<Option<Tensor>>,
     grad_fn: Mutex<Option<(Arc<Node>, usize)>>,
+    /// A leaf's gradient hooks, run on its gradient before it is accumulated.
+    pub(crate) hooks: HookList<GradFn>,
+    /// A leaf's hooks run after its gradient was accumulated.
+    pub(crate) post_accumulate: HookList<AccumulatedFn>,
 }
 
 impl GradMeta {
@@ -142,6 +147,8 @@ pub struct Node {
     pub(crate) outputs: SmallVec<[OutputMeta; 1]>,
     /// The outputs whose tensors retain their gradient ([`Tensor::retain_grad`]).
     retained: Mutex<SmallVec<[Retained; 1]>>,
+    /// The gradient hooks of the outputs' tensors (PyTorch's tensor pre-hooks of `grad_fn`): output index, hook.
+    pub(crate) hooks: HookList<(usize, Arc<GradFn>)>,
 }
 
 impl std::fmt::Debug for Node {
@@ -164,6 +171,7 @@ impl Node {
             inputs,
             outputs,
             retained: Mutex::new(SmallVec::new()),
+            hooks: HookList::default(),
         }
     }
 
@@ -314,4 +322,21 @@ pub(crate) fn record_unary(
     outputs.push(OutputMeta::of(y));
     let node = Arc::new(Node::new(name, Box::new(backward), inputs, outputs));
     y.attach(&node, 0);
+}
+
+/// Records an identity over `tensors` (each requiring a gradient) as one node named `name`, whose backward is
+/// `backward`: each tensor is replaced by a handle to the same data computed by that node. Module backward
+/// hooks are such nodes around a module's inputs and outputs (PyTorch's `BackwardHookFunction`).
+pub(crate) fn record_identity(name: &'static str, tensors: &mut [&mut Tensor], backward: Box<dyn Backward>) {
+    let inputs = tensors
+        .iter()
+        .map(|t| t.grad_meta().filter(|m| m.requires_grad()).map(|m| m.edge()))
+        .collect();
+    let outputs = tensors.iter().map(|t| OutputMeta::of(t)).collect();
+    let node = Arc::new(Node::new(name, backward, inputs, outputs));
+    for (index, t) in tensors.iter_mut().enumerate() {
+        let mut out = t.detach();
+        out.attach(&node, index);
+        **t = out;
+    }
 }

@@ -5,12 +5,14 @@ pub(crate) mod cast;
 mod create;
 pub(crate) mod device;
 mod fmt;
+pub(crate) mod grad_hooks;
 pub(crate) mod pool;
 pub(crate) mod storage;
 
 use std::sync::Arc;
 
 pub use autograd::{GradMeta, GradMode, enable_grad, is_grad_enabled, no_grad};
+pub use grad_hooks::GradHookHandle;
 use parking_lot::{MappedRwLockReadGuard, RwLockReadGuard};
 pub use pool::empty_cache;
 pub use storage::live_storages;

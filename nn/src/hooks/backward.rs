@@ -1,0 +1,250 @@
+//! Module backward hooks: PyTorch's `register_full_backward_hook` and `register_full_backward_pre_hook`.
+//!
+//! When a module with such hooks is called while autograd records, its tensor inputs that require a gradient
+//! pass through one identity node and its tensor outputs through another (PyTorch's `BackwardHookFunction`).
+//! In the backward pass the output node runs first: the pre-hooks see (and may replace) the gradients of the
+//! outputs. The input node runs once the module's own backward is done: the hooks see the gradients of the
+//! inputs and of the outputs, and may replace the inputs' (what flows on to the modules before it). A module
+//! none of whose inputs requires a gradient calls its hooks from the output node, with no input gradients.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::Hooks;
+use super::table::{Entry, HookKind};
+use crate::tensor::autograd::record_identity;
+use crate::{Error, Forward, Result, Tensor, is_grad_enabled};
+
+/// Gradients of a module's tensor inputs or outputs, in order; `None` where a tensor takes no gradient.
+pub type Grads = [Option<Tensor>];
+
+/// `hook(grad_input, grad_output)`: may return replacements for `grad_input`.
+pub(crate) type FullHookFn = dyn Fn(&Grads, &Grads) -> Result<Option<Vec<Option<Tensor>>>> + Send + Sync;
+/// `hook(grad_output)`: may return replacements for `grad_output`.
+pub(crate) type PreHookFn = dyn Fn(&Grads) -> Result<Option<Vec<Option<Tensor>>>> + Send + Sync;
+
+/// The tensors a module's input or output holds, in a fixed order: what backward hooks see the gradients of.
+/// Implemented for [`Tensor`], `Option`, `Vec`, arrays and tuples of them.
+pub trait TensorArgs {
+    /// Every tensor, in order.
+    fn tensors_mut(&mut self) -> Vec<&mut Tensor>;
+}
+
+impl TensorArgs for Tensor {
+    fn tensors_mut(&mut self) -> Vec<&mut Tensor> {
+        vec![self]
+    }
+}
+
+impl<T: TensorArgs> TensorArgs for Option<T> {
+    fn tensors_mut(&mut self) -> Vec<&mut Tensor> {
+        self.as_mut().map_or_else(Vec::new, T::tensors_mut)
+    }
+}
+
+impl<T: TensorArgs> TensorArgs for Vec<T> {
+    fn tensors_mut(&mut self) -> Vec<&mut Tensor> {
+        self.iter_mut().flat_map(T::tensors_mut).collect()
+    }
+}
+
+impl<T: TensorArgs, const N: usize> TensorArgs for [T; N] {
+    fn tensors_mut(&mut self) -> Vec<&mut Tensor> {
+        self.iter_mut().flat_map(T::tensors_mut).collect()
+    }
+}
+
+macro_rules! tuple_tensor_args {
+    ($($name:ident $index:tt),+) => {
+        impl<$($name: TensorArgs),+> TensorArgs for ($($name,)+) {
+            fn tensors_mut(&mut self) -> Vec<&mut Tensor> {
+                let mut all = Vec::new();
+                $(all.extend(self.$index.tensors_mut());)+
+                all
+            }
+        }
+    };
+}
+
+tuple_tensor_args!(A 0);
+tuple_tensor_args!(A 0, B 1);
+tuple_tensor_args!(A 0, B 1, C 2);
+tuple_tensor_args!(A 0, B 1, C 2, D 3);
+
+/// Which hook an entry of [`HookKind::Backward`] / [`HookKind::BackwardPre`] holds.
+pub(crate) enum BackwardFn {
+    Full(Arc<FullHookFn>),
+    Pre(Arc<PreHookFn>),
+}
+
+/// A backward hook of a module `M`, with the way to reach the tensors of `M`'s input and output.
+pub(crate) struct BackwardEntry<M: Forward> {
+    pub(crate) f: BackwardFn,
+    pub(crate) inputs: fn(&mut M::Input) -> Vec<&mut Tensor>,
+    pub(crate) outputs: fn(&mut M::Output) -> Vec<&mut Tensor>,
+}
+
+/// The backward hooks of one call of a module, between its forward's start and its output.
+pub(crate) struct BackwardCall<M: Forward> {
+    full: Vec<Entry>,
+    pre: Vec<Entry>,
+    outputs: fn(&mut M::Output) -> Vec<&mut Tensor>,
+    state: Arc<CallState>,
+}
+
+/// What the two identity nodes of one call share: the number of input tensors, whether any input was
+/// wrapped, and the output gradients once the output node ran.
+struct CallState {
+    n_inputs: usize,
+    inputs_wrapped: bool,
+    grad_outputs: Mutex<Option<Vec<Option<Tensor>>>>,
+}
+
+impl<M: Forward + 'static> BackwardCall<M> {
+    /// Wraps the input's tensors that require a gradient, when `hooks` has backward hooks and autograd records.
+    pub(crate) fn setup(hooks: &Hooks, input: &mut M::Input) -> Option<BackwardCall<M>> {
+        let live = |kind| hooks.of(kind).iter().filter(|e| e.live()).cloned().collect::<Vec<_>>();
+        let (full, pre) = (live(HookKind::Backward), live(HookKind::BackwardPre));
+        let first = full.iter().chain(&pre).next()?;
+        let access = first.f.downcast_ref::<BackwardEntry<M>>()?;
+        if !is_grad_enabled() {
+            return None;
+        }
+        let (inputs, outputs) = (access.inputs, access.outputs);
+        let tensors = inputs(input);
+        let n_inputs = tensors.len();
+        let wrapped: Vec<usize> = (0..n_inputs).filter(|&i| tensors[i].requires_grad()).collect();
+        let state = Arc::new(CallState {
+            n_inputs,
+            inputs_wrapped: !wrapped.is_empty(),
+            grad_outputs: Mutex::new(None),
+        });
+        if !wrapped.is_empty() {
+            let (hooks, state_in, positions) = (full.clone(), state.clone(), wrapped.clone());
+            let backward = move |grads: &[Tensor], _: &[bool]| -> Result<Vec<Option<Tensor>>> {
+                let mut grad_input = spread(grads, &positions, state_in.n_inputs);
+                let grad_output = state_in.grad_outputs.lock().clone().unwrap_or_default();
+                for entry in hooks.iter().filter(|e| e.live()) {
+                    if let Some(BackwardFn::Full(hook)) = backward_fn::<M>(entry)
+                        && let Some(new) = hook(&grad_input, &grad_output)?
+                    {
+                        grad_input = checked("register_full_backward_hook", "grad_input", new, &grad_input)?;
+                    }
+                }
+                Ok(positions.iter().map(|&i| grad_input[i].take()).collect())
+            };
+            let mut chosen: Vec<&mut Tensor> = tensors
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| wrapped.contains(i))
+                .map(|(_, t)| t)
+                .collect();
+            record_identity("BackwardHookFunction", &mut chosen, Box::new(backward));
+        }
+        Some(BackwardCall {
+            full,
+            pre,
+            outputs,
+            state,
+        })
+    }
+
+    /// Wraps the output's tensors that require a gradient: their node runs the pre-hooks, and the hooks too
+    /// when no input was wrapped.
+    pub(crate) fn finish(self, mut output: M::Output) -> M::Output {
+        let mut tensors = (self.outputs)(&mut output);
+        let n_outputs = tensors.len();
+        let wrapped: Vec<usize> = (0..n_outputs).filter(|&i| tensors[i].requires_grad()).collect();
+        if wrapped.is_empty() {
+            return output;
+        }
+        let BackwardCall { full, pre, state, .. } = self;
+        let positions = wrapped.clone();
+        let backward = move |grads: &[Tensor], _: &[bool]| -> Result<Vec<Option<Tensor>>> {
+            let mut grad_output = spread(grads, &positions, n_outputs);
+            for entry in pre.iter().filter(|e| e.live()) {
+                if let Some(BackwardFn::Pre(hook)) = backward_fn::<M>(entry)
+                    && let Some(new) = hook(&grad_output)?
+                {
+                    grad_output = checked("register_full_backward_pre_hook", "grad_output", new, &grad_output)?;
+                }
+            }
+            if !state.inputs_wrapped {
+                let grad_input = vec![None; state.n_inputs];
+                for entry in full.iter().filter(|e| e.live()) {
+                    if let Some(BackwardFn::Full(hook)) = backward_fn::<M>(entry)
+                        && let Some(new) = hook(&grad_input, &grad_output)?
+                        && new.iter().any(Option::is_some)
+                    {
+                        return Err(Error::autograd(
+                            "register_full_backward_hook",
+                            "a backward hook of a module none of whose inputs requires grad returned input \
+                             gradients; it can only return None (or only None entries)",
+                        ));
+                    }
+                }
+            }
+            let out = positions.iter().map(|&i| grad_output[i].clone()).collect();
+            *state.grad_outputs.lock() = Some(grad_output);
+            Ok(out)
+        };
+        let mut chosen: Vec<&mut Tensor> = tensors
+            .drain(..)
+            .enumerate()
+            .filter(|(i, _)| wrapped.contains(i))
+            .map(|(_, t)| t)
+            .collect();
+        record_identity("BackwardHookFunction", &mut chosen, Box::new(backward));
+        drop(chosen);
+        output
+    }
+}
+
+/// The hook of `entry`, if it is one of `M`'s.
+fn backward_fn<M: Forward + 'static>(entry: &Entry) -> Option<&BackwardFn> {
+    entry.f.downcast_ref::<BackwardEntry<M>>().map(|e| &e.f)
+}
+
+/// `n` gradients with `grads[k]` at `positions[k]` and `None` elsewhere.
+fn spread(grads: &[Tensor], positions: &[usize], n: usize) -> Vec<Option<Tensor>> {
+    let mut all = vec![None; n];
+    for (g, &i) in grads.iter().zip(positions) {
+        all[i] = Some(g.clone());
+    }
+    all
+}
+
+/// A hook's replacement for `old`: as many entries, each of the shape, dtype and device of the one it replaces.
+fn checked(
+    hook: &'static str,
+    what: &str,
+    new: Vec<Option<Tensor>>,
+    old: &[Option<Tensor>],
+) -> Result<Vec<Option<Tensor>>> {
+    if new.len() != old.len() {
+        return Err(Error::autograd(
+            hook,
+            format!("the hook returned {} {what} gradients for {}", new.len(), old.len()),
+        ));
+    }
+    for (i, (n, o)) in new.iter().zip(old).enumerate() {
+        if let (Some(n), Some(o)) = (n, o)
+            && (n.shape() != o.shape() || n.dtype() != o.dtype() || n.device() != o.device())
+        {
+            return Err(Error::autograd(
+                hook,
+                format!(
+                    "the hook returned {what}[{i}] of shape {} ({}, on {}) for one of shape {} ({}, on {})",
+                    n.shape(),
+                    n.dtype(),
+                    n.device(),
+                    o.shape(),
+                    o.dtype(),
+                    o.device()
+                ),
+            ));
+        }
+    }
+    Ok(new.into_iter().map(|g| g.map(|g| g.detach())).collect())
+}
