@@ -45,6 +45,52 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// Fails unless the sizes fit together: groups dividing both channel counts, positive strides and
+    /// dilations, an output that the padded input covers.
+    fn check(&self, op: &'static str) -> Result<()> {
+        let g = self;
+        let reach = |d: usize| g.dilation[d] * (g.kernel[d].max(1) - 1) + 1;
+        let fits = |d: usize, size: usize| {
+            g.out_size[d] == 0 || (g.out_size[d] - 1) * g.stride[d] + reach(d) <= size + 2 * g.padding[d] + g.stride[d]
+        };
+        let valid = g.groups > 0
+            && g.channels.is_multiple_of(g.groups)
+            && g.out_channels.is_multiple_of(g.groups)
+            && g.stride.iter().all(|&s| s > 0)
+            && g.dilation.iter().all(|&d| d > 0)
+            && fits(0, g.height)
+            && fits(1, g.width);
+        if valid {
+            Ok(())
+        } else {
+            Err(KernelError::InvalidArgument {
+                op,
+                message: format!("an inconsistent geometry {g:?}"),
+            })
+        }
+    }
+
+    /// The geometry as the kernels read it.
+    fn sizes(&self) -> SizesLaunch {
+        let g = self;
+        SizesLaunch::new(
+            g.channels,
+            g.height,
+            g.width,
+            g.out_channels,
+            g.channels / g.groups,
+            g.out_channels / g.groups,
+            g.out_size[0],
+            g.out_size[1],
+            g.padding[0],
+            g.padding[1],
+            g.stride[0],
+            g.stride[1],
+            g.dilation[0],
+            g.dilation[1],
+        )
+    }
+
     /// Elements of the input.
     pub fn input_len(&self) -> usize {
         self.batch * self.channels * self.height * self.width
@@ -111,6 +157,98 @@ fn conv2d_kernel<F: Float, C: Float>(
     }
 }
 
+/// The input's gradient: one input element per unit, summing over the output positions and weights that
+/// read it (forward's loops turned around).
+#[cube(launch_unchecked)]
+#[allow(clippy::manual_is_multiple_of)] // `%` is what the cube macro translates for the device.
+fn conv2d_input_grad_kernel<F: Float, C: Float>(
+    dy: &[F],
+    w: &[F],
+    dx: &mut [F],
+    sizes: Sizes,
+    #[comptime] kh: usize,
+    #[comptime] kw: usize,
+) {
+    if ABSOLUTE_POS < dx.len() {
+        let ix = ABSOLUTE_POS % sizes.w;
+        let iy = (ABSOLUTE_POS / sizes.w) % sizes.h;
+        let c = (ABSOLUTE_POS / (sizes.w * sizes.h)) % sizes.c;
+        let n = ABSOLUTE_POS / (sizes.w * sizes.h * sizes.c);
+        let group = c / sizes.per_group_in;
+        let ci = c - group * sizes.per_group_in;
+        // Position in the padded input.
+        let py = iy + sizes.pt;
+        let px = ix + sizes.pl;
+        let mut acc = C::new(0.0);
+        for j in 0..sizes.per_group_out {
+            let oc = group * sizes.per_group_out + j;
+            let dy_plane = (n * sizes.o + oc) * sizes.ho;
+            let w_plane = (oc * sizes.per_group_in + ci) * kh;
+            #[unroll]
+            for ky in 0..kh {
+                let reach_y = ky * sizes.dh;
+                if py >= reach_y && (py - reach_y) % sizes.sh == 0 {
+                    let oy = (py - reach_y) / sizes.sh;
+                    if oy < sizes.ho {
+                        #[unroll]
+                        for kx in 0..kw {
+                            let reach_x = kx * sizes.dw;
+                            if px >= reach_x && (px - reach_x) % sizes.sw == 0 {
+                                let ox = (px - reach_x) / sizes.sw;
+                                if ox < sizes.wo {
+                                    acc += C::cast_from(dy[(dy_plane + oy) * sizes.wo + ox])
+                                        * C::cast_from(w[(w_plane + ky) * kw + kx]);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        dx[ABSOLUTE_POS] = F::cast_from(acc);
+    }
+}
+
+/// The weight's gradient: one weight element `(oc, ci, ky, kx)` per unit, summing over the batch and the
+/// output positions.
+#[cube(launch_unchecked)]
+fn conv2d_weight_grad_kernel<F: Float, C: Float>(
+    x: &[F],
+    dy: &[F],
+    dw: &mut [F],
+    sizes: Sizes,
+    batch: usize,
+    #[comptime] kh: usize,
+    #[comptime] kw: usize,
+) {
+    if ABSOLUTE_POS < dw.len() {
+        let kx = ABSOLUTE_POS % kw;
+        let ky = (ABSOLUTE_POS / kw) % kh;
+        let ci = (ABSOLUTE_POS / (kw * kh)) % sizes.per_group_in;
+        let oc = ABSOLUTE_POS / (kw * kh * sizes.per_group_in);
+        let c = (oc / sizes.per_group_out) * sizes.per_group_in + ci;
+        let mut acc = C::new(0.0);
+        for n in 0..batch {
+            let x_plane = (n * sizes.c + c) * sizes.h;
+            let dy_plane = (n * sizes.o + oc) * sizes.ho;
+            for oy in 0..sizes.ho {
+                let py = oy * sizes.sh + ky * sizes.dh;
+                if py >= sizes.pt && py < sizes.pt + sizes.h {
+                    let x_row = (x_plane + py - sizes.pt) * sizes.w;
+                    let dy_row = (dy_plane + oy) * sizes.wo;
+                    for ox in 0..sizes.wo {
+                        let px = ox * sizes.sw + kx * sizes.dw;
+                        if px >= sizes.pl && px < sizes.pl + sizes.w {
+                            acc += C::cast_from(x[x_row + px - sizes.pl]) * C::cast_from(dy[dy_row + ox]);
+                        }
+                    }
+                }
+            }
+        }
+        dw[ABSOLUTE_POS] = F::cast_from(acc);
+    }
+}
+
 /// The geometry as the kernel reads it.
 #[derive(CubeLaunch, CubeType)]
 struct Sizes {
@@ -156,23 +294,7 @@ pub fn conv2d(
     let op = "conv2d";
     x.device().check_dtype(op, dtype)?;
     let g = geometry;
-    let reach = |d: usize| g.dilation[d] * (g.kernel[d].max(1) - 1) + 1;
-    let fits = |d: usize, size: usize| {
-        g.out_size[d] == 0 || (g.out_size[d] - 1) * g.stride[d] + reach(d) <= size + 2 * g.padding[d] + g.stride[d]
-    };
-    let valid = g.groups > 0
-        && g.channels.is_multiple_of(g.groups)
-        && g.out_channels.is_multiple_of(g.groups)
-        && g.stride.iter().all(|&s| s > 0)
-        && g.dilation.iter().all(|&d| d > 0)
-        && fits(0, g.height)
-        && fits(1, g.width);
-    if !valid {
-        return Err(KernelError::InvalidArgument {
-            op,
-            message: format!("an inconsistent geometry {g:?}"),
-        });
-    }
+    g.check(op)?;
     let mut operands = vec![(x, g.input_len(), "input"), (w, g.weight_len(), "weight")];
     if let Some(b) = bias {
         operands.push((b, g.out_channels, "bias"));
@@ -183,22 +305,7 @@ pub fn conv2d(
     if n == 0 {
         return Ok(out);
     }
-    let sizes = SizesLaunch::new(
-        g.channels,
-        g.height,
-        g.width,
-        g.out_channels,
-        g.channels / g.groups,
-        g.out_channels / g.groups,
-        g.out_size[0],
-        g.out_size[1],
-        g.padding[0],
-        g.padding[1],
-        g.stride[0],
-        g.stride[1],
-        g.dilation[0],
-        g.dilation[1],
-    );
+    let sizes = g.sizes();
     let b = bias.unwrap_or(w);
     let b_len = if bias.is_some() { g.out_channels } else { 1 };
     with_float_type!(dtype, F => {
@@ -222,4 +329,92 @@ pub fn conv2d(
         }
     });
     Ok(out)
+}
+
+/// The gradient of [`conv2d`]'s input from the output's gradient `dy` `(N, O, Ho, Wo)` and the weight, in a new
+/// `(N, C, H, W)` buffer.
+pub fn conv2d_input_grad(dtype: FloatType, dy: &GpuBuffer, w: &GpuBuffer, geometry: Geometry) -> Result<GpuBuffer> {
+    let op = "conv2d_backward";
+    dy.device().check_dtype(op, dtype)?;
+    let g = geometry;
+    g.check(op)?;
+    check_operands(
+        op,
+        dtype,
+        dy,
+        &[(dy, g.output_len(), "output gradient"), (w, g.weight_len(), "weight")],
+    )?;
+    let n = g.input_len();
+    let dx = GpuBuffer::uninit(dy.device(), n * dtype.size_in_bytes());
+    if n == 0 {
+        return Ok(dx);
+    }
+    if g.output_len() == 0 || g.weight_len() == 0 {
+        return Ok(GpuBuffer::from_bytes(
+            dy.device(),
+            &vec![0u8; n * dtype.size_in_bytes()],
+        ));
+    }
+    with_float_type!(dtype, F => {
+        // SAFETY: `dy` and `w` hold the geometry's element counts (checked). Unit `i < n` reads `dy` at output
+        // rows `oy < Ho` and columns `ox < Wo` of its batch's planes `oc < O`, weight elements of those output
+        // channels and its input channel's offset `ci < C / groups`, and writes `dx[i]`.
+        unsafe {
+            launch!(
+                conv2d_input_grad_kernel::<F, <F as Compute>::C>,
+                dy,
+                n,
+                arg(dy, g.output_len()),
+                arg(w, g.weight_len()),
+                arg(&dx, n),
+                g.sizes(),
+                g.kernel[0],
+                g.kernel[1],
+            )
+        }
+    });
+    Ok(dx)
+}
+
+/// The gradient of [`conv2d`]'s weight from the input and the output's gradient `dy`, in a new
+/// `(O, C / groups, kH, kW)` buffer.
+pub fn conv2d_weight_grad(dtype: FloatType, x: &GpuBuffer, dy: &GpuBuffer, geometry: Geometry) -> Result<GpuBuffer> {
+    let op = "conv2d_backward";
+    x.device().check_dtype(op, dtype)?;
+    let g = geometry;
+    g.check(op)?;
+    check_operands(
+        op,
+        dtype,
+        x,
+        &[(x, g.input_len(), "input"), (dy, g.output_len(), "output gradient")],
+    )?;
+    let n = g.weight_len();
+    let dw = GpuBuffer::uninit(x.device(), n * dtype.size_in_bytes());
+    if n == 0 {
+        return Ok(dw);
+    }
+    if g.output_len() == 0 || g.input_len() == 0 {
+        return Ok(GpuBuffer::from_bytes(x.device(), &vec![0u8; n * dtype.size_in_bytes()]));
+    }
+    with_float_type!(dtype, F => {
+        // SAFETY: `x` and `dy` hold the geometry's element counts (checked). Unit `i < n` reads `x` at rows
+        // `py - pt < H` and columns `px - pl < W` of its input channel `c < C` for each batch element, `dy` of
+        // its output channel `oc < O` at `oy < Ho`, `ox < Wo`, and writes `dw[i]`.
+        unsafe {
+            launch!(
+                conv2d_weight_grad_kernel::<F, <F as Compute>::C>,
+                x,
+                n,
+                arg(x, g.input_len()),
+                arg(dy, g.output_len()),
+                arg(&dw, n),
+                g.sizes(),
+                g.batch,
+                g.kernel[0],
+                g.kernel[1],
+            )
+        }
+    });
+    Ok(dw)
 }

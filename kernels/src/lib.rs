@@ -26,6 +26,8 @@ pub mod norm;
 pub mod prelu;
 mod reduce;
 pub mod softmax;
+pub mod sum;
+pub mod unary;
 
 pub use buffer::GpuBuffer;
 pub use device::{Backend, GpuDevice};

@@ -122,6 +122,42 @@ fn scalar_operations() {
 }
 
 #[test]
+fn element_wise_math() {
+    // Odd shapes: a 1-element tensor, an empty one, a permuted (copied) 2-d one.
+    let shapes: [&[usize]; 3] = [&[1], &[0, 3], &[3, 5]];
+    for shape in shapes {
+        let (x, p) = (values(shape, 0.0), positive(shape, 1.0));
+        let what = |op: &str| format!("{op} {shape:?}");
+        gradcheck(&what("exp"), vec![x.clone()], |x| x[0].exp());
+        gradcheck(&what("log"), vec![p.clone()], |x| x[0].log());
+        gradcheck(&what("sqrt"), vec![p.clone()], |x| x[0].sqrt());
+        gradcheck(&what("abs"), vec![x.clone()], |x| x[0].abs());
+        gradcheck(&what("recip"), vec![p.clone()], |x| x[0].recip());
+        gradcheck(&what("erf"), vec![x.clone()], |x| x[0].erf());
+        gradcheck(&what("pow 3"), vec![x.clone()], |x| x[0].pow_scalar(3.0));
+        gradcheck(&what("pow -1.5"), vec![p.clone()], |x| x[0].pow_scalar(-1.5));
+        gradcheck(&what("pow 0"), vec![x.clone()], |x| x[0].pow_scalar(0.0));
+        // The values stay away from the bounds (the kink), where the difference quotient is undefined.
+        gradcheck(&what("clamp"), vec![x.clone()], |x| x[0].clamp(-1.05, 0.95));
+    }
+    let t = values(&[3, 4], 2.0).permute(&[1, 0]).unwrap();
+    gradcheck("exp of a permuted tensor", vec![t], |x| x[0].exp().unwrap().mul(&x[0]));
+    // PyTorch's conventions at the kinks: abs' gradient is 0 at 0; clamp's passes at its bounds.
+    let edge = Tensor::from_vec(vec![0.0f64, -1.0, 2.0], [3])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    edge.abs().unwrap().sum_all().unwrap().backward().unwrap();
+    assert_eq!(edge.grad().unwrap().to_vec_f64().unwrap(), [0.0, -1.0, 1.0]);
+    let bounds = Tensor::from_vec(vec![-1.0f64, 2.0, 3.0], [3])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    bounds.clamp(-1.0, 2.0).unwrap().sum_all().unwrap().backward().unwrap();
+    assert_eq!(bounds.grad().unwrap().to_vec_f64().unwrap(), [1.0, 1.0, 0.0]);
+}
+
+#[test]
 fn matmul_and_linear() {
     gradcheck("matmul 2-d", vec![values(&[3, 4], 0.0), values(&[4, 2], 1.0)], |x| {
         x[0].matmul(&x[1])
@@ -719,12 +755,142 @@ fn on_wgpu_the_backward_runs_there_and_gives_the_cpus_gradients() {
             max_abs_diff(c, d)
         );
     }
-    // An operation whose backward has no device kernel refuses with a typed error, never via the host.
-    use nn::functional::{Conv2dOptions, conv2d};
-    let mut xd = x32(&[1, 2, 4, 4], 0.0).to_device(dev).unwrap();
-    xd.set_requires_grad(true).unwrap();
-    let wd = x32(&[2, 2, 3, 3], 1.0).to_device(dev).unwrap();
-    let y = conv2d(&xd, &wd, None, &Conv2dOptions::default()).unwrap();
-    let err = y.backward_with(&y.detach()).unwrap_err();
-    assert!(matches!(err, Error::UnsupportedOnDevice { .. }), "{err}");
+}
+
+/// `f`'s gradients with respect to `inputs` (as f32 leaves on `device`), for the loss `Σ f(x) · w`, on the CPU.
+fn f32_gradients(device: Device, inputs: &[Tensor], f: &dyn Fn(&[Tensor]) -> Result<Tensor>) -> Vec<Tensor> {
+    let leaves: Vec<Tensor> = inputs
+        .iter()
+        .map(|t| {
+            t.to_dtype(DType::F32)
+                .unwrap()
+                .to_device(device)
+                .unwrap()
+                .requires_grad_(true)
+                .unwrap()
+        })
+        .collect();
+    let out = f(&leaves).unwrap_or_else(|e| panic!("forward on {device:?}: {e}"));
+    let w = loss_weights(out.shape())
+        .to_dtype(DType::F32)
+        .unwrap()
+        .to_device(device)
+        .unwrap();
+    out.mul(&w)
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap_or_else(|e| panic!("backward on {device:?}: {e}"));
+    leaves
+        .iter()
+        .map(|l| {
+            let g = l.grad().unwrap();
+            assert_eq!(g.device(), device, "the gradient stays on the leaf's device");
+            g.cpu().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn every_f32_gradient_on_wgpu_equals_the_cpus() {
+    use nn::functional::{Conv2dOptions, Padding2d, RunningStats, batch_norm, conv2d, layer_norm, prelu};
+    let Some(dev) = integration_tests::wgpu_or_skip("every_f32_gradient_on_wgpu_equals_the_cpus") else {
+        return;
+    };
+    type Case = (&'static str, Vec<Tensor>, Box<dyn Fn(&[Tensor]) -> Result<Tensor>>);
+    let cases: Vec<Case> = vec![
+        (
+            "conv2d (stride, padding, dilation, groups, bias)",
+            vec![
+                values(&[2, 4, 5, 6], 0.0),
+                values(&[6, 2, 3, 2], 1.0),
+                values(&[6], 2.0),
+            ],
+            Box::new(|x| {
+                let opts = Conv2dOptions {
+                    stride: [2, 1],
+                    padding: Padding2d::Explicit(1, 1),
+                    dilation: [1, 2],
+                    groups: 2,
+                };
+                conv2d(&x[0], &x[1], Some(&x[2]), &opts)
+            }),
+        ),
+        (
+            "sum over dims",
+            vec![values(&[3, 4, 5], 0.0)],
+            Box::new(|x| x[0].sum_dims(&[0, 2], false)),
+        ),
+        (
+            "mean keepdim",
+            vec![values(&[3, 1, 5], 0.0)],
+            Box::new(|x| x[0].mean_dims(&[2], true)),
+        ),
+        (
+            "broadcast mul (sum_to)",
+            vec![values(&[3, 4], 0.0), values(&[1, 4], 1.0)],
+            Box::new(|x| x[0].mul(&x[1])),
+        ),
+        (
+            "broadcast div",
+            vec![values(&[3, 4], 0.0), positive(&[3, 1], 1.0)],
+            Box::new(|x| x[0].div(&x[1])),
+        ),
+        ("exp", vec![values(&[7], 0.0)], Box::new(|x| x[0].exp())),
+        ("log", vec![positive(&[7], 0.0)], Box::new(|x| x[0].log())),
+        ("sqrt", vec![positive(&[7], 0.0)], Box::new(|x| x[0].sqrt())),
+        ("abs", vec![values(&[7], 0.0)], Box::new(|x| x[0].abs())),
+        ("recip", vec![positive(&[7], 0.0)], Box::new(|x| x[0].recip())),
+        (
+            "pow_scalar 3 (negative bases)",
+            vec![values(&[7], 0.0)],
+            Box::new(|x| x[0].pow_scalar(3.0)),
+        ),
+        ("clamp", vec![values(&[9], 0.0)], Box::new(|x| x[0].clamp(-1.0, 0.5))),
+        (
+            "batch_norm (train, affine)",
+            vec![values(&[4, 3, 2, 2], 0.0), positive(&[3], 1.0), values(&[3], 2.0)],
+            Box::new(|x| batch_norm(&x[0], None, Some(&x[1]), Some(&x[2]), true, 0.1, 1e-5)),
+        ),
+        (
+            "batch_norm (eval, running statistics)",
+            vec![values(&[4, 3, 2], 0.0), positive(&[3], 1.0), values(&[3], 2.0)],
+            Box::new(|x| {
+                let mean = Tensor::from_vec(vec![0.1f32, -0.2, 0.3], [3])?.to_device(x[0].device())?;
+                let var = Tensor::from_vec(vec![0.5f32, 1.5, 1.0], [3])?.to_device(x[0].device())?;
+                let running = RunningStats { mean: &mean, var: &var };
+                batch_norm(&x[0], Some(running), Some(&x[1]), Some(&x[2]), false, 0.1, 1e-5)
+            }),
+        ),
+        (
+            "layer_norm",
+            vec![values(&[3, 2, 5], 0.0), positive(&[2, 5], 1.0), values(&[2, 5], 2.0)],
+            Box::new(|x| layer_norm(&x[0], &[2, 5], Some(&x[1]), Some(&x[2]), 1e-5)),
+        ),
+        (
+            "prelu (per channel)",
+            vec![values(&[2, 3, 4], 0.0), values(&[3], 1.0)],
+            Box::new(|x| prelu(&x[0], &x[1])),
+        ),
+        (
+            "layout: permute, narrow, cat, reshape",
+            vec![values(&[2, 3, 4], 0.0), values(&[2, 3, 1], 1.0)],
+            Box::new(|x| {
+                let joined = Tensor::cat(&[&x[0], &x[1]], 2)?;
+                joined.permute(&[2, 0, 1])?.narrow(0, 1, 3)?.reshape([3, 6])
+            }),
+        ),
+    ];
+    for (name, inputs, f) in &cases {
+        let (on_cpu, on_dev) = (f32_gradients(Device::Cpu, inputs, f), f32_gradients(dev, inputs, f));
+        for (i, (c, d)) in on_cpu.iter().zip(&on_dev).enumerate() {
+            let scale = c.abs().unwrap().to_vec_f64().unwrap().into_iter().fold(0.0, f64::max);
+            assert!(
+                max_abs_diff(c, d) <= 1e-5 * scale.max(1.0),
+                "{name}, input {i}: off by {}",
+                max_abs_diff(c, d)
+            );
+        }
+    }
 }

@@ -105,19 +105,7 @@ impl Op for Conv2d {
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
         let (x, weight, bias) = (inputs[0], inputs[1], inputs.get(2).copied());
         let g = geometry(x, weight, bias, &self.opts)?;
-        let geometry = kernels::conv2d::Geometry {
-            batch: g.n,
-            channels: g.c,
-            height: g.h,
-            width: g.w,
-            out_channels: g.o,
-            groups: g.g,
-            kernel: [g.kh, g.kw],
-            out_size: [g.ho, g.wo],
-            padding: [g.pt, g.pl],
-            stride: g.stride,
-            dilation: g.dilation,
-        };
+        let geometry = g.kernel_geometry();
         let (weight, bias) = (weight.gpu_buffer(Self::NAME)?, Tensor::gpu_buffer_of(bias, Self::NAME)?);
         x.gpu_op(Self::NAME, Shape::from([g.n, g.o, g.ho, g.wo]), |dtype, x| {
             kernels::conv2d::conv2d(dtype, x, &weight, bias.as_ref(), geometry)
@@ -144,25 +132,103 @@ impl Op for Conv2d {
 
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let geo = geometry(inputs[0], inputs[1], inputs.get(2).copied(), &self.opts).ok()?;
-        let (x, w) = (Saved::new(inputs[0]), Saved::new(inputs[1]));
-        let bias_dtype = inputs.get(2).map(|b| b.dtype());
+        let needs_x = inputs[0].requires_grad();
+        let needs_w = inputs[1].requires_grad();
+        // The input's gradient reads the weight, the weight's reads the input: save only what is needed.
+        let x = needs_w.then(|| Saved::new(inputs[0]));
+        let w = needs_x.then(|| Saved::new(inputs[1]));
+        let has_bias = inputs.len() > 2;
         Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
-            let (x, w) = (x.get("conv2d")?, w.get("conv2d")?);
-            if !x.device().is_cpu() {
-                // No device kernel for it yet: refused, never computed through the host.
-                return Err(super::cpu_only("conv2d_backward", x));
+            let dy = &g[0];
+            let mut grads = vec![None, None];
+            if needs[0]
+                && let Some(w) = &w
+            {
+                let of = GradOf::Input;
+                grads[0] = Some(run(&Conv2dGrad { geo, of }, &[dy, w.get("conv2d")?])?);
             }
-            let (dx, dw, db) = conv2d_grads(&geo, &x.to_vec_f64()?, &w.to_vec_f64()?, &g[0].to_vec_f64()?);
-            let made = |v: Vec<f64>, like: &Tensor| Tensor::from_vec(v, like.shape().clone())?.to_dtype(like.dtype());
-            let mut grads = vec![
-                needs[0].then(|| made(dx, x)).transpose()?,
-                needs[1].then(|| made(dw, w)).transpose()?,
-            ];
-            if let Some(dtype) = bias_dtype {
-                grads.push(Some(Tensor::from_vec(db, [geo.o])?.to_dtype(dtype)?));
+            if needs[1]
+                && let Some(x) = &x
+            {
+                let of = GradOf::Weight;
+                grads[1] = Some(run(&Conv2dGrad { geo, of }, &[x.get("conv2d")?, dy])?);
+            }
+            if has_bias {
+                grads.push(needs[2].then(|| dy.sum_dims(&[0, 2, 3], false)).transpose()?);
             }
             Ok(grads)
         }))
+    }
+}
+
+/// Which gradient of a convolution a [`Conv2dGrad`] computes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GradOf {
+    Input,
+    Weight,
+}
+
+/// A gradient of a convolution from its output's gradient `dy`: the input's from inputs `[dy, weight]`, the
+/// weight's from `[x, dy]`. On the CPU in `f64`, on a device by `kernels::conv2d`'s backward kernels.
+struct Conv2dGrad {
+    geo: Geometry,
+    of: GradOf,
+}
+
+impl Conv2dGrad {
+    fn shape(&self) -> Shape {
+        let g = &self.geo;
+        match self.of {
+            GradOf::Input => Shape::from([g.n, g.c, g.h, g.w]),
+            GradOf::Weight => Shape::from([g.o, g.c / g.g.max(1), g.kh, g.kw]),
+        }
+    }
+}
+
+impl Op for Conv2dGrad {
+    type Output = Tensor;
+    const NAME: &'static str = "conv2d_backward";
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        let (a, b) = (inputs[0].to_vec_f64()?, inputs[1].to_vec_f64()?);
+        let values = match self.of {
+            GradOf::Input => conv2d_input_grad(&self.geo, &b, &a),
+            GradOf::Weight => conv2d_weight_grad(&self.geo, &a, &b),
+        };
+        Tensor::from_vec(values, self.shape())?.to_dtype(inputs[0].dtype())
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let geometry = self.geo.kernel_geometry();
+        let other = inputs[1].gpu_buffer(Self::NAME)?;
+        inputs[0].gpu_op(Self::NAME, self.shape(), |dtype, first| match self.of {
+            GradOf::Input => kernels::conv2d::conv2d_input_grad(dtype, first, &other, geometry),
+            GradOf::Weight => kernels::conv2d::conv2d_weight_grad(dtype, first, &other, geometry),
+        })
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        // The forward's probe geometry (stride, padding, dilation and groups all different from 1), both ways.
+        let (case, inputs) = Conv2d {
+            opts: Conv2dOptions::default(),
+        }
+        .probe(dtype)?
+        .remove(0);
+        let geo = geometry(&inputs[0], &inputs[1], inputs.get(2), &case.opts)?;
+        let dy = probe_tensor(&[geo.n, geo.o, geo.ho, geo.wo], 3.0, dtype)?;
+        Ok(vec![
+            (
+                Conv2dGrad { geo, of: GradOf::Input },
+                vec![dy.clone(), inputs[1].clone()],
+            ),
+            (
+                Conv2dGrad {
+                    geo,
+                    of: GradOf::Weight,
+                },
+                vec![inputs[0].clone(), dy],
+            ),
+        ])
     }
 }
 
@@ -284,6 +350,25 @@ struct Geometry {
     pl: usize,
     stride: [usize; 2],
     dilation: [usize; 2],
+}
+
+impl Geometry {
+    /// The same sizes as the device kernels take them.
+    fn kernel_geometry(&self) -> kernels::conv2d::Geometry {
+        kernels::conv2d::Geometry {
+            batch: self.n,
+            channels: self.c,
+            height: self.h,
+            width: self.w,
+            out_channels: self.o,
+            groups: self.g,
+            kernel: [self.kh, self.kw],
+            out_size: [self.ho, self.wo],
+            padding: [self.pt, self.pl],
+            stride: self.stride,
+            dilation: self.dilation,
+        }
+    }
 }
 
 /// Columns of im2col kept below this many elements: larger batches run in chunks.
@@ -413,20 +498,18 @@ fn im2col<T: Float>(geo: &Geometry, x: &Padded<'_, T>, taps: &[u32], n0: usize, 
     }
 }
 
-/// The gradients `(dx, dw, db)` of a convolution of `x` by `w` from the output's gradient `dy`, in `f64` on the
-/// CPU: each output element's gradient flows back to the input elements and weights that made it.
-fn conv2d_grads(geo: &Geometry, x: &[f64], w: &[f64], dy: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+/// Calls `f(x index, weight index, dy index)` for every product of the convolution: each output element,
+/// each input element and weight that made it.
+fn each_product(geo: &Geometry, mut f: impl FnMut(usize, usize, usize)) {
     let (n, c, h, wd, o, g) = (geo.n, geo.c, geo.h, geo.w, geo.o, geo.g);
     let (kh, kw, ho, wo) = (geo.kh, geo.kw, geo.ho, geo.wo);
     let (cg, og) = (c / g.max(1), o / g.max(1));
-    let (mut dx, mut dw, mut db) = (vec![0.0; x.len()], vec![0.0; w.len()], vec![0.0; o]);
     for ni in 0..n {
         for oc in 0..o {
             let group = oc / og.max(1);
             for oh in 0..ho {
                 for ow in 0..wo {
-                    let d = dy[((ni * o + oc) * ho + oh) * wo + ow];
-                    db[oc] += d;
+                    let di = ((ni * o + oc) * ho + oh) * wo + ow;
                     for ci in 0..cg {
                         let channel = group * cg + ci;
                         for ki in 0..kh {
@@ -445,8 +528,7 @@ fn conv2d_grads(geo: &Geometry, x: &[f64], w: &[f64], dy: &[f64]) -> (Vec<f64>, 
                                 }
                                 let xi = ((ni * c + channel) * h + ih) * wd + iw;
                                 let wi = ((oc * cg + ci) * kh + ki) * kw + kj;
-                                dw[wi] += x[xi] * d;
-                                dx[xi] += w[wi] * d;
+                                f(xi, wi, di);
                             }
                         }
                     }
@@ -454,5 +536,18 @@ fn conv2d_grads(geo: &Geometry, x: &[f64], w: &[f64], dy: &[f64]) -> (Vec<f64>, 
             }
         }
     }
-    (dx, dw, db)
+}
+
+/// The input's gradient of a convolution by `w` from the output's gradient `dy`, in `f64`.
+fn conv2d_input_grad(geo: &Geometry, w: &[f64], dy: &[f64]) -> Vec<f64> {
+    let mut dx = vec![0.0; geo.n * geo.c * geo.h * geo.w];
+    each_product(geo, |xi, wi, di| dx[xi] += w[wi] * dy[di]);
+    dx
+}
+
+/// The weight's gradient of a convolution of `x` from the output's gradient `dy`, in `f64`.
+fn conv2d_weight_grad(geo: &Geometry, x: &[f64], dy: &[f64]) -> Vec<f64> {
+    let mut dw = vec![0.0; geo.o * (geo.c / geo.g.max(1)) * geo.kh * geo.kw];
+    each_product(geo, |xi, wi, di| dw[wi] += x[xi] * dy[di]);
+    dw
 }

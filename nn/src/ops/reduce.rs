@@ -1,10 +1,14 @@
-//! Reductions over any set of dimensions (sum, mean, variance), on the CPU, accumulated in `f64` as PyTorch's
-//! CPU kernels accumulate `f32` in `double`.
+//! Reductions over any set of dimensions (sum, mean, variance): on the CPU accumulated in `f64` as PyTorch's
+//! CPU kernels accumulate `f32` in `double`; on a device by `kernels::sum` (compensated summation), the
+//! variance as a composition of the others.
+
+use kernels::GpuDevice;
 
 use super::elementwise::broadcast_strides;
-use super::{DevicePath, Op, run};
+use super::{Op, run};
 use crate::tensor::autograd::Backward;
 use crate::tensor::cast::cast_data;
+use crate::tensor::device::probe;
 use crate::tensor::storage::CpuData;
 use crate::{DType, Error, Result, Shape, Tensor};
 
@@ -16,6 +20,9 @@ enum Reduction {
     Var { unbiased: bool },
 }
 
+/// The dimensions the probe reduces over (static, as `Reduce` borrows its dimensions).
+const PROBE_DIMS: [&[isize]; 3] = [&[1], &[0, 2], &[]];
+
 /// A reduction of `x` over `dims` (all when empty), keeping them as size 1 when `keepdim`; inputs `[x]`.
 struct Reduce<'d> {
     reduction: Reduction,
@@ -25,7 +32,6 @@ struct Reduce<'d> {
 
 impl Op for Reduce<'_> {
     type Output = Tensor;
-    const DEVICE: DevicePath = DevicePath::None;
 
     fn name(&self) -> &'static str {
         match self.reduction {
@@ -69,6 +75,58 @@ impl Op for Reduce<'_> {
                 out.to_dtype(x.dtype())
             }
         }
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let (x, name) = (inputs[0], self.name());
+        let (keep, reduce) = x.reduced_shape(name, self.dims)?;
+        let shape = if self.keepdim {
+            keep
+        } else {
+            x.shape()
+                .iter()
+                .zip(&reduce)
+                .filter(|(_, r)| !**r)
+                .map(|(&s, _)| s)
+                .collect()
+        };
+        let mean = match self.reduction {
+            Reduction::Sum => false,
+            Reduction::Mean => true,
+            Reduction::Var { unbiased } => {
+                // (x - mean)² summed, over the count (less one, unbiased): each step a device op.
+                let _no_grad = crate::no_grad();
+                let centered = x.sub(&x.mean_dims(self.dims, true)?)?;
+                let count: usize = x
+                    .shape()
+                    .iter()
+                    .zip(&reduce)
+                    .filter(|(_, r)| **r)
+                    .map(|(s, _)| s)
+                    .product();
+                let denom = if unbiased { count as f64 - 1.0 } else { count as f64 };
+                let sum = centered.mul(&centered)?.sum_dims(self.dims, self.keepdim)?;
+                return sum.mul_scalar(1.0 / denom);
+            }
+        };
+        x.gpu_op(name, shape, |dtype, b| {
+            kernels::sum::sum_dims(dtype, b, x.shape(), &reduce, mean)
+        })
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let x = Tensor::from_vec(probe::wave(3 * 5 * 7, 0.5), [3, 5, 7])?.to_dtype(dtype)?;
+        Ok(PROBE_DIMS
+            .iter()
+            .map(|&dims| {
+                let case = Reduce {
+                    reduction: self.reduction,
+                    dims,
+                    keepdim: false,
+                };
+                (case, vec![x.clone()])
+            })
+            .collect())
     }
 
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {

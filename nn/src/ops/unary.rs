@@ -1,92 +1,43 @@
-//! Element-wise math without a device kernel yet: `exp`, `log`, `sqrt`, `abs`, `erf`, `recip`,
-//! `pow_scalar`, `clamp` (on a device they are refused, never run through the host). `tanh` and `sigmoid` are
-//! the activations' ops, which run on devices too.
+//! Element-wise math: `exp`, `log`, `sqrt`, `abs`, `erf`, `recip`, `pow_scalar`, `clamp`. Each is a formula of
+//! `kernels::unary` (forward and backward side by side) run as the activations run: on the CPU and on devices,
+//! with its gradient recorded. `tanh` and `sigmoid` are the activations' own.
 
-use kernels::Real;
+use kernels::unary;
 
-use super::activation::Activation;
-use super::elementwise::UnaryFn;
-use super::{DevicePath, Op, run};
+use super::activation::{Activation, apply};
 use crate::{Result, Tensor};
 
-/// `f(x)` in a new tensor on the CPU; inputs `[x]`.
-struct Map<F> {
-    name: &'static str,
-    f: F,
-}
-
-impl<F: UnaryFn> Op for Map<F> {
-    type Output = Tensor;
-    const DEVICE: DevicePath = DevicePath::None;
-
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
-        inputs[0].map_float(self.name, &self.f)
-    }
-}
-
-macro_rules! unary_fn {
-    ($(#[$doc:meta])* $name:ident, $method:ident, |$x:ident| $body:expr) => {
-        #[derive(Clone, Copy, Debug, Default)]
-        struct $name;
-        impl UnaryFn for $name {
-            #[inline(always)]
-            fn apply<R: Real>(&self, $x: R) -> R {
-                $body
-            }
-        }
-        impl Tensor {
-            $(#[$doc])*
-            pub fn $method(&self) -> Result<Tensor> {
-                run(&Map { name: stringify!($method), f: $name }, &[self])
-            }
-        }
-    };
-}
-
-unary_fn!(/// `e^x`.
-    Exp, exp, |x| x.exp());
-unary_fn!(/// Natural logarithm.
-    Log, log, |x| x.ln());
-unary_fn!(/// Square root.
-    Sqrt, sqrt, |x| x.sqrt());
-unary_fn!(/// `|x|`.
-    Abs, abs, |x| x.abs());
-unary_fn!(/// The error function.
-    Erf, erf, |x| x.erf());
-unary_fn!(/// `1 / x`.
-    Recip, recip, |x| R::ONE / x);
-
-#[derive(Clone, Copy)]
-struct Clamp {
-    low: f64,
-    high: f64,
-}
-
-impl UnaryFn for Clamp {
-    #[inline(always)]
-    fn apply<R: Real>(&self, x: R) -> R {
-        if x.is_nan() {
-            return x;
-        }
-        kernels::host::hardtanh(x, R::of(self.low), R::of(self.high))
-    }
-}
-
-#[derive(Clone, Copy)]
-struct Powf(f64);
-
-impl UnaryFn for Powf {
-    #[inline(always)]
-    fn apply<R: Real>(&self, x: R) -> R {
-        x.powf(R::of(self.0))
-    }
-}
-
 impl Tensor {
+    /// `e^x`.
+    pub fn exp(&self) -> Result<Tensor> {
+        apply::<unary::Exp>("exp", [0.0; 2], self)
+    }
+
+    /// Natural logarithm.
+    pub fn log(&self) -> Result<Tensor> {
+        apply::<unary::Log>("log", [0.0; 2], self)
+    }
+
+    /// Square root.
+    pub fn sqrt(&self) -> Result<Tensor> {
+        apply::<unary::Sqrt>("sqrt", [0.0; 2], self)
+    }
+
+    /// `|x|`.
+    pub fn abs(&self) -> Result<Tensor> {
+        apply::<unary::Abs>("abs", [0.0; 2], self)
+    }
+
+    /// The error function.
+    pub fn erf(&self) -> Result<Tensor> {
+        apply::<unary::Erf>("erf", [0.0; 2], self)
+    }
+
+    /// `1 / x`.
+    pub fn recip(&self) -> Result<Tensor> {
+        apply::<unary::Recip>("recip", [0.0; 2], self)
+    }
+
     /// Hyperbolic tangent (the [`Tanh`](crate::layers::Tanh) activation).
     pub fn tanh(&self) -> Result<Tensor> {
         Activation::Tanh.forward(self)
@@ -97,25 +48,14 @@ impl Tensor {
         Activation::Sigmoid.forward(self)
     }
 
-    /// `x^exponent`.
+    /// `x^exponent` (PyTorch's `pow` with a scalar exponent: a negative base with an integer exponent keeps its
+    /// sign rule).
     pub fn pow_scalar(&self, exponent: f64) -> Result<Tensor> {
-        run(
-            &Map {
-                name: "pow_scalar",
-                f: Powf(exponent),
-            },
-            &[self],
-        )
+        apply::<unary::Pow>("pow_scalar", [exponent, 0.0], self)
     }
 
-    /// `x` limited to `[low, high]` (NaN stays NaN).
+    /// `x` limited to `[low, high]` (NaN stays NaN); the gradient passes where `low ≤ x ≤ high`.
     pub fn clamp(&self, low: f64, high: f64) -> Result<Tensor> {
-        run(
-            &Map {
-                name: "clamp",
-                f: Clamp { low, high },
-            },
-            &[self],
-        )
+        apply::<unary::Clamp>("clamp", [low, high], self)
     }
 }

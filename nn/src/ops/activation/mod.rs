@@ -240,6 +240,16 @@ activation_op!(
     Backward
 );
 
+/// `A(x)` for an element-wise formula that is no activation layer (`exp`, `log`, `clamp`…): the activations'
+/// op, so it runs on devices, is probed, and records its gradient (the formula's backward).
+pub(crate) fn apply<A: Formula + HostFormula + 'static>(
+    name: &'static str,
+    constants: [f64; 2],
+    x: &Tensor,
+) -> Result<Tensor> {
+    run(&Forward::<A>::new(name, constants), &[x])
+}
+
 /// The probe's inputs for an activation: the sweep of [`probe::inputs`], and for a backward gradients beside it.
 fn probe_inputs(dtype: DType, backward: bool) -> Result<Vec<Tensor>> {
     let xs = probe::inputs();
