@@ -184,6 +184,65 @@ fn matmul_and_linear() {
 }
 
 #[test]
+fn stack_expand_index_select_and_max_min_over_a_dimension() {
+    let (a, b) = (values(&[2, 3], 0.0), values(&[2, 3], 1.0));
+    for dim in [0, 1, 2, -1] {
+        gradcheck(&format!("stack dim {dim}"), vec![a.clone(), b.clone()], |x| {
+            Tensor::stack(&[&x[0], &x[1]], dim)
+        });
+    }
+    gradcheck("expand size-1 and new leading dims", vec![values(&[3, 1], 0.0)], |x| {
+        x[0].expand(&[2, 3, 4])
+    });
+    gradcheck("expand with -1 and to zero", vec![values(&[1, 3], 0.0)], |x| {
+        x[0].expand(&[0, -1])
+    });
+    assert!(
+        values(&[3, 2], 0.0).expand(&[3, 4]).is_err(),
+        "only size-1 dimensions grow"
+    );
+
+    let index = Tensor::from_vec(vec![2i64, 0, 2], [3]).unwrap();
+    for dim in [0isize, 1, 2] {
+        let x = values(&[3, 3, 3], 0.0);
+        gradcheck(&format!("index_select dim {dim} (a repeated index)"), vec![x], |x| {
+            x[0].index_select(dim, &index)
+        });
+    }
+    gradcheck("index_add", vec![values(&[4, 2], 0.0), values(&[3, 2], 1.0)], |x| {
+        x[0].index_add(0, &index, &x[1])
+    });
+    let bad = Tensor::from_vec(vec![3i64], [1]).unwrap();
+    assert!(matches!(
+        values(&[3], 0.0).index_select(0, &bad),
+        Err(Error::InvalidArgument { .. })
+    ));
+
+    // Distinct values: the extreme of each slice is unique, so the difference quotient is defined.
+    let x = Tensor::from_vec((0..24).map(|i| ((i * 7 % 24) as f64 - 11.5) / 3.0).collect(), [2, 3, 4]).unwrap();
+    for (dim, keepdim) in [(0, false), (1, true), (2, false), (-1, true)] {
+        gradcheck(&format!("max dim {dim} keepdim {keepdim}"), vec![x.clone()], |x| {
+            Ok(x[0].max_dim(dim, keepdim)?.0)
+        });
+        gradcheck(&format!("min dim {dim} keepdim {keepdim}"), vec![x.clone()], |x| {
+            Ok(x[0].min_dim(dim, keepdim)?.0)
+        });
+    }
+    // PyTorch's picks: NaN wins, the first of equal values, and the gradient goes there only.
+    let t = Tensor::from_vec(vec![1.0f64, 3.0, 3.0, f64::NAN, 2.0, 0.5], [2, 3])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let (values_max, at) = t.max_dim(1, false).unwrap();
+    assert_eq!(at.to_vec::<i64>().unwrap(), [1, 0]);
+    assert!(values_max.to_vec_f64().unwrap()[1].is_nan());
+    let (values_min, at) = t.min_dim(1, false).unwrap();
+    assert_eq!(at.to_vec::<i64>().unwrap(), [0, 0]);
+    values_min.sum_all().unwrap().backward().unwrap();
+    assert_eq!(t.grad().unwrap().to_vec_f64().unwrap(), [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+}
+
+#[test]
 fn reductions() {
     let x = values(&[2, 3, 4], 0.0);
     gradcheck("sum_all", vec![x.clone()], |x| x[0].sum_all());
@@ -872,6 +931,11 @@ fn every_f32_gradient_on_wgpu_equals_the_cpus() {
             "prelu (per channel)",
             vec![values(&[2, 3, 4], 0.0), values(&[3], 1.0)],
             Box::new(|x| prelu(&x[0], &x[1])),
+        ),
+        (
+            "stack and expand",
+            vec![values(&[2, 1], 0.0), values(&[2, 1], 1.0)],
+            Box::new(|x| Tensor::stack(&[&x[0], &x[1]], 1)?.expand(&[3, 2, 2, 4])),
         ),
         (
             "layout: permute, narrow, cat, reshape",

@@ -354,6 +354,72 @@ impl Tensor {
         run(&Rearrange::Narrow { dim: d, start, len }, &[self])
     }
 
+    /// The tensors, of one shape, stacked along a new dimension `dim` (PyTorch's `torch.stack`): each
+    /// unsqueezed there, then joined.
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32, 2.0], [2])?;
+    /// let b = Tensor::from_vec(vec![3.0f32, 4.0], [2])?;
+    /// let s = Tensor::stack(&[&a, &b], 1)?;
+    /// assert_eq!(s.shape(), &[2, 2]);
+    /// assert_eq!(s.to_vec::<f32>()?, vec![1.0, 3.0, 2.0, 4.0]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn stack(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+        let first = tensors
+            .first()
+            .ok_or_else(|| Error::invalid("stack", "no tensors given"))?;
+        if let Some(t) = tensors.iter().find(|t| t.shape() != first.shape()) {
+            return Err(Error::shapes("stack", first.shape(), t.shape(), "tensors of one shape"));
+        }
+        let d = crate::tensor::normalize_dim("stack", dim, first.rank() + 1)? as isize;
+        let parts = tensors.iter().map(|t| t.unsqueeze(d)).collect::<Result<Vec<_>>>()?;
+        Tensor::cat(&parts.iter().collect::<Vec<_>>(), d)
+    }
+
+    /// This tensor repeated along its size-1 dimensions (and new leading ones) to `sizes`, `-1` keeping a
+    /// size (PyTorch's `expand`, here a new tensor rather than a view); the gradient sums over the copies.
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0], [2, 1])?;
+    /// assert_eq!(x.expand(&[2, 3])?.to_vec::<f32>()?, vec![1.0, 1.0, 1.0, 2.0, 2.0, 2.0]);
+    /// assert_eq!(x.expand(&[2, -1, 2])?.shape(), &[2, 2, 2]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn expand(&self, sizes: &[isize]) -> Result<Tensor> {
+        let op = "expand";
+        let lead = sizes.len().checked_sub(self.rank()).ok_or_else(|| {
+            Error::invalid(
+                op,
+                format!("{} sizes for a tensor of rank {}", sizes.len(), self.rank()),
+            )
+        })?;
+        let mut target = Vec::with_capacity(sizes.len());
+        for (i, &s) in sizes.iter().enumerate() {
+            let own = i.checked_sub(lead).map(|d| self.shape()[d]);
+            let size = match (s, own) {
+                (-1, Some(own)) => own,
+                (s, Some(own)) if s >= 0 && (own == s as usize || own == 1) => s as usize,
+                (s, None) if s >= 0 => s as usize,
+                _ => {
+                    return Err(Error::invalid(
+                        op,
+                        format!(
+                            "cannot expand shape {} to {sizes:?}: only size-1 dimensions grow",
+                            self.shape()
+                        ),
+                    ));
+                }
+            };
+            target.push(size);
+        }
+        // A product with ones keeps every value's bits (-0.0, NaN), and its gradient sums over the copies.
+        let ones = Tensor::ones(target, self.dtype()).to_device(self.device())?;
+        ones.mul(self)
+    }
+
     /// The tensors joined along `dim`; all other sizes and the dtypes must agree.
     pub fn cat(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
         let first = tensors

@@ -18,6 +18,7 @@ pub(crate) mod elementwise;
 mod embedding;
 pub(crate) mod float;
 pub(crate) mod gemm;
+mod index;
 mod layout;
 mod linalg;
 pub(crate) mod lstm;
