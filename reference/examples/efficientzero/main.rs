@@ -2,7 +2,8 @@
 //!
 //! `cargo run --release --example efficientzero -- DIR [--device cpu|wgpu]`
 //!
-//! `DIR` holds `config.json`, `weights.safetensors`, `io.safetensors` and the listings PyTorch wrote
+//! `DIR` holds `config.json`, `weights.safetensors`, `io.safetensors`, optionally `grad.safetensors` (one
+//! backward pass checked against PyTorch's gradients) and the listings PyTorch wrote
 //! (`state_dict_keys.txt`, `named_*.txt`, `repr.txt`, `state_dict_after_half.txt`). Prints one line per check
 //! and `N passed, M failed`; exits non-zero if any check failed.
 

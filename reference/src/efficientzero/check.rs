@@ -16,7 +16,9 @@ pub const TOLERANCE: f64 = 1e-5;
 /// Builds the network of `dir/config.json`, loads `dir/weights.safetensors` strictly, moves it to `device`,
 /// and checks it against the export: state dict, listings and `repr`; eval-mode outputs vs `io.safetensors`'
 /// `eval.*`; one train-mode forward vs `train.*` and the state after it vs `train.state_after.*`; dtypes after
-/// `half()` vs `state_dict_after_half.txt`. A step that cannot run is a failed check, not an error.
+/// `half()` vs `state_dict_after_half.txt`; and when the folder has `grad.safetensors` (written by
+/// `tests/fixtures/generate/dynamics_grad.py`), one backward pass in train and in eval mode: every parameter's
+/// and input's gradient vs PyTorch's. A step that cannot run is a failed check, not an error.
 pub fn check_export(dir: &Path, device: Device) -> Report {
     let mut report = Report::default();
     let setup = || -> Result<(DynamicsNetwork, StateDict)> {
@@ -74,6 +76,9 @@ pub fn check_export(dir: &Path, device: Device) -> Report {
             Err(e) => report.push(failed(&format!("{mode} forward"), e.to_string())),
         }
     }
+    for check in gradient_checks(dir, device) {
+        report.push(check);
+    }
     let after = net.state_dict();
     let mut worst = Check {
         name: "train.state_after (whole state dict)".into(),
@@ -113,4 +118,104 @@ pub fn check_export(dir: &Path, device: Device) -> Report {
         Err(e) => failed("dtypes after half()", e.to_string()),
     });
     report
+}
+
+/// The loss `dynamics_grad.py` differentiates: `Σ over the four outputs of (output * proj).sum()`.
+fn projected_loss(net: &DynamicsNetwork, inputs: &[Tensor; 3], grads: &StateDict, device: Device) -> Result<Tensor> {
+    let [x, h, c] = inputs;
+    let (latent, (h1, c1), value) = net.forward((x.clone(), (h.clone(), c.clone())))?;
+    let mut loss: Option<Tensor> = None;
+    for (out, name) in [
+        (latent, "next_latent_state"),
+        (h1, "h1"),
+        (c1, "c1"),
+        (value, "value_prefix"),
+    ] {
+        let proj = grads
+            .get(&format!("proj.{name}"))
+            .ok_or_else(|| nn::Error::invalid("grad.safetensors", format!("missing tensor proj.{name}")))?
+            .to_device(device)?;
+        let term = out.mul(&proj)?.sum_all()?;
+        loss = Some(match loss {
+            None => term,
+            Some(l) => l.add(&term)?,
+        });
+    }
+    loss.ok_or_else(|| nn::Error::invalid("grad.safetensors", "no output"))
+}
+
+/// One backward pass per mode from freshly loaded weights, every gradient against `grad.safetensors`' f32
+/// ones (`{mode}.f32.grad.{name}`, `{mode}.f32.grad.input.{input}`): one check per mode, with the worst error.
+fn gradient_checks(dir: &Path, device: Device) -> Vec<Check> {
+    let path = dir.join("grad.safetensors");
+    if !path.exists() {
+        return vec![Check {
+            name: "backward vs grad.safetensors".into(),
+            passed: true,
+            max_abs_err: None,
+            detail: "skipped: no grad.safetensors (tests/fixtures/generate/dynamics_grad.py writes it)".into(),
+        }];
+    }
+    ["train", "eval"]
+        .into_iter()
+        .map(|mode| {
+            let name = format!("{mode} backward: every parameter's and input's gradient");
+            guard(&name, || {
+                let grads = load_safetensors(&path)?;
+                let mut net = DynamicsNetwork::new(DynamicsConfig::from_file(&dir.join("config.json"))?)?;
+                net.load_safetensors(dir.join("weights.safetensors"), true)?;
+                net.to_device(device)?;
+                net.train(mode == "train");
+                let input = |k: &str| -> Result<Tensor> {
+                    grads
+                        .get(&format!("input.{k}"))
+                        .ok_or_else(|| nn::Error::invalid("grad.safetensors", format!("missing tensor input.{k}")))?
+                        .to_device(device)?
+                        .requires_grad_(true)
+                };
+                let inputs = [input("state_action_encoding")?, input("h0")?, input("c0")?];
+                projected_loss(&net, &inputs, &grads, device)?.backward()?;
+                let mut pairs: Vec<(String, Tensor)> = net
+                    .named_parameters()
+                    .into_iter()
+                    .map(|(k, p)| (k, p.grad()))
+                    .chain(
+                        ["state_action_encoding", "h0", "c0"]
+                            .into_iter()
+                            .zip(&inputs)
+                            .map(|(k, t)| (format!("input.{k}"), t.grad())),
+                    )
+                    .map(|(k, g)| {
+                        g.map(|g| (k.clone(), g))
+                            .ok_or_else(|| nn::Error::invalid("backward", format!("{k} got no gradient")))
+                    })
+                    .collect::<Result<_>>()?;
+                let mut worst = Check {
+                    name: name.clone(),
+                    passed: true,
+                    max_abs_err: Some(0.0),
+                    detail: String::new(),
+                };
+                for (key, grad) in pairs.drain(..) {
+                    let want = grads
+                        .get(&format!("{mode}.f32.grad.{key}"))
+                        .ok_or_else(|| nn::Error::invalid("grad.safetensors", format!("no gradient for {key}")))?;
+                    let c = tensor_check(&key, &grad.cpu()?, want, TOLERANCE);
+                    worst.max_abs_err = Some(worst.max_abs_err.unwrap_or(0.0).max(c.max_abs_err.unwrap_or(0.0)));
+                    if !c.passed && worst.passed {
+                        worst.passed = false;
+                        worst.detail = format!(
+                            "{key}: {}",
+                            if c.detail.is_empty() {
+                                "out of tolerance"
+                            } else {
+                                &c.detail
+                            }
+                        );
+                    }
+                }
+                Ok(worst)
+            })
+        })
+        .collect()
 }
