@@ -420,6 +420,26 @@ fn retain_grad_keeps_a_computed_tensors_gradient() {
 }
 
 #[test]
+fn copy_and_fill_never_give_a_wrong_gradient() {
+    let x = leaf();
+    let y = x.mul_scalar(2.0).unwrap();
+    let source = Tensor::ones([3], DType::F64);
+    // Into a computed tensor: its history would still pass gradients (x.grad would be 2, not 0).
+    assert!(matches!(y.fill_(1.0), Err(Error::Autograd { op: "fill_", .. })));
+    assert!(matches!(y.copy_(&source), Err(Error::Autograd { op: "copy_", .. })));
+    // From a tensor that requires grad: nothing would reach it.
+    let plain = Tensor::zeros([3], DType::F64);
+    assert!(matches!(plain.copy_(&y), Err(Error::Autograd { op: "copy_", .. })));
+    assert_eq!(plain.to_vec_f64().unwrap(), [0.0; 3], "a refused copy writes nothing");
+    // Into a leaf (a parameter's data), and anything under no_grad: allowed, unrecorded.
+    x.copy_(&source).unwrap();
+    let _no_grad = nn::no_grad();
+    y.fill_(5.0).unwrap();
+    plain.copy_(&y).unwrap();
+    assert_eq!(plain.to_vec_f64().unwrap(), [5.0; 3]);
+}
+
+#[test]
 fn refusals_are_typed_errors() {
     let x = leaf();
     let y = x.mul_scalar(2.0).unwrap();

@@ -425,6 +425,7 @@ impl Tensor {
     /// Copies `src` into this tensor's storage in place, casting its dtype (PyTorch's `copy_`).
     /// Shapes must be equal; a copy from the tensor's own storage does nothing.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        self.check_unrecorded_write("copy_", Some(src))?;
         if src.shape != self.shape {
             return Err(Error::shapes("copy_", &self.shape, &src.shape, "equal shapes"));
         }
@@ -466,6 +467,7 @@ impl Tensor {
 
     /// Sets every element to `value` in place.
     pub fn fill_(&self, value: f64) -> Result<()> {
+        self.check_unrecorded_write("fill_", None)?;
         if !self.device().is_cpu() {
             let host = Tensor::full(self.shape.clone(), value, self.dtype());
             return self.copy_(&host);
@@ -476,6 +478,31 @@ impl Tensor {
     /// Sets every element to zero in place.
     pub fn zero_(&self) -> Result<()> {
         self.fill_(0.0)
+    }
+
+    /// `copy_` and `fill_` write without recording: while autograd records, writing into a computed tensor
+    /// (its recorded history would still pass gradients) or copying from a tensor that requires a gradient
+    /// (none would reach it) would give a wrong gradient, so both are refused. Writing into a leaf (a
+    /// parameter's data, as PyTorch's `p.data.copy_(…)`) is not recorded and stays allowed.
+    fn check_unrecorded_write(&self, op: &'static str, src: Option<&Tensor>) -> Result<()> {
+        if !autograd::is_grad_enabled() {
+            return Ok(());
+        }
+        if !self.is_leaf() && self.requires_grad() {
+            return Err(Error::autograd(
+                op,
+                "writing in place into a tensor computed by recorded operations is not recorded; write into a \
+                 copy, or under nn::no_grad()",
+            ));
+        }
+        if src.is_some_and(Tensor::requires_grad) {
+            return Err(Error::autograd(
+                op,
+                "an in-place copy from a tensor that requires grad is not recorded; use the source itself (or \
+                 its to_dtype / to_device, which are), or copy under nn::no_grad()",
+            ));
+        }
+        Ok(())
     }
 }
 
