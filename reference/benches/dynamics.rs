@@ -1,7 +1,7 @@
 //! EfficientZero's DynamicsNetwork forward, batch 256, the shared fixture's config
 //! (`tests/fixtures/dynamics_small/config.json`), in eval and train mode, on the CPU (under `no_grad`, and
-//! recording the graph) and (when this machine has an adapter) on wgpu, where each iteration waits for the
-//! device.
+//! recording the graph), a training step's forward + backward (batch 256 in train mode, batch 1 in eval mode), and (when this
+//! machine has an adapter) on wgpu, where each iteration waits for the device.
 //!
 //! `cargo bench -p reference --bench dynamics`
 
@@ -32,6 +32,30 @@ fn bench(c: &mut Criterion) {
         c.bench_function(&format!("DynamicsNetwork forward, {mode}, batch 256, recording"), |b| {
             b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
         });
+    }
+
+    // Forward + backward of the loss Σ outputs, gradients set to none first, as a training step runs; batch 1
+    // in eval mode (train-mode batch norm refuses one value per channel, as PyTorch's does).
+    for (batch, mode) in [(256, "train"), (1, "eval")] {
+        net.train(mode == "train");
+        let x = Tensor::randn([batch, 16, 3, 3], DType::F32);
+        let h = Tensor::randn([1, batch, 32], DType::F32);
+        let cell = Tensor::randn([1, batch, 32], DType::F32);
+        c.bench_function(
+            &format!("DynamicsNetwork forward + backward, {mode}, batch {batch}"),
+            |b| {
+                b.iter(|| {
+                    net.zero_grad(true);
+                    let (latent, (h1, c1), value) = net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap();
+                    let loss = [latent, h1, c1, value]
+                        .iter()
+                        .map(|t| t.sum_all().unwrap())
+                        .reduce(|a, b| a.add(&b).unwrap())
+                        .unwrap();
+                    loss.backward().unwrap();
+                })
+            },
+        );
     }
 
     let dev = Device::Wgpu(0);

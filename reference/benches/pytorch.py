@@ -6,8 +6,10 @@
 Two threads (`torch.set_num_threads(2)`), medians. Sections: `activations` (16M float32 elements, out of place,
 GB/s with the read and the write counted, as `nn/benches/activations.rs`), `module_api` (1,000 blocks of two
 `Linear(8, 8)`, as `nn/benches/module_api.rs`), `hooks` (`Identity` and `Flatten` on a [1, 4] input, as
-`nn/benches/hooks.rs`). The DynamicsNetwork needs LightZero (see tests/fixtures/generate/dynamics.py) and is
-not measured here.
+`nn/benches/hooks.rs`), `dynamics` (LightZero's DynamicsNetwork in `dynamics_small`'s config, as
+`reference/benches/dynamics.rs`: the forward under `no_grad` in eval and train mode at batch 256, and a
+training step's forward + backward of the sum of the outputs at batch 256 (train) and 1 (eval); needs LightZero 0.2.0, see
+tests/fixtures/generate/dynamics.py, and is skipped without it).
 """
 import statistics
 import sys
@@ -73,7 +75,42 @@ def hooks():
               f"one forward hook {hooked * 1e9:.0f} ns")
 
 
-SECTIONS = {"activations": activations, "module_api": module_api, "hooks": hooks}
+def dynamics():
+    try:
+        from lzero.model.efficientzero_model import DynamicsNetwork
+    except ImportError as e:
+        print(f"dynamics: skipped, LightZero is not installed ({e})")
+        return
+    torch.manual_seed(0)
+    net = DynamicsNetwork(
+        observation_shape=(16, 3, 3), action_encoding_dim=2, num_res_blocks=1, num_channels=16,
+        reward_head_channels=4, reward_head_hidden_channels=[16], output_support_size=21,
+        flatten_input_size_for_reward_head=36, lstm_hidden_size=32, activation=nn.ReLU(inplace=True))
+
+    def inputs(batch):
+        return torch.randn(batch, 16, 3, 3), torch.randn(1, batch, 32), torch.randn(1, batch, 32)
+
+    x, h, c = inputs(256)
+    for mode in ["eval", "train"]:
+        net.train(mode == "train")
+        with torch.no_grad():
+            t = median_seconds(lambda: net(x.clone(), (h, c)), 200)
+        print(f"dynamics/forward {mode} batch 256 (no_grad): {t * 1e3:.3f} ms")
+    # Batch 1 runs in eval mode: train-mode batch norm refuses one value per channel (in nn too).
+    for batch, mode in [(256, "train"), (1, "eval")]:
+        net.train(mode == "train")
+        x, h, c = inputs(batch)
+
+        def step():
+            net.zero_grad(set_to_none=True)
+            latent, (h1, c1), value = net(x.clone(), (h, c))
+            (latent.sum() + h1.sum() + c1.sum() + value.sum()).backward()
+
+        t = median_seconds(step, 200 if batch > 1 else 1000)
+        print(f"dynamics/forward + backward {mode} batch {batch}: {t * 1e3:.3f} ms")
+
+
+SECTIONS = {"activations": activations, "module_api": module_api, "hooks": hooks, "dynamics": dynamics}
 
 if __name__ == "__main__":
     torch.set_num_threads(2)

@@ -190,12 +190,16 @@ impl Op for Conv2dGrad {
     const NAME: &'static str = "conv2d_backward";
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
-        let (a, b) = (inputs[0].to_vec_f64()?, inputs[1].to_vec_f64()?);
-        let values = match self.of {
-            GradOf::Input => conv2d_input_grad(&self.geo, &b, &a),
-            GradOf::Weight => conv2d_weight_grad(&self.geo, &a, &b),
-        };
-        Tensor::from_vec(values, self.shape())?.to_dtype(inputs[0].dtype())
+        let dtype = inputs[0].dtype();
+        with_float_type!(dtype, T => {
+            let a = inputs[0].float_ref::<T>(Self::NAME)?;
+            let b = inputs[1].float_ref::<T>(Self::NAME)?;
+            let values = match self.of {
+                GradOf::Input => input_grad_host::<T>(&self.geo, &a, &b),
+                GradOf::Weight => weight_grad_host::<T>(&self.geo, &a, &b),
+            };
+            Tensor::from_computed(values, self.shape(), dtype)
+        })
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
@@ -417,6 +421,17 @@ fn run_host<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Option<&[T]>)
     out
 }
 
+/// The size of a padded input plane: the rows and columns the kernel reaches, past the padding before (the
+/// padding after is what it reaches), and at least the input with its padding before. The output is not
+/// empty.
+fn padded_size(geo: &Geometry) -> (usize, usize) {
+    let (h, w, kh, kw, ho, wo) = (geo.h, geo.w, geo.kh, geo.kw, geo.ho, geo.wo);
+    let (pt, pl, stride, dilation) = (geo.pt, geo.pl, geo.stride, geo.dilation);
+    let hp = ((ho - 1) * stride[0] + (kh - 1) * dilation[0] + 1).max(h + pt);
+    let wp = ((wo - 1) * stride[1] + (kw - 1) * dilation[1] + 1).max(w + pl);
+    (hp, wp)
+}
+
 /// The input with its zero padding made explicit, so that gathering a patch needs no bounds tests.
 struct Padded<'a, T: Clone> {
     data: std::borrow::Cow<'a, [T]>,
@@ -426,11 +441,8 @@ struct Padded<'a, T: Clone> {
 
 impl<'a, T: Float> Padded<'a, T> {
     fn new(geo: &Geometry, x: &'a [T]) -> Padded<'a, T> {
-        let (n, c, h, w, kh, kw) = (geo.n, geo.c, geo.h, geo.w, geo.kh, geo.kw);
-        let (ho, wo, pt, pl, stride, dilation) = (geo.ho, geo.wo, geo.pt, geo.pl, geo.stride, geo.dilation);
-        // Rows and columns the kernel reaches, past the padding before (the padding after is what it reaches).
-        let hp = ((ho - 1) * stride[0] + (kh - 1) * dilation[0] + 1).max(h + pt);
-        let wp = ((wo - 1) * stride[1] + (kw - 1) * dilation[1] + 1).max(w + pl);
+        let (n, c, h, w, pt, pl) = (geo.n, geo.c, geo.h, geo.w, geo.pt, geo.pl);
+        let (hp, wp) = padded_size(geo);
         if pt == 0 && pl == 0 && hp == h && wp == w {
             return Padded {
                 data: std::borrow::Cow::Borrowed(x),
@@ -498,56 +510,100 @@ fn im2col<T: Float>(geo: &Geometry, x: &Padded<'_, T>, taps: &[u32], n0: usize, 
     }
 }
 
-/// Calls `f(x index, weight index, dy index)` for every product of the convolution: each output element,
-/// each input element and weight that made it.
-fn each_product(geo: &Geometry, mut f: impl FnMut(usize, usize, usize)) {
+/// The rows `gi * og .. (gi + 1) * og` of `dy` (`(n, o, p)`) for images `n0..n0 + nb`, as one `(og, nb · p)`
+/// matrix (column `ni · p + pi`), the layout `im2col`'s columns have.
+fn group_rows<T: Float>(geo: &Geometry, dy: &[T], n0: usize, nb: usize, gi: usize, out: &mut [T]) {
+    let (o, og, p) = (geo.o, geo.o / geo.g, geo.ho * geo.wo);
+    for oi in 0..og {
+        for ni in 0..nb {
+            let src = ((n0 + ni) * o + gi * og + oi) * p;
+            out[(oi * nb + ni) * p..(oi * nb + ni + 1) * p].copy_from_slice(&dy[src..src + p]);
+        }
+    }
+}
+
+/// The weight's gradient `(o, c / g, kh, kw)` of a convolution of `x` from the output's gradient `dy`: per
+/// group and chunk of the batch, `dy (og, nb·p) @ im2col(x)ᵀ (nb·p, k)`, accumulated.
+fn weight_grad_host<T: Float>(geo: &Geometry, x: &[T], dy: &[T]) -> Vec<T> {
+    let (n, c, o, g, kh, kw, ho, wo) = (geo.n, geo.c, geo.o, geo.g, geo.kh, geo.kw, geo.ho, geo.wo);
+    let (cg, og) = (c / g, o / g);
+    let (k, p) = (cg * kh * kw, ho * wo);
+    let mut dw = vec![T::ZERO; o * k];
+    if dw.is_empty() || n * p == 0 {
+        return dw;
+    }
+    let padded = Padded::new(geo, x);
+    let taps = taps(geo, padded.w);
+    let chunk = (COLS_BUDGET / (k * p).max(1)).clamp(1, n);
+    let mut cols = vec![T::ZERO; k * chunk * p];
+    let mut rows = vec![T::ZERO; og * chunk * p];
+    for n0 in (0..n).step_by(chunk) {
+        let nb = chunk.min(n - n0);
+        for gi in 0..g {
+            im2col(geo, &padded, &taps, n0, nb, gi, &mut cols[..k * nb * p]);
+            group_rows(geo, dy, n0, nb, gi, &mut rows[..og * nb * p]);
+            T::gemm(
+                T::ONE,
+                Mat::row_major(&rows[..og * nb * p], og, nb * p),
+                Mat::row_major(&cols[..k * nb * p], k, nb * p).t(),
+                T::ONE,
+                &mut dw[gi * og * k..(gi + 1) * og * k],
+            );
+        }
+    }
+    dw
+}
+
+/// The input's gradient `(n, c, h, w)` of a convolution by `w` from the output's gradient `dy`: per group and
+/// chunk of the batch, `wᵀ (k, og) @ dy (og, nb·p)` gives each patch's gradient, added back where the patch
+/// was read (the reverse of `im2col`), in a padded plane whose border is then dropped.
+fn input_grad_host<T: Float>(geo: &Geometry, dy: &[T], w: &[T]) -> Vec<T> {
     let (n, c, h, wd, o, g) = (geo.n, geo.c, geo.h, geo.w, geo.o, geo.g);
     let (kh, kw, ho, wo) = (geo.kh, geo.kw, geo.ho, geo.wo);
-    let (cg, og) = (c / g.max(1), o / g.max(1));
-    for ni in 0..n {
-        for oc in 0..o {
-            let group = oc / og.max(1);
-            for oh in 0..ho {
-                for ow in 0..wo {
-                    let di = ((ni * o + oc) * ho + oh) * wo + ow;
-                    for ci in 0..cg {
-                        let channel = group * cg + ci;
-                        for ki in 0..kh {
-                            let Some(ih) = (oh * geo.stride[0] + ki * geo.dilation[0]).checked_sub(geo.pt) else {
-                                continue;
-                            };
-                            if ih >= h {
-                                continue;
-                            }
-                            for kj in 0..kw {
-                                let Some(iw) = (ow * geo.stride[1] + kj * geo.dilation[1]).checked_sub(geo.pl) else {
-                                    continue;
-                                };
-                                if iw >= wd {
-                                    continue;
-                                }
-                                let xi = ((ni * c + channel) * h + ih) * wd + iw;
-                                let wi = ((oc * cg + ci) * kh + ki) * kw + kj;
-                                f(xi, wi, di);
-                            }
-                        }
+    let (cg, og) = (c / g, o / g);
+    let (k, p) = (cg * kh * kw, ho * wo);
+    let mut dx = vec![T::ZERO; n * c * h * wd];
+    if dx.is_empty() || p == 0 || og == 0 || k == 0 {
+        return dx;
+    }
+    let (hp, wp) = padded_size(geo);
+    let taps = taps(geo, wp);
+    let plane = hp * wp;
+    let mut padded = vec![T::ZERO; n * c * plane];
+    let chunk = (COLS_BUDGET / (k * p).max(1)).clamp(1, n);
+    let mut cols = vec![T::ZERO; k * chunk * p];
+    let mut rows = vec![T::ZERO; og * chunk * p];
+    for n0 in (0..n).step_by(chunk) {
+        let nb = chunk.min(n - n0);
+        for gi in 0..g {
+            group_rows(geo, dy, n0, nb, gi, &mut rows[..og * nb * p]);
+            let wg = &w[gi * og * k..(gi + 1) * og * k];
+            T::gemm(
+                T::ONE,
+                Mat::row_major(wg, og, k).t(),
+                Mat::row_major(&rows[..og * nb * p], og, nb * p),
+                T::ZERO,
+                &mut cols[..k * nb * p],
+            );
+            for r in 0..k {
+                let (ci, tap) = (r / (kh * kw), r % (kh * kw));
+                let tap = &taps[tap * p..(tap + 1) * p];
+                let channel = gi * cg + ci;
+                for ni in 0..nb {
+                    let dst = &mut padded[((n0 + ni) * c + channel) * plane..((n0 + ni) * c + channel + 1) * plane];
+                    let src = &cols[r * nb * p + ni * p..r * nb * p + (ni + 1) * p];
+                    for (&t, &v) in tap.iter().zip(src) {
+                        dst[t as usize] = dst[t as usize] + v;
                     }
                 }
             }
         }
     }
-}
-
-/// The input's gradient of a convolution by `w` from the output's gradient `dy`, in `f64`.
-fn conv2d_input_grad(geo: &Geometry, w: &[f64], dy: &[f64]) -> Vec<f64> {
-    let mut dx = vec![0.0; geo.n * geo.c * geo.h * geo.w];
-    each_product(geo, |xi, wi, di| dx[xi] += w[wi] * dy[di]);
+    for (dst, src) in dx.chunks_mut(h * wd).zip(padded.chunks(plane)) {
+        for (r, row) in dst.chunks_mut(wd).enumerate() {
+            let at = (r + geo.pt) * wp + geo.pl;
+            row.copy_from_slice(&src[at..at + wd]);
+        }
+    }
     dx
-}
-
-/// The weight's gradient of a convolution of `x` from the output's gradient `dy`, in `f64`.
-fn conv2d_weight_grad(geo: &Geometry, x: &[f64], dy: &[f64]) -> Vec<f64> {
-    let mut dw = vec![0.0; geo.o * (geo.c / geo.g.max(1)) * geo.kh * geo.kw];
-    each_product(geo, |xi, wi, di| dw[wi] += x[xi] * dy[di]);
-    dw
 }

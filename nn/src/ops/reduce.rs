@@ -4,7 +4,6 @@
 
 use kernels::GpuDevice;
 
-use super::elementwise::broadcast_strides;
 use super::{Op, run};
 use crate::tensor::autograd::Backward;
 use crate::tensor::cast::cast_data;
@@ -226,7 +225,6 @@ impl Tensor {
     ) -> Result<(Vec<f64>, Shape, Vec<bool>, usize)> {
         let (keep, reduce) = self.reduced_shape(op, dims)?;
         let values = self.f64_values(op)?;
-        let out_strides = broadcast_strides(&keep, self.shape());
         let mut acc = vec![0.0f64; keep.numel()];
         let count = self
             .shape()
@@ -236,18 +234,43 @@ impl Tensor {
             .map(|(&s, _)| s)
             .product::<usize>();
         if !values.is_empty() {
-            let rank = self.rank();
-            let mut index = vec![0usize; rank];
+            // Consecutive dimensions with the same role merge into runs; the last run is a contiguous block,
+            // summed into one slot (reduced) or added slot by slot (kept).
+            let mut runs: Vec<(usize, bool)> = Vec::new();
+            for (&size, &reduced) in self.shape().iter().zip(&reduce) {
+                match runs.last_mut() {
+                    _ if size == 1 => {}
+                    Some((s, r)) if *r == reduced => *s *= size,
+                    _ => runs.push((size, reduced)),
+                }
+            }
+            let (inner, inner_reduced) = runs.pop().unwrap_or((1, true));
+            // Strides of the outer runs in the output (0 for a reduced run), and the inner block's.
+            let mut strides = vec![0usize; runs.len()];
+            let mut stride = if inner_reduced { 1 } else { inner };
+            for (i, &(size, reduced)) in runs.iter().enumerate().rev() {
+                if !reduced {
+                    strides[i] = stride;
+                    stride *= size;
+                }
+            }
+            let mut index = vec![0usize; runs.len()];
             let mut out = 0usize;
-            for &x in &values {
-                acc[out] += map(x);
-                for d in (0..rank).rev() {
+            for block in values.chunks(inner) {
+                if inner_reduced {
+                    acc[out] += block.iter().map(|&x| map(x)).sum::<f64>();
+                } else {
+                    for (a, &x) in acc[out..out + inner].iter_mut().zip(block) {
+                        *a += map(x);
+                    }
+                }
+                for d in (0..runs.len()).rev() {
                     index[d] += 1;
-                    out += out_strides[d];
-                    if index[d] < self.shape()[d] {
+                    out += strides[d];
+                    if index[d] < runs[d].0 {
                         break;
                     }
-                    out -= out_strides[d] * self.shape()[d];
+                    out -= strides[d] * runs[d].0;
                     index[d] = 0;
                 }
             }
