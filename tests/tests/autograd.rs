@@ -158,6 +158,25 @@ fn element_wise_math() {
 }
 
 #[test]
+fn a_product_large_enough_to_split_over_the_thread_pool_is_exact() {
+    // 257 x 300 x 301 multiply-adds (past the threshold where rows are split into bands): an odd row count,
+    // checked against plain sums in f64.
+    let (m, k, n) = (257, 300, 301);
+    let a = values(&[m, k], 0.0);
+    let b = values(&[k, n], 1.0);
+    let c = a.matmul(&b).unwrap().to_vec_f64().unwrap();
+    let (av, bv) = (a.to_vec_f64().unwrap(), b.to_vec_f64().unwrap());
+    for (i, j) in [(0, 0), (128, 150), (129, 7), (256, 300), (200, 0)] {
+        let want: f64 = (0..k).map(|p| av[i * k + p] * bv[p * n + j]).sum();
+        assert!(
+            (c[i * n + j] - want).abs() <= 1e-10 * want.abs().max(1.0),
+            "[{i}, {j}]: {} vs {want}",
+            c[i * n + j]
+        );
+    }
+}
+
+#[test]
 fn matmul_and_linear() {
     gradcheck("matmul 2-d", vec![values(&[3, 4], 0.0), values(&[4, 2], 1.0)], |x| {
         x[0].matmul(&x[1])
