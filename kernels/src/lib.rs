@@ -1,5 +1,6 @@
 //! cubecl kernels for `nn` on wgpu and CUDA devices: the activations forward and backward, and what the layers
-//! need to run there (layout moves, broadcast arithmetic, linear, conv2d, batch and layer norm, LSTM).
+//! need to run there (layout moves, broadcast arithmetic, element-wise math, reductions, linear, conv2d and its
+//! gradients, batch and layer norm, LSTM).
 //!
 //! Each activation is a [`Formula`] (forward and backward side by side, generic over the float type and the
 //! vector width), instantiated into element-wise kernels. Devices are opened through cubecl's probing API, so

@@ -8,8 +8,8 @@ GB/s with the read and the write counted, as `nn/benches/activations.rs`), `modu
 `Linear(8, 8)`, as `nn/benches/module_api.rs`), `hooks` (`Identity` and `Flatten` on a [1, 4] input, as
 `nn/benches/hooks.rs`), `dynamics` (LightZero's DynamicsNetwork in `dynamics_small`'s config, as
 `reference/benches/dynamics.rs`: the forward under `no_grad` in eval and train mode at batch 256, and a
-training step's forward + backward of the sum of the outputs at batch 256 (train) and 1 (eval); needs LightZero 0.2.0, see
-tests/fixtures/generate/dynamics.py, and is skipped without it).
+training step's forward + backward of the sum of the outputs at batch 256 (train) and 1 (eval); needs
+LightZero 0.2.0, see tests/fixtures/generate/dynamics.py, and is skipped without it).
 """
 import statistics
 import sys

@@ -58,19 +58,8 @@ impl Op for Reduce<'_> {
                 let (mut acc, keep, reduce, count) = centered.sums("var", dims, |x| x * x)?;
                 let denom = if unbiased { count as f64 - 1.0 } else { count as f64 };
                 acc.iter_mut().for_each(|a| *a /= denom);
-                let out = Tensor::from_f64_values(acc, keep, DType::F64);
-                let out = if keepdim {
-                    out
-                } else {
-                    let shape: Shape = x
-                        .shape()
-                        .iter()
-                        .zip(&reduce)
-                        .filter(|(_, r)| !**r)
-                        .map(|(&s, _)| s)
-                        .collect();
-                    out.reshape(shape)?
-                };
+                let out = Tensor::from_f64_values(acc, keep.clone(), DType::F64);
+                let out = out.reshape(x.reduced_output_shape(keep, &reduce, keepdim))?;
                 out.to_dtype(x.dtype())
             }
         }
@@ -79,16 +68,7 @@ impl Op for Reduce<'_> {
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
         let (x, name) = (inputs[0], self.name());
         let (keep, reduce) = x.reduced_shape(name, self.dims)?;
-        let shape = if self.keepdim {
-            keep
-        } else {
-            x.shape()
-                .iter()
-                .zip(&reduce)
-                .filter(|(_, r)| !**r)
-                .map(|(&s, _)| s)
-                .collect()
-        };
+        let shape = x.reduced_output_shape(keep, &reduce, self.keepdim);
         let mean = match self.reduction {
             Reduction::Sum => false,
             Reduction::Mean => true,
@@ -96,13 +76,7 @@ impl Op for Reduce<'_> {
                 // (x - mean)² summed, over the count (less one, unbiased): each step a device op.
                 let _no_grad = crate::no_grad();
                 let centered = x.sub(&x.mean_dims(self.dims, true)?)?;
-                let count: usize = x
-                    .shape()
-                    .iter()
-                    .zip(&reduce)
-                    .filter(|(_, r)| **r)
-                    .map(|(s, _)| s)
-                    .product();
+                let count = x.reduced_count(&reduce);
                 let denom = if unbiased { count as f64 - 1.0 } else { count as f64 };
                 let sum = centered.mul(&centered)?.sum_dims(self.dims, self.keepdim)?;
                 return sum.mul_scalar(1.0 / denom);
@@ -131,13 +105,7 @@ impl Op for Reduce<'_> {
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let x = inputs[0];
         let (keep, reduce) = x.reduced_shape(self.name(), self.dims).ok()?;
-        let count: usize = x
-            .shape()
-            .iter()
-            .zip(&reduce)
-            .filter(|(_, r)| **r)
-            .map(|(s, _)| s)
-            .product();
+        let count = x.reduced_count(&reduce);
         let scale = match self.reduction {
             Reduction::Sum => 1.0,
             Reduction::Mean => 1.0 / count as f64,
@@ -202,8 +170,20 @@ impl Tensor {
         Ok((keep, reduce))
     }
 
-    fn finish_reduction(&self, values: Vec<f64>, keep: Shape, reduce: &[bool], keepdim: bool) -> Tensor {
-        let shape = if keepdim {
+    /// How many elements each output of a reduction over `reduce` sums.
+    fn reduced_count(&self, reduce: &[bool]) -> usize {
+        self.shape()
+            .iter()
+            .zip(reduce)
+            .filter(|(_, r)| **r)
+            .map(|(s, _)| s)
+            .product()
+    }
+
+    /// The shape of a reduction over `reduce`: `keep` (size 1 where reduced) with `keepdim`, else without the
+    /// reduced dimensions.
+    fn reduced_output_shape(&self, keep: Shape, reduce: &[bool], keepdim: bool) -> Shape {
+        if keepdim {
             keep
         } else {
             self.shape()
@@ -212,7 +192,11 @@ impl Tensor {
                 .filter(|(_, r)| !**r)
                 .map(|(&s, _)| s)
                 .collect()
-        };
+        }
+    }
+
+    fn finish_reduction(&self, values: Vec<f64>, keep: Shape, reduce: &[bool], keepdim: bool) -> Tensor {
+        let shape = self.reduced_output_shape(keep, reduce, keepdim);
         Tensor::from_f64_values(values, shape, self.dtype())
     }
 

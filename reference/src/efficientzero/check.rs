@@ -95,18 +95,7 @@ pub fn check_export(dir: &Path, device: Device) -> Report {
                 TOLERANCE,
             ))
         });
-        worst.max_abs_err = Some(worst.max_abs_err.unwrap_or(0.0).max(c.max_abs_err.unwrap_or(0.0)));
-        if !c.passed && worst.passed {
-            worst.passed = false;
-            worst.detail = format!(
-                "{key}: {}",
-                if c.detail.is_empty() {
-                    "out of tolerance".into()
-                } else {
-                    c.detail
-                }
-            );
-        }
+        fold_worst(&mut worst, key, c);
     }
     report.push(worst);
     report.push(match net.half() {
@@ -201,21 +190,24 @@ fn gradient_checks(dir: &Path, device: Device) -> Vec<Check> {
                         .get(&format!("{mode}.f32.grad.{key}"))
                         .ok_or_else(|| nn::Error::invalid("grad.safetensors", format!("no gradient for {key}")))?;
                     let c = tensor_check(&key, &grad.cpu()?, want, TOLERANCE);
-                    worst.max_abs_err = Some(worst.max_abs_err.unwrap_or(0.0).max(c.max_abs_err.unwrap_or(0.0)));
-                    if !c.passed && worst.passed {
-                        worst.passed = false;
-                        worst.detail = format!(
-                            "{key}: {}",
-                            if c.detail.is_empty() {
-                                "out of tolerance"
-                            } else {
-                                &c.detail
-                            }
-                        );
-                    }
+                    fold_worst(&mut worst, &key, c);
                 }
                 Ok(worst)
             })
         })
         .collect()
+}
+
+/// Folds the check of one tensor, `key`, into `worst`: the largest error, and the first failure's reason.
+fn fold_worst(worst: &mut Check, key: &str, c: Check) {
+    worst.max_abs_err = Some(worst.max_abs_err.unwrap_or(0.0).max(c.max_abs_err.unwrap_or(0.0)));
+    if !c.passed && worst.passed {
+        worst.passed = false;
+        let reason = if c.detail.is_empty() {
+            "out of tolerance".to_owned()
+        } else {
+            c.detail
+        };
+        worst.detail = format!("{key}: {reason}");
+    }
 }
