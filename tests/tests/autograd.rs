@@ -439,6 +439,34 @@ fn retain_grad_keeps_a_computed_tensors_gradient() {
 }
 
 #[test]
+fn mul_and_div_save_only_the_operands_a_needed_gradient_reads() {
+    // y = x · c with only x requiring grad: dx = g · c reads c, not x; PyTorch saves the same, so changing x
+    // in place afterwards (under no_grad) leaves the backward valid, while changing c makes it fail.
+    for op in ["mul", "div"] {
+        let x = leaf();
+        let c = Tensor::from_vec(vec![2.0f64, 4.0, 8.0], [3]).unwrap();
+        let f = |x: &Tensor, c: &Tensor| if op == "mul" { x.mul(c) } else { x.div(c) };
+        let y = f(&x, &c).unwrap();
+        {
+            let _no_grad = nn::no_grad();
+            x.add_(&Tensor::ones([3], DType::F64)).unwrap();
+        }
+        y.sum_all().unwrap().backward().unwrap();
+        let want = if op == "mul" {
+            [2.0, 4.0, 8.0]
+        } else {
+            [0.5, 0.25, 0.125]
+        };
+        assert_eq!(x.grad().unwrap().to_vec_f64().unwrap(), want, "{op}");
+
+        let y = f(&x, &c).unwrap();
+        c.add_(&Tensor::ones([3], DType::F64)).unwrap();
+        let err = y.sum_all().unwrap().backward().unwrap_err();
+        assert!(matches!(err, Error::Autograd { op: o, .. } if o == op), "{op}: {err}");
+    }
+}
+
+#[test]
 fn copy_and_fill_never_give_a_wrong_gradient() {
     let x = leaf();
     let y = x.mul_scalar(2.0).unwrap();

@@ -17,8 +17,18 @@ use crate::{DType, Error, Result, Tensor};
 enum BinaryGrads {
     /// From `g` alone (add, sub): the operands are not saved.
     OfGradient(fn(g: &Tensor) -> Result<(Tensor, Tensor)>),
-    /// Reading the operands (mul, div), which are saved.
-    OfOperands(fn(a: &Tensor, b: &Tensor, g: &Tensor) -> Result<(Tensor, Tensor)>),
+    /// Reading the operands (mul, div): `grad(i, a, b, g)` is operand `i`'s, reading what `reads[i]` marks
+    /// (`[a, b]`). An operand is saved only when a needed gradient reads it (a frozen weight times an
+    /// activation keeps neither), and only needed gradients are computed.
+    OfOperands {
+        reads: [[bool; 2]; 2],
+        grad: fn(i: usize, a: Option<&Tensor>, b: Option<&Tensor>, g: &Tensor) -> Result<Tensor>,
+    },
+}
+
+/// An operand a gradient formula reads: saved whenever `reads` says so, so its absence is a bug, reported.
+fn saved(t: Option<&Tensor>) -> Result<&Tensor> {
+    t.ok_or_else(|| Error::autograd("backward", "an operand the gradient reads was not saved"))
 }
 
 /// A binary formula, the device kernel that computes it and its gradients, where there are.
@@ -96,19 +106,32 @@ impl<F: Arith> Op for Binary<F> {
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let grads = F::GRADS?;
         let (name, a_shape, b_shape) = (self.name, inputs[0].shape().clone(), inputs[1].shape().clone());
-        let saved = match grads {
-            BinaryGrads::OfGradient(_) => None,
-            BinaryGrads::OfOperands(_) => Some((Saved::new(inputs[0]), Saved::new(inputs[1]))),
+        let needs = [inputs[0].requires_grad(), inputs[1].requires_grad()];
+        let kept = match grads {
+            BinaryGrads::OfGradient(_) => [None, None],
+            BinaryGrads::OfOperands { reads, .. } => std::array::from_fn(|j| {
+                let read = (needs[0] && reads[0][j]) || (needs[1] && reads[1][j]);
+                read.then(|| Saved::new(inputs[j]))
+            }),
         };
         Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
-            let (da, db) = match (grads, &saved) {
-                (BinaryGrads::OfGradient(f), _) => f(&g[0])?,
-                (BinaryGrads::OfOperands(f), Some((a, b))) => f(a.get(name)?, b.get(name)?, &g[0])?,
-                (BinaryGrads::OfOperands(_), None) => return Err(Error::autograd(name, "its operands were not saved")),
+            let (da, db) = match grads {
+                BinaryGrads::OfGradient(f) => {
+                    let (da, db) = f(&g[0])?;
+                    (Some(da), Some(db))
+                }
+                BinaryGrads::OfOperands { grad, .. } => {
+                    let a = kept[0].as_ref().map(|t| t.get(name)).transpose()?;
+                    let b = kept[1].as_ref().map(|t| t.get(name)).transpose()?;
+                    (
+                        needs[0].then(|| grad(0, a, b, &g[0])).transpose()?,
+                        needs[1].then(|| grad(1, a, b, &g[0])).transpose()?,
+                    )
+                }
             };
             Ok(vec![
-                needs[0].then(|| da.sum_to(&a_shape)).transpose()?,
-                needs[1].then(|| db.sum_to(&b_shape)).transpose()?,
+                da.filter(|_| needs[0]).map(|d| d.sum_to(&a_shape)).transpose()?,
+                db.filter(|_| needs[1]).map(|d| d.sum_to(&b_shape)).transpose()?,
             ])
         }))
     }
@@ -197,14 +220,20 @@ binary_fn!(/// `a - b`, broadcasting.
     Sub, sub, sub_, Some(BinaryOp::Sub), |a, b| a - b,
     grads: Some(BinaryGrads::OfGradient(|g| Ok((g.clone(), g.neg()?)))));
 binary_fn!(/// `a * b`, broadcasting.
-    Mul, mul, mul_, Some(BinaryOp::Mul), |a, b| a * b,
-    grads: Some(BinaryGrads::OfOperands(|a, b, g| Ok((g.mul(b)?, g.mul(a)?)))));
+Mul, mul, mul_, Some(BinaryOp::Mul), |a, b| a * b,
+grads: Some(BinaryGrads::OfOperands {
+    reads: [[false, true], [true, false]],
+    grad: |i, a, b, g| g.mul(saved(if i == 0 { b } else { a })?),
+}));
 binary_fn!(/// `a / b`, broadcasting.
 Div, div, div_, Some(BinaryOp::Div), |a, b| a / b,
-grads: Some(BinaryGrads::OfOperands(|a, b, g| {
-    let da = g.div(b)?;
-    Ok((da.clone(), da.mul(a)?.div(b)?.neg()?))
-})));
+grads: Some(BinaryGrads::OfOperands {
+    reads: [[false, true], [true, true]],
+    grad: |i, a, b, g| {
+        let da = g.div(saved(b)?)?;
+        if i == 0 { Ok(da) } else { da.mul(saved(a)?)?.div(saved(b)?)?.neg() }
+    },
+}));
 binary_fn!(/// The larger of `a` and `b` (NaN if either is), broadcasting.
     Maximum, maximum, maximum_, None, |a, b| a.max_nan(b), grads: None);
 binary_fn!(/// The smaller of `a` and `b` (NaN if either is), broadcasting.
