@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use crate::tensor::autograd::{Edge, GradMeta, Node};
 use crate::tensor::grad_hooks::GradFn;
-use crate::{DType, Error, Result, Tensor, no_grad};
+use crate::{Error, Result, Tensor, no_grad};
 
 /// How [`Tensor::backward_opts`] runs.
 #[derive(Clone, Debug, Default)]
@@ -279,8 +279,7 @@ fn backward_pass(
             if !node.hooks.is_empty() {
                 for hook in node.hooks.live() {
                     let (index, f) = &*hook;
-                    let g = std::mem::replace(&mut grads[*index], Tensor::zeros([0], DType::F32));
-                    grads[*index] = run_hooks(g, [&**f])?;
+                    grads[*index] = run_hooks(grads[*index].clone(), [&**f])?;
                 }
             }
             for (index, meta) in node.retained() {

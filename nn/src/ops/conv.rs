@@ -375,6 +375,18 @@ impl Geometry {
     }
 }
 
+/// Images per chunk of the batch for the host convolutions: as many as keep im2col's columns within
+/// [`COLS_BUDGET`], at least one.
+fn batch_chunk(geo: &Geometry) -> usize {
+    let (k, p) = ((geo.c / geo.g) * geo.kh * geo.kw, geo.ho * geo.wo);
+    (COLS_BUDGET / (k * p).max(1)).clamp(1, geo.n.max(1))
+}
+
+/// `(first image, images)` of each chunk of `n` images, `chunk` at a time.
+fn batch_chunks(n: usize, chunk: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n).step_by(chunk).map(move |n0| (n0, chunk.min(n - n0)))
+}
+
 /// Columns of im2col kept below this many elements: larger batches run in chunks.
 const COLS_BUDGET: usize = 1 << 22;
 
@@ -389,11 +401,10 @@ fn run_host<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Option<&[T]>)
     }
     let padded = Padded::new(geo, x);
     let taps = taps(geo, padded.w);
-    let chunk = (COLS_BUDGET / (k * p).max(1)).clamp(1, n);
+    let chunk = batch_chunk(geo);
     let mut cols = vec![T::ZERO; k * chunk * p];
     let mut prod = vec![T::ZERO; og * chunk * p];
-    for n0 in (0..n).step_by(chunk) {
-        let nb = chunk.min(n - n0);
+    for (n0, nb) in batch_chunks(n, chunk) {
         for gi in 0..g {
             im2col(geo, &padded, &taps, n0, nb, gi, &mut cols[..k * nb * p]);
             let wg = &weight[gi * og * k..(gi + 1) * og * k];
@@ -534,11 +545,10 @@ fn weight_grad_host<T: Float>(geo: &Geometry, x: &[T], dy: &[T]) -> Vec<T> {
     }
     let padded = Padded::new(geo, x);
     let taps = taps(geo, padded.w);
-    let chunk = (COLS_BUDGET / (k * p).max(1)).clamp(1, n);
+    let chunk = batch_chunk(geo);
     let mut cols = vec![T::ZERO; k * chunk * p];
     let mut rows = vec![T::ZERO; og * chunk * p];
-    for n0 in (0..n).step_by(chunk) {
-        let nb = chunk.min(n - n0);
+    for (n0, nb) in batch_chunks(n, chunk) {
         for gi in 0..g {
             im2col(geo, &padded, &taps, n0, nb, gi, &mut cols[..k * nb * p]);
             group_rows(geo, dy, n0, nb, gi, &mut rows[..og * nb * p]);
@@ -570,11 +580,10 @@ fn input_grad_host<T: Float>(geo: &Geometry, dy: &[T], w: &[T]) -> Vec<T> {
     let taps = taps(geo, wp);
     let plane = hp * wp;
     let mut padded = vec![T::ZERO; n * c * plane];
-    let chunk = (COLS_BUDGET / (k * p).max(1)).clamp(1, n);
+    let chunk = batch_chunk(geo);
     let mut cols = vec![T::ZERO; k * chunk * p];
     let mut rows = vec![T::ZERO; og * chunk * p];
-    for n0 in (0..n).step_by(chunk) {
-        let nb = chunk.min(n - n0);
+    for (n0, nb) in batch_chunks(n, chunk) {
         for gi in 0..g {
             group_rows(geo, dy, n0, nb, gi, &mut rows[..og * nb * p]);
             let wg = &w[gi * og * k..(gi + 1) * og * k];
