@@ -98,26 +98,35 @@ pub fn wgpu_or_skip(test: &str) -> Option<nn::Device> {
     }
 }
 
-/// `torch.testing.assert_close`'s default (rtol, atol) for a dtype.
-pub fn default_tolerance(dtype: DType) -> (f64, f64) {
-    match dtype {
-        DType::F64 => (1e-7, 1e-7),
-        DType::F32 => (1.3e-6, 1e-5),
-        DType::F16 => (1e-3, 1e-5),
-        DType::BF16 => (1.6e-2, 1e-5),
-        _ => (0.0, 0.0),
+/// Whether `device`'s adapter reports that it lacks `dtype` (printing what it lacks): there an operation in that
+/// dtype may be refused with `UnsupportedOnDevice`; a dtype the adapter reports must compute. (lavapipe has f16
+/// and f64; Mesa's GL adapter, found when the Vulkan driver is hidden, has neither; no wgpu adapter has bf16.)
+pub fn lacks_dtype(device: nn::Device, dtype: DType) -> bool {
+    match device.check_dtype(dtype) {
+        Ok(()) => false,
+        Err(e) => {
+            eprintln!("{device} lacks {dtype}: {e}");
+            true
+        }
     }
 }
 
+/// `torch.testing.assert_close`'s default (rtol, atol) for a dtype.
+pub fn default_tolerance(dtype: DType) -> (f64, f64) {
+    reference::parity::close_tolerance(dtype)
+}
+
 /// Asserts `|actual - expected| <= atol + rtol * |expected|` element by element, with
-/// `torch.testing.assert_close`'s defaults for `expected`'s dtype; shapes must be equal.
+/// `torch.testing.assert_close`'s defaults for `expected`'s dtype; shapes must be equal, `actual` may be on any
+/// device; NaN matches NaN and equal infinities match.
 pub fn assert_close(what: &str, actual: &Tensor, expected: &Tensor) {
     assert_eq!(actual.shape(), expected.shape(), "{what}: shapes differ");
     let (rtol, atol) = default_tolerance(expected.dtype());
+    let actual = actual.cpu().unwrap();
     let (a, e) = (actual.to_vec_f64().unwrap(), expected.to_vec_f64().unwrap());
     for (i, (x, y)) in a.iter().zip(&e).enumerate() {
         assert!(
-            (x - y).abs() <= atol + rtol * y.abs() || (x.is_nan() && y.is_nan()),
+            x == y || (x - y).abs() <= atol + rtol * y.abs() || (x.is_nan() && y.is_nan()),
             "{what}[{i}]: {x}, expected {y} (rtol {rtol}, atol {atol}; {} elements)",
             a.len()
         );

@@ -6,7 +6,7 @@
 //! with `UnsupportedOnDevice` for `bf16` (not stored) or `f64` (where the driver's math fails the parity
 //! probe); `f32` and `f16` must run.
 
-use integration_tests::{tensors, wgpu_or_skip};
+use integration_tests::{lacks_dtype, tensors, wgpu_or_skip};
 use nn::functional::{
     glu, glu_backward, rrelu, rrelu_with_noise, rrelu_with_noise_backward, softmax_backward, softmin, softmin_backward,
 };
@@ -92,29 +92,10 @@ fn smooth_input(shape: &[usize]) -> Tensor {
     Tensor::from_vec(values.collect(), shape).unwrap()
 }
 
-/// `torch.testing.assert_close`'s default `(rtol, atol)` for `dtype`.
-fn tolerance(dtype: DType) -> (f64, f64) {
-    match dtype {
-        DType::F64 => (1e-7, 1e-7),
-        DType::F32 => (1.3e-6, 1e-5),
-        DType::F16 => (1e-3, 1e-5),
-        DType::BF16 => (1.6e-2, 1e-5),
-        other => panic!("no tolerance for {other}"),
-    }
-}
-
-/// Asserts `got` (on any device) equals `want` within the dtype's tolerance: same shape and dtype, NaN where
-/// `want` has NaN.
+/// [`integration_tests::assert_close`] with the dtypes equal too.
 fn assert_close(what: &str, got: &Tensor, want: &Tensor) {
-    assert_eq!(got.shape(), want.shape(), "{what}: shape");
     assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
-    let (rtol, atol) = tolerance(want.dtype());
-    let got = got.to_device(Device::Cpu).unwrap().to_vec_f64().unwrap();
-    let want = want.to_vec_f64().unwrap();
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        let ok = (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= atol + rtol * w.abs();
-        assert!(ok, "{what}: element {i} is {g}, PyTorch's {w}");
-    }
+    integration_tests::assert_close(what, got, want);
 }
 
 /// The devices to run on: the CPU, and wgpu where there is an adapter (always in CI).
@@ -124,14 +105,19 @@ fn devices() -> Vec<Device> {
         .collect()
 }
 
-/// Runs `check` for the case on `device`, its tensors moved there; on a device, a refusal of `bf16` or `f64`
-/// (`UnsupportedOnDevice` naming the device) passes, anything else must succeed.
+/// Whether `device` may refuse `dtype`: a dtype its adapter reports it lacks, or f64 (whose math lavapipe gets
+/// wrong: the parity probe refuses it).
+fn may_refuse(device: Device, dtype: DType) -> bool {
+    !device.is_cpu() && (dtype == DType::F64 || lacks_dtype(device, dtype))
+}
+
+/// Runs `check` for the case on `device`, its tensors moved there; on a device, a refusal (`UnsupportedOnDevice`
+/// naming the device) of a dtype it [may refuse](may_refuse) passes, anything else must succeed.
 fn on(device: Device, case: &Case, check: impl FnOnce(&dyn Fn(&str) -> Tensor) -> Result<()>) {
     let moved = |field: &str| case.get(field).to_device(device).unwrap();
     match check(&moved) {
         Ok(()) => {}
-        Err(Error::UnsupportedOnDevice { dtype, device: d, .. })
-            if !device.is_cpu() && d == device && matches!(dtype, DType::BF16 | DType::F64) => {}
+        Err(Error::UnsupportedOnDevice { dtype, device: d, .. }) if d == device && may_refuse(device, dtype) => {}
         Err(e) => panic!("{} on {device}: {e}", case.name),
     }
 }
@@ -201,7 +187,7 @@ fn assert_drawn(what: &str, x: &Tensor, noise: &Tensor, y: &Tensor) {
             assert!((lo..=hi).contains(&ns[i]), "{what}: slope {} at {i}", ns[i]);
         }
         let (rtol, atol) = match x.dtype() {
-            DType::F16 | DType::BF16 => tolerance(x.dtype()),
+            DType::F16 | DType::BF16 => integration_tests::default_tolerance(x.dtype()),
             _ => (0.0, 0.0),
         };
         assert!(
@@ -230,11 +216,7 @@ fn rrelu_in_training_tests_the_sign_as_pytorch_and_draws_the_same_on_every_devic
             let noise = moved.zeros_like().unwrap();
             nn::manual_seed(11);
             let y = match rrelu_with_noise(&moved, &noise, LOWER, UPPER, true) {
-                Err(Error::UnsupportedOnDevice { .. })
-                    if !device.is_cpu() && matches!(dtype, DType::BF16 | DType::F64) =>
-                {
-                    continue;
-                }
+                Err(Error::UnsupportedOnDevice { .. }) if may_refuse(device, dtype) => continue,
                 other => other.unwrap(),
             };
             let (ys, ns) = (

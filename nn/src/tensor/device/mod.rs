@@ -77,6 +77,35 @@ impl Device {
             .synchronize()
             .map_err(|e| kernel_error(e, "synchronize", DType::F32, self))
     }
+
+    /// `Ok` when this device stores and computes floating-point `dtype`, as its adapter reports (the CPU does
+    /// every dtype; integer and bool tensors move to any device as bytes, so they are `Ok` where the device
+    /// opens). Otherwise the error an operation in that dtype would return there:
+    /// [`Error::UnsupportedOnDevice`] saying what the adapter lacks, or [`Error::DeviceUnavailable`].
+    ///
+    /// Whether the device's math in a supported dtype is *right* is decided per operation, by the parity
+    /// probe that runs before an operation's first use in a dtype.
+    ///
+    /// ```
+    /// use nn::{DType, Device};
+    /// assert!(Device::Cpu.check_dtype(DType::BF16).is_ok());
+    /// if let Err(e) = Device::Wgpu(0).check_dtype(DType::F16) {
+    ///     println!("no f16 here: {e}");
+    /// }
+    /// ```
+    pub fn check_dtype(self, dtype: DType) -> Result<()> {
+        if self.is_cpu() {
+            return Ok(());
+        }
+        let device = open(self)?;
+        if !dtype.is_floating_point() {
+            return Ok(());
+        }
+        let float = float_type("check_dtype", dtype)?;
+        device
+            .check_dtype("check_dtype", float)
+            .map_err(|e| kernel_error(e, "check_dtype", dtype, self))
+    }
 }
 
 impl Tensor {
