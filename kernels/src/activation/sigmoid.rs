@@ -50,9 +50,14 @@ impl Formula for Silu {
     }
 
     fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+        // sigmoid(x)·(1 + x·sigmoid(-x)), both sigmoids from one e = exp(-|x|) (see the host form).
         let one = Vector::new(C::new(1.0));
-        let s = sigmoid::<C, N>(x);
-        dy * s * (one + x * (one - s))
+        let e = (-x.abs()).exp();
+        let d = one / (one + e);
+        let positive = x.greater_equal(&Vector::new(C::new(0.0)));
+        let s = select_many(positive, d, e * d);
+        let s_neg = select_many(positive, e * d, d);
+        dy * s * (one + x * s_neg)
     }
 }
 
@@ -62,9 +67,14 @@ impl HostFormula for Silu {
         x / (R::ONE + (-x).exp())
     }
 
+    /// `sigmoid(x)·(1 + x·(1 - sigmoid(x)))`, PyTorch's gradient, with `1 - sigmoid(x)` taken as `sigmoid(-x)`:
+    /// both from `e = exp(-|x|)`, so neither cancels where `sigmoid(x)` rounds near 1 (x around 15 to 17 in
+    /// f32, where `x·(1 - s)` would carry x times s's rounding).
     #[inline(always)]
     fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
-        let sigmoid = R::ONE / (R::ONE + (-x).exp());
-        dy * sigmoid * (R::ONE + x * (R::ONE - sigmoid))
+        let e = (-x.abs()).exp();
+        let d = R::ONE / (R::ONE + e);
+        let (s, s_neg) = if x >= R::ZERO { (d, e * d) } else { (e * d, d) };
+        dy * s * (R::ONE + x * s_neg)
     }
 }
