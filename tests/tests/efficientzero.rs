@@ -3,7 +3,9 @@
 //!
 //! `dynamics_small` is the shared fixture; the others were made by `fixtures/generate/dynamics.py` with
 //! LightZero 0.2.0: LayerNorm with GELU and two residual blocks, PReLU with three blocks and a 4-layer head,
-//! LayerNorm with `downsample`.
+//! LayerNorm with `downsample`, and a wide one (64 channels, three blocks, one PReLU shared by all, 601 support
+//! bins, eval outputs up to 8.5). Outputs and gradients are judged with `torch.testing.assert_close`'s float32
+//! tolerances (`atol 1e-5 + rtol 1.3e-6·|expected|`); the report prints the worst error in both terms.
 
 use integration_tests::fixture;
 use nn::Device;
@@ -34,6 +36,11 @@ fn shared_prelu_deep_head_matches_pytorch() {
 #[test]
 fn layer_norm_downsample_matches_pytorch() {
     check("dynamics_ln_downsample");
+}
+
+#[test]
+fn wide_shared_prelu_matches_pytorch() {
+    check("dynamics_wide");
 }
 
 #[test]

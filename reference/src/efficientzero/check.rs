@@ -10,9 +10,6 @@ use crate::parity::{
 use nn::io::load_safetensors;
 use nn::{Device, Forward, ModuleExt, Result, StateDict, Tensor};
 
-/// Tolerance of the output checks: `1e-5` absolute, relative above 1.
-pub const TOLERANCE: f64 = 1e-5;
-
 /// Builds the network of `dir/config.json`, loads `dir/weights.safetensors` strictly, moves it to `device`,
 /// and checks it against the export: state dict, listings and `repr`; eval-mode outputs vs `io.safetensors`'
 /// `eval.*`; one train-mode forward vs `train.*` and the state after it vs `train.state_after.*`; dtypes after
@@ -39,7 +36,7 @@ pub fn check_export(dir: &Path, device: Device) -> Report {
     report.push(Check {
         name: "build and load weights.safetensors (strict)".into(),
         passed: true,
-        max_abs_err: None,
+        errors: None,
         detail: String::new(),
     });
     for check in structure_checks(&net, dir) {
@@ -68,9 +65,7 @@ pub fn check_export(dir: &Path, device: Device) -> Report {
                     ("value_prefix", value_prefix),
                 ] {
                     let key = format!("{mode}.{name}");
-                    report.push(guard(&key, || {
-                        Ok(tensor_check(&key, &t.cpu()?, &get(&key)?.cpu()?, TOLERANCE))
-                    }));
+                    report.push(guard(&key, || Ok(tensor_check(&key, &t.cpu()?, &get(&key)?.cpu()?))));
                 }
             }
             Err(e) => report.push(failed(&format!("{mode} forward"), e.to_string())),
@@ -80,22 +75,16 @@ pub fn check_export(dir: &Path, device: Device) -> Report {
         report.push(check);
     }
     let after = net.state_dict();
-    let mut worst = Check {
-        name: "train.state_after (whole state dict)".into(),
-        passed: true,
-        max_abs_err: Some(0.0),
-        detail: String::new(),
-    };
+    let mut worst = Check::worst_of("train.state_after (whole state dict)");
     for (key, t) in &after {
         let c = guard(key, || {
             Ok(tensor_check(
                 key,
                 &t.cpu()?,
                 &get(&format!("train.state_after.{key}"))?.cpu()?,
-                TOLERANCE,
             ))
         });
-        fold_worst(&mut worst, key, c);
+        worst.fold(key, c);
     }
     report.push(worst);
     report.push(match net.half() {
@@ -141,7 +130,7 @@ fn gradient_checks(dir: &Path, device: Device) -> Vec<Check> {
         return vec![Check {
             name: "backward vs grad.safetensors".into(),
             passed: true,
-            max_abs_err: None,
+            errors: None,
             detail: "skipped: no grad.safetensors (tests/fixtures/generate/dynamics_grad.py writes it)".into(),
         }];
     }
@@ -179,35 +168,15 @@ fn gradient_checks(dir: &Path, device: Device) -> Vec<Check> {
                             .ok_or_else(|| nn::Error::invalid("backward", format!("{k} got no gradient")))
                     })
                     .collect::<Result<_>>()?;
-                let mut worst = Check {
-                    name: name.clone(),
-                    passed: true,
-                    max_abs_err: Some(0.0),
-                    detail: String::new(),
-                };
+                let mut worst = Check::worst_of(&name);
                 for (key, grad) in pairs.drain(..) {
                     let want = grads
                         .get(&format!("{mode}.f32.grad.{key}"))
                         .ok_or_else(|| nn::Error::invalid("grad.safetensors", format!("no gradient for {key}")))?;
-                    let c = tensor_check(&key, &grad.cpu()?, want, TOLERANCE);
-                    fold_worst(&mut worst, &key, c);
+                    worst.fold(&key, tensor_check(&key, &grad.cpu()?, want));
                 }
                 Ok(worst)
             })
         })
         .collect()
-}
-
-/// Folds the check of one tensor, `key`, into `worst`: the largest error, and the first failure's reason.
-fn fold_worst(worst: &mut Check, key: &str, c: Check) {
-    worst.max_abs_err = Some(worst.max_abs_err.unwrap_or(0.0).max(c.max_abs_err.unwrap_or(0.0)));
-    if !c.passed && worst.passed {
-        worst.passed = false;
-        let reason = if c.detail.is_empty() {
-            "out of tolerance".to_owned()
-        } else {
-            c.detail
-        };
-        worst.detail = format!("{key}: {reason}");
-    }
 }

@@ -11,7 +11,7 @@ use std::fmt;
 use std::path::Path;
 
 use nn::module::{Module, ModuleExt};
-use nn::{Result, Tensor};
+use nn::{DType, Result, Tensor};
 
 /// The outcome of one check.
 #[derive(Clone, Debug)]
@@ -20,23 +20,101 @@ pub struct Check {
     pub name: String,
     /// Whether it holds.
     pub passed: bool,
-    /// The largest error, for tensor checks.
-    pub max_abs_err: Option<f64>,
+    /// The worst errors, for tensor checks.
+    pub errors: Option<Errors>,
     /// What differed, or a summary.
     pub detail: String,
+}
+
+impl Check {
+    /// A passed check that will fold the errors of several tensors ([`Check::fold`]).
+    pub fn worst_of(name: &str) -> Check {
+        Check {
+            name: name.to_owned(),
+            passed: true,
+            errors: Some(Errors::default()),
+            detail: String::new(),
+        }
+    }
+
+    /// Folds the check of one tensor, `key`, into this one: the largest errors, and the first failure's reason.
+    pub fn fold(&mut self, key: &str, c: Check) {
+        self.errors = match (self.errors, c.errors) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        if !c.passed && self.passed {
+            self.passed = false;
+            let reason = if c.detail.is_empty() {
+                "out of tolerance".to_owned()
+            } else {
+                c.detail
+            };
+            self.detail = format!("{key}: {reason}");
+        }
+    }
 }
 
 impl fmt::Display for Check {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let verdict = if self.passed { "PASS" } else { "FAIL" };
         write!(f, "{verdict}  {}", self.name)?;
-        if let Some(e) = self.max_abs_err {
-            write!(f, "  max abs err {e:.3e}")?;
+        if let Some(e) = self.errors {
+            write!(f, "  {e}")?;
         }
         if !self.detail.is_empty() {
             write!(f, "  {}", self.detail)?;
         }
         Ok(())
+    }
+}
+
+/// The worst errors of a tensor check, in `torch.testing.assert_close`'s terms: a tensor passes when
+/// `|actual - expected| <= atol + rtol·|expected|` everywhere, that is when `of_allowed <= 1`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Errors {
+    /// The largest `|actual - expected|`.
+    pub abs: f64,
+    /// The largest `|actual - expected| / |expected|` (infinite where `expected` is 0 and `actual` is not, as
+    /// PyTorch reports it).
+    pub rel: f64,
+    /// The largest `|actual - expected| / (atol + rtol·|expected|)`.
+    pub of_allowed: f64,
+}
+
+impl Errors {
+    /// The larger of each field.
+    pub fn max(self, other: Errors) -> Errors {
+        Errors {
+            abs: self.abs.max(other.abs),
+            rel: self.rel.max(other.rel),
+            of_allowed: self.of_allowed.max(other.of_allowed),
+        }
+    }
+}
+
+impl fmt::Display for Errors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "max abs err {:.3e}, max rel err {:.3e} ({:.2} of allowed)",
+            self.abs, self.rel, self.of_allowed
+        )
+    }
+}
+
+/// `torch.testing.assert_close`'s default `(rtol, atol)` for a dtype; `(0, 0)` (exact) for integer and bool.
+///
+/// ```
+/// assert_eq!(reference::parity::close_tolerance(nn::DType::F32), (1.3e-6, 1e-5));
+/// ```
+pub fn close_tolerance(dtype: DType) -> (f64, f64) {
+    match dtype {
+        DType::F64 => (1e-7, 1e-7),
+        DType::F32 => (1.3e-6, 1e-5),
+        DType::F16 => (1e-3, 1e-5),
+        DType::BF16 => (1.6e-2, 1e-5),
+        _ => (0.0, 0.0),
     }
 }
 
@@ -114,9 +192,10 @@ pub fn text_check(name: &str, actual: &str, expected: &Path) -> Check {
     }
 }
 
-/// `actual` against `expected`: same shape and dtype, and `|a - e| <= tol * max(|e|, 1)` everywhere (exact for
-/// integer tensors; NaN matches NaN).
-pub fn tensor_check(name: &str, actual: &Tensor, expected: &Tensor, tol: f64) -> Check {
+/// `actual` against `expected` as `torch.testing.assert_close` with its defaults: same shape and dtype, and
+/// `|a - e| <= atol + rtol·|e|` everywhere with the dtype's [`close_tolerance`] (exact for integer tensors; NaN
+/// matches NaN). The check carries the worst errors in both terms.
+pub fn tensor_check(name: &str, actual: &Tensor, expected: &Tensor) -> Check {
     if actual.shape() != expected.shape() {
         return failed(name, format!("shape {}, expected {}", actual.shape(), expected.shape()));
     }
@@ -127,23 +206,26 @@ pub fn tensor_check(name: &str, actual: &Tensor, expected: &Tensor, tol: f64) ->
         (Ok(a), Ok(e)) => (a, e),
         (Err(err), _) | (_, Err(err)) => return failed(name, err.to_string()),
     };
-    let tol = if actual.is_floating_point() { tol } else { 0.0 };
-    let mut max_abs = 0.0f64;
-    let mut worst = 0.0f64;
+    let (rtol, atol) = close_tolerance(actual.dtype());
+    let mut errors = Errors::default();
     for (x, y) in a.iter().zip(&e) {
-        if x.is_nan() && y.is_nan() {
+        if (x.is_nan() && y.is_nan()) || x == y {
             continue;
         }
         let abs = (x - y).abs();
         let abs = if abs.is_nan() { f64::INFINITY } else { abs };
-        max_abs = max_abs.max(abs);
-        worst = worst.max(abs / y.abs().max(1.0));
+        let allowed = atol + rtol * y.abs();
+        errors = errors.max(Errors {
+            abs,
+            rel: abs / y.abs(),
+            of_allowed: if allowed > 0.0 { abs / allowed } else { f64::INFINITY },
+        });
     }
     Check {
         name: name.to_owned(),
-        passed: worst <= tol,
-        max_abs_err: Some(max_abs),
-        detail: String::new(),
+        passed: errors.of_allowed <= 1.0,
+        errors: Some(errors),
+        detail: format!("(rtol {rtol:.1e}, atol {atol:.1e})"),
     }
 }
 
@@ -151,7 +233,7 @@ fn passed(name: &str, detail: String) -> Check {
     Check {
         name: name.to_owned(),
         passed: true,
-        max_abs_err: None,
+        errors: None,
         detail,
     }
 }
@@ -161,7 +243,7 @@ pub fn failed(name: &str, detail: String) -> Check {
     Check {
         name: name.to_owned(),
         passed: false,
-        max_abs_err: None,
+        errors: None,
         detail,
     }
 }
