@@ -2,8 +2,13 @@
 //! (`crate::ops`), so it runs on the tensor's device.
 
 pub mod activation;
+pub mod loss;
 
 pub use crate::ops::conv::{Conv2dOptions, Padding2d, conv2d};
 pub use crate::ops::norm::{RunningStats, batch_norm, layer_norm};
 pub use crate::ops::{embedding, embedding_padded};
 pub use activation::*;
+pub use loss::{
+    ClassLossOptions, KlReduction, Reduction, binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
+    huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss,
+};

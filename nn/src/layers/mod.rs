@@ -27,6 +27,7 @@ mod flatten;
 mod identity;
 mod layer_norm;
 mod linear;
+mod loss;
 pub(crate) mod lstm;
 mod prelu;
 mod softmax;
@@ -40,6 +41,9 @@ pub use flatten::Flatten;
 pub use identity::Identity;
 pub use layer_norm::LayerNorm;
 pub use linear::Linear;
+pub use loss::{
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+};
 pub use lstm::{LSTM, LstmOptions};
 pub use prelu::PReLU;
 pub use softmax::{LogSoftmax, Softmax, Softmax2d, Softmin};
