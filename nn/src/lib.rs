@@ -44,6 +44,7 @@ pub mod io;
 pub mod layers;
 pub mod module;
 mod ops;
+pub mod optim;
 pub mod param;
 pub mod random;
 pub mod shape;

@@ -1,0 +1,186 @@
+//! Adam and AdamW (decoupled weight decay), with `amsgrad` and `maximize`.
+
+use std::collections::BTreeMap;
+
+use super::{Algorithm, GroupOptions, Hyper, Optim, ParamState, check_non_negative, decayed_gradient, lerp_};
+use crate::{Error, Result, Tensor};
+
+/// The options of [`Adam`] and [`AdamW`]. `Default` is Adam's (`lr=1e-3, betas=(0.9, 0.999), eps=1e-8`, no
+/// weight decay); [`AdamOptions::adamw`] is AdamW's (weight decay 0.01).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdamOptions {
+    /// Learning rate.
+    pub lr: f64,
+    /// Decay of the running averages of the gradient and its square.
+    pub betas: (f64, f64),
+    /// Added to the denominator.
+    pub eps: f64,
+    /// Weight decay: L2 in the gradient for Adam, decoupled (`p·(1 - lr·wd)`) for AdamW.
+    pub weight_decay: f64,
+    /// Use the maximum of the squared averages so far.
+    pub amsgrad: bool,
+    /// Maximise the objective.
+    pub maximize: bool,
+}
+
+impl Default for AdamOptions {
+    fn default() -> AdamOptions {
+        AdamOptions {
+            lr: 1e-3,
+            betas: (0.9, 0.999),
+            eps: 1e-8,
+            weight_decay: 0.0,
+            amsgrad: false,
+            maximize: false,
+        }
+    }
+}
+
+impl AdamOptions {
+    /// AdamW's defaults: Adam's with `weight_decay=0.01`.
+    pub fn adamw() -> AdamOptions {
+        AdamOptions {
+            weight_decay: 0.01,
+            ..AdamOptions::default()
+        }
+    }
+}
+
+impl GroupOptions for AdamOptions {
+    fn lr(&self) -> f64 {
+        self.lr
+    }
+
+    fn set_lr(&mut self, lr: f64) {
+        self.lr = lr;
+    }
+
+    fn validate(&self) -> Result<()> {
+        check_non_negative("Adam", "learning rate", self.lr)?;
+        check_non_negative("Adam", "epsilon value", self.eps)?;
+        check_non_negative("Adam", "weight_decay value", self.weight_decay)?;
+        for (i, beta) in [self.betas.0, self.betas.1].into_iter().enumerate() {
+            if !(0.0..1.0).contains(&beta) {
+                return Err(Error::invalid(
+                    "Adam",
+                    format!("invalid beta parameter at index {i}: {beta}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn to_hypers(&self) -> Vec<(&'static str, Hyper)> {
+        vec![
+            ("lr", Hyper::Float(self.lr)),
+            ("betas", Hyper::Pair(self.betas.0, self.betas.1)),
+            ("eps", Hyper::Float(self.eps)),
+            ("weight_decay", Hyper::Float(self.weight_decay)),
+            ("amsgrad", Hyper::Bool(self.amsgrad)),
+            ("maximize", Hyper::Bool(self.maximize)),
+        ]
+    }
+
+    fn with_hypers(&self, h: &BTreeMap<String, Hyper>) -> Result<AdamOptions> {
+        let mut o = self.clone();
+        for (k, v) in h {
+            match k.as_str() {
+                "lr" => o.lr = v.float(k)?,
+                "betas" => o.betas = v.pair(k)?,
+                "eps" => o.eps = v.float(k)?,
+                "weight_decay" => o.weight_decay = v.float(k)?,
+                "amsgrad" => o.amsgrad = v.bool(k)?,
+                "maximize" => o.maximize = v.bool(k)?,
+                _ => {}
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// PyTorch's `_single_tensor_adam` step, decoupled weight decay for AdamW.
+fn adam_update(o: &AdamOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState, decoupled: bool) -> Result<()> {
+    let step = state.step()? + 1.0;
+    state.set_step(step)?;
+    let g = if decoupled {
+        if o.weight_decay != 0.0 {
+            param.mul_scalar_(1.0 - o.lr * o.weight_decay)?;
+        }
+        decayed_gradient(grad, param, 0.0, o.maximize)?
+    } else {
+        decayed_gradient(grad, param, o.weight_decay, o.maximize)?
+    };
+    let exp_avg = state.zeros_like("exp_avg", param)?;
+    let exp_avg_sq = state.zeros_like("exp_avg_sq", param)?;
+    let (beta1, beta2) = o.betas;
+    lerp_(&exp_avg, &g, 1.0 - beta1)?;
+    exp_avg_sq.mul_scalar_(beta2)?;
+    exp_avg_sq.add_(&g.mul_scalar(1.0 - beta2)?.mul(&g)?)?;
+    let bias_correction1 = 1.0 - beta1.powf(step);
+    let bias_correction2_sqrt = (1.0 - beta2.powf(step)).sqrt();
+    let step_size = o.lr / bias_correction1;
+    let second = if o.amsgrad {
+        let max = state.zeros_like("max_exp_avg_sq", param)?;
+        max.copy_(&max.maximum(&exp_avg_sq)?)?;
+        max
+    } else {
+        exp_avg_sq
+    };
+    let denom = second
+        .sqrt()?
+        .div(&scalar_like(bias_correction2_sqrt, param)?)?
+        .add_scalar(o.eps)?;
+    // addcdiv_(exp_avg, denom, value=-step_size): (value·exp_avg) / denom, in PyTorch's order.
+    param.add_(&exp_avg.mul_scalar(-step_size)?.div(&denom)?)
+}
+
+/// `value` as a 0-dimensional tensor of `like`'s dtype on its device (a tensor divided by a Python float).
+fn scalar_like(value: f64, like: &Tensor) -> Result<Tensor> {
+    Tensor::full(Vec::<usize>::new(), value, like.dtype()).to_device(like.device())
+}
+
+/// Adam's update.
+#[derive(Debug)]
+pub struct AdamAlgorithm;
+
+impl Algorithm for AdamAlgorithm {
+    type Options = AdamOptions;
+    const NAME: &'static str = "Adam";
+
+    fn update(o: &AdamOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState) -> Result<()> {
+        adam_update(o, param, grad, state, false)
+    }
+}
+
+/// AdamW's update: the weight decays by `lr·weight_decay` before Adam's step.
+#[derive(Debug)]
+pub struct AdamWAlgorithm;
+
+impl Algorithm for AdamWAlgorithm {
+    type Options = AdamOptions;
+    const NAME: &'static str = "AdamW";
+
+    fn update(o: &AdamOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState) -> Result<()> {
+        adam_update(o, param, grad, state, true)
+    }
+}
+
+/// PyTorch's `torch.optim.Adam`.
+///
+/// ```
+/// use nn::optim::{Adam, AdamOptions, Optimizer};
+/// use nn::prelude::*;
+/// let fc = Linear::new(2, 1, false);
+/// let mut opt = Adam::new(fc.parameters(), AdamOptions { lr: 0.1, ..Default::default() })?;
+/// fc.forward(Tensor::ones([1, 2], DType::F32))?.sum_all()?.backward()?;
+/// let before = fc.weight.data().to_vec::<f32>()?;
+/// opt.step()?;
+/// // Adam's first step moves each weight by lr against the gradient's sign.
+/// let after = fc.weight.data().to_vec::<f32>()?;
+/// assert!((before[0] - after[0] - 0.1).abs() < 1e-6);
+/// # Ok::<(), nn::Error>(())
+/// ```
+pub type Adam = Optim<AdamAlgorithm>;
+
+/// PyTorch's `torch.optim.AdamW` (construct with [`AdamOptions::adamw`] for its defaults).
+pub type AdamW = Optim<AdamWAlgorithm>;
