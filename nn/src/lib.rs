@@ -50,6 +50,7 @@ pub mod random;
 pub mod shape;
 pub mod shared;
 pub mod tensor;
+pub mod utils;
 
 pub use containers::{ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential};
 pub use device::Device;

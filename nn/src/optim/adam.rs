@@ -55,6 +55,15 @@ impl GroupOptions for AdamOptions {
         self.lr = lr;
     }
 
+    fn momentum(&self) -> Option<f64> {
+        Some(self.betas.0)
+    }
+
+    fn set_momentum(&mut self, momentum: f64) -> bool {
+        self.betas.0 = momentum;
+        true
+    }
+
     fn validate(&self) -> Result<()> {
         check_non_negative("Adam", "learning rate", self.lr)?;
         check_non_negative("Adam", "epsilon value", self.eps)?;

@@ -22,6 +22,7 @@
 
 mod adagrad;
 mod adam;
+pub mod lr_scheduler;
 mod rmsprop;
 mod sgd;
 mod state;
@@ -50,6 +51,20 @@ pub trait Optimizer {
     /// Sets the learning rate of group `group` (what a scheduler does).
     fn set_lr(&mut self, group: usize, lr: f64) -> Result<()>;
 
+    /// Each group's `initial_lr`: the learning rate when the first scheduler attached (PyTorch keeps it in the
+    /// group, and its state dict), `None` before.
+    fn initial_lrs(&self) -> Vec<Option<f64>>;
+
+    /// Sets group `group`'s `initial_lr`.
+    fn set_initial_lr(&mut self, group: usize, lr: f64) -> Result<()>;
+
+    /// Each group's momentum as a scheduler cycles it: SGD's and RMSprop's `momentum`, Adam's first beta;
+    /// `None` for an algorithm without one.
+    fn momentums(&self) -> Vec<Option<f64>>;
+
+    /// Sets group `group`'s momentum (see [`Optimizer::momentums`]); an error for an algorithm without one.
+    fn set_momentum(&mut self, group: usize, momentum: f64) -> Result<()>;
+
     /// The state in PyTorch's layout: copies of the state tensors, the groups' hyperparameters and indices.
     fn state_dict(&self) -> Result<OptimizerState>;
 
@@ -64,6 +79,14 @@ pub trait GroupOptions: Clone + std::fmt::Debug + Send + Sync + 'static {
     fn lr(&self) -> f64;
     /// Sets the learning rate.
     fn set_lr(&mut self, lr: f64);
+    /// The momentum a scheduler may cycle (SGD's `momentum`, Adam's first beta), if the algorithm has one.
+    fn momentum(&self) -> Option<f64> {
+        None
+    }
+    /// Sets that momentum; `false` when the algorithm has none.
+    fn set_momentum(&mut self, _momentum: f64) -> bool {
+        false
+    }
     /// `Ok` when the options are valid (PyTorch's constructor checks), else an error naming the option.
     fn validate(&self) -> Result<()>;
     /// The hyperparameters by PyTorch's names, in its order.
@@ -101,6 +124,8 @@ pub struct ParamGroup<O> {
 /// An optimizer running algorithm `A` over parameter groups; [`SGD`], [`Adam`] and the others are this type.
 pub struct Optim<A: Algorithm> {
     groups: Vec<ParamGroup<A::Options>>,
+    /// Per group, `initial_lr` once a scheduler set it.
+    initial_lrs: Vec<Option<f64>>,
     /// Per parameter (by `Param::id`).
     state: HashMap<usize, ParamState>,
 }
@@ -117,6 +142,7 @@ impl<A: Algorithm> Optim<A> {
     pub fn new(params: Vec<Param>, options: A::Options) -> Result<Optim<A>> {
         let mut optim = Optim {
             groups: vec![],
+            initial_lrs: vec![],
             state: HashMap::new(),
         };
         optim.add_param_group(params, options)?;
@@ -149,6 +175,7 @@ impl<A: Algorithm> Optim<A> {
         }
         self.state.extend(initial);
         self.groups.push(ParamGroup { params, options });
+        self.initial_lrs.push(None);
         Ok(())
     }
 
@@ -209,6 +236,38 @@ impl<A: Algorithm> Optimizer for Optim<A> {
         Ok(())
     }
 
+    fn initial_lrs(&self) -> Vec<Option<f64>> {
+        self.initial_lrs.clone()
+    }
+
+    fn set_initial_lr(&mut self, group: usize, lr: f64) -> Result<()> {
+        let count = self.initial_lrs.len();
+        *self.initial_lrs.get_mut(group).ok_or_else(|| {
+            Error::invalid("set_initial_lr", format!("no group {group}: the optimizer has {count}"))
+        })? = Some(lr);
+        Ok(())
+    }
+
+    fn momentums(&self) -> Vec<Option<f64>> {
+        self.groups.iter().map(|g| g.options.momentum()).collect()
+    }
+
+    fn set_momentum(&mut self, group: usize, momentum: f64) -> Result<()> {
+        let count = self.groups.len();
+        let g = self
+            .groups
+            .get_mut(group)
+            .ok_or_else(|| Error::invalid("set_momentum", format!("no group {group}: the optimizer has {count}")))?;
+        if g.options.set_momentum(momentum) {
+            Ok(())
+        } else {
+            Err(Error::invalid(
+                "set_momentum",
+                format!("{} has no momentum or beta1 to set", A::NAME),
+            ))
+        }
+    }
+
     fn state_dict(&self) -> Result<OptimizerState> {
         let mut out = OptimizerState::default();
         let mut index = 0;
@@ -221,13 +280,17 @@ impl<A: Algorithm> Optimizer for Optim<A> {
                 indices.push(index);
                 index += 1;
             }
+            let mut options: BTreeMap<String, Hyper> = group
+                .options
+                .to_hypers()
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect();
+            if let Some(lr) = self.initial_lrs[out.param_groups.len()] {
+                options.insert("initial_lr".into(), Hyper::Float(lr));
+            }
             out.param_groups.push(GroupState {
-                options: group
-                    .options
-                    .to_hypers()
-                    .into_iter()
-                    .map(|(k, v)| (k.to_owned(), v))
-                    .collect(),
+                options,
                 params: indices,
             });
         }
@@ -248,6 +311,7 @@ impl<A: Algorithm> Optimizer for Optim<A> {
         }
         // Check and build everything first, then assign: all or nothing.
         let mut options = vec![];
+        let mut initial_lrs = vec![];
         let mut state = HashMap::new();
         for (g, (group, saved_group)) in self.groups.iter().zip(&saved.param_groups).enumerate() {
             if saved_group.params.len() != group.params.len() {
@@ -264,6 +328,10 @@ impl<A: Algorithm> Optimizer for Optim<A> {
             let o = group.options.with_hypers(&saved_group.options)?;
             o.validate()?;
             options.push(o);
+            initial_lrs.push(match saved_group.options.get("initial_lr") {
+                Some(v) => Some(v.float("initial_lr")?),
+                None => None,
+            });
             for (p, index) in group.params.iter().zip(&saved_group.params) {
                 let Some(s) = saved.state.get(index) else { continue };
                 state.insert(p.id(), s.matched_to(&p.data(), *index)?);
@@ -272,6 +340,7 @@ impl<A: Algorithm> Optimizer for Optim<A> {
         for (group, o) in self.groups.iter_mut().zip(options) {
             group.options = o;
         }
+        self.initial_lrs = initial_lrs;
         self.state = state;
         Ok(())
     }

@@ -48,6 +48,15 @@ impl GroupOptions for RMSpropOptions {
         self.lr = lr;
     }
 
+    fn momentum(&self) -> Option<f64> {
+        Some(self.momentum)
+    }
+
+    fn set_momentum(&mut self, momentum: f64) -> bool {
+        self.momentum = momentum;
+        true
+    }
+
     fn validate(&self) -> Result<()> {
         check_non_negative("RMSprop", "learning rate", self.lr)?;
         check_non_negative("RMSprop", "epsilon value", self.eps)?;

@@ -44,6 +44,15 @@ impl GroupOptions for SgdOptions {
         self.lr = lr;
     }
 
+    fn momentum(&self) -> Option<f64> {
+        Some(self.momentum)
+    }
+
+    fn set_momentum(&mut self, momentum: f64) -> bool {
+        self.momentum = momentum;
+        true
+    }
+
     fn validate(&self) -> Result<()> {
         check_non_negative("SGD", "learning rate", self.lr)?;
         check_non_negative("SGD", "momentum value", self.momentum)?;

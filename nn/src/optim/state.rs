@@ -15,6 +15,10 @@ pub enum Hyper {
     Bool(bool),
     /// A pair (`betas`).
     Pair(f64, f64),
+    /// A count (a scheduler's `last_epoch`, `step_size`).
+    Int(i64),
+    /// A list (a scheduler's `base_lrs`, `milestones`).
+    List(Vec<f64>),
 }
 
 impl Hyper {
@@ -36,6 +40,28 @@ impl Hyper {
             other => Err(Error::invalid(
                 "load_state_dict",
                 format!("{key} is {other:?}: expected a bool"),
+            )),
+        }
+    }
+
+    /// The count, or an error naming `key`.
+    pub fn int(&self, key: &str) -> Result<i64> {
+        match self {
+            Hyper::Int(v) => Ok(*v),
+            other => Err(Error::invalid(
+                "load_state_dict",
+                format!("{key} is {other:?}: expected an integer"),
+            )),
+        }
+    }
+
+    /// The list, or an error naming `key`.
+    pub fn list(&self, key: &str) -> Result<Vec<f64>> {
+        match self {
+            Hyper::List(v) => Ok(v.clone()),
+            other => Err(Error::invalid(
+                "load_state_dict",
+                format!("{key} is {other:?}: expected a list"),
             )),
         }
     }

@@ -1,0 +1,639 @@
+//! The schedules: PyTorch 2.5.1's `get_lr` (recursive) and `_get_closed_form_lr` of each scheduler.
+
+use std::f64::consts::PI;
+
+use super::{Base, Schedule, Scheduler, SchedulerState};
+use crate::optim::{Hyper, Optimizer};
+use crate::{Error, Result};
+
+/// The entry `key` of a scheduler state dict.
+fn entry<'a>(state: &'a SchedulerState, key: &str) -> Result<&'a Hyper> {
+    state
+        .get(key)
+        .ok_or_else(|| Error::invalid("load_state_dict", format!("the scheduler state has no {key}")))
+}
+
+/// StepLR's schedule: the rate times `gamma` every `step_size` epochs.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// Epochs between decays.
+    pub step_size: i64,
+    /// The decay factor.
+    pub gamma: f64,
+}
+
+impl Schedule for Step {
+    fn get_lr(&self, base: &Base, opt: &mut dyn Optimizer) -> Result<Vec<f64>> {
+        let lrs = opt.lrs();
+        if base.last_epoch == 0 || base.last_epoch % self.step_size != 0 {
+            return Ok(lrs);
+        }
+        Ok(lrs.into_iter().map(|lr| lr * self.gamma).collect())
+    }
+
+    fn closed_form(&self, base: &Base) -> Option<Vec<f64>> {
+        let k = base.last_epoch.div_euclid(self.step_size);
+        Some(base.base_lrs.iter().map(|b| b * self.gamma.powi(k as i32)).collect())
+    }
+
+    fn state(&self) -> Vec<(String, Hyper)> {
+        vec![
+            ("step_size".into(), Hyper::Int(self.step_size)),
+            ("gamma".into(), Hyper::Float(self.gamma)),
+        ]
+    }
+
+    fn load(&self, state: &SchedulerState) -> Result<Step> {
+        Ok(Step {
+            step_size: entry(state, "step_size")?.int("step_size")?,
+            gamma: entry(state, "gamma")?.float("gamma")?,
+        })
+    }
+}
+
+impl Scheduler<Step> {
+    /// `StepLR(optimizer, step_size, gamma)`; `step_size` must be positive.
+    pub fn new(opt: &mut dyn Optimizer, step_size: i64, gamma: f64) -> Result<Scheduler<Step>> {
+        if step_size <= 0 {
+            return Err(Error::invalid(
+                "StepLR",
+                format!("step_size is {step_size}: it must be positive"),
+            ));
+        }
+        Scheduler::with_schedule(opt, Step { step_size, gamma })
+    }
+}
+
+/// MultiStepLR's schedule: the rate times `gamma` at each milestone (times `gamma^k` for a milestone listed
+/// `k` times).
+#[derive(Clone, Debug)]
+pub struct MultiStep {
+    /// The epochs of the decays, sorted.
+    pub milestones: Vec<i64>,
+    /// The decay factor.
+    pub gamma: f64,
+}
+
+impl Schedule for MultiStep {
+    fn get_lr(&self, base: &Base, opt: &mut dyn Optimizer) -> Result<Vec<f64>> {
+        let count = self.milestones.iter().filter(|m| **m == base.last_epoch).count();
+        let lrs = opt.lrs();
+        if count == 0 {
+            return Ok(lrs);
+        }
+        Ok(lrs.into_iter().map(|lr| lr * self.gamma.powi(count as i32)).collect())
+    }
+
+    fn closed_form(&self, base: &Base) -> Option<Vec<f64>> {
+        let passed = self.milestones.iter().filter(|m| **m <= base.last_epoch).count();
+        Some(
+            base.base_lrs
+                .iter()
+                .map(|b| b * self.gamma.powi(passed as i32))
+                .collect(),
+        )
+    }
+
+    fn state(&self) -> Vec<(String, Hyper)> {
+        vec![
+            (
+                "milestones".into(),
+                Hyper::List(self.milestones.iter().map(|m| *m as f64).collect()),
+            ),
+            ("gamma".into(), Hyper::Float(self.gamma)),
+        ]
+    }
+
+    fn load(&self, state: &SchedulerState) -> Result<MultiStep> {
+        Ok(MultiStep {
+            milestones: entry(state, "milestones")?
+                .list("milestones")?
+                .into_iter()
+                .map(|m| m as i64)
+                .collect(),
+            gamma: entry(state, "gamma")?.float("gamma")?,
+        })
+    }
+}
+
+impl Scheduler<MultiStep> {
+    /// `MultiStepLR(optimizer, milestones, gamma)`.
+    pub fn new(opt: &mut dyn Optimizer, mut milestones: Vec<i64>, gamma: f64) -> Result<Scheduler<MultiStep>> {
+        milestones.sort_unstable();
+        Scheduler::with_schedule(opt, MultiStep { milestones, gamma })
+    }
+}
+
+/// ExponentialLR's schedule: the rate times `gamma` every epoch.
+#[derive(Clone, Debug)]
+pub struct Exponential {
+    /// The decay factor.
+    pub gamma: f64,
+}
+
+impl Schedule for Exponential {
+    fn get_lr(&self, base: &Base, opt: &mut dyn Optimizer) -> Result<Vec<f64>> {
+        let lrs = opt.lrs();
+        if base.last_epoch == 0 {
+            return Ok(lrs);
+        }
+        Ok(lrs.into_iter().map(|lr| lr * self.gamma).collect())
+    }
+
+    fn closed_form(&self, base: &Base) -> Option<Vec<f64>> {
+        Some(
+            base.base_lrs
+                .iter()
+                .map(|b| b * self.gamma.powi(base.last_epoch as i32))
+                .collect(),
+        )
+    }
+
+    fn state(&self) -> Vec<(String, Hyper)> {
+        vec![("gamma".into(), Hyper::Float(self.gamma))]
+    }
+
+    fn load(&self, state: &SchedulerState) -> Result<Exponential> {
+        Ok(Exponential {
+            gamma: entry(state, "gamma")?.float("gamma")?,
+        })
+    }
+}
+
+impl Scheduler<Exponential> {
+    /// `ExponentialLR(optimizer, gamma)`.
+    pub fn new(opt: &mut dyn Optimizer, gamma: f64) -> Result<Scheduler<Exponential>> {
+        Scheduler::with_schedule(opt, Exponential { gamma })
+    }
+}
+
+/// CosineAnnealingLR's schedule (SGDR without restarts): from the base rate to `eta_min` over `t_max` epochs,
+/// and back, periodically.
+#[derive(Clone, Debug)]
+pub struct CosineAnnealing {
+    /// Half the period, in epochs.
+    pub t_max: i64,
+    /// The lowest rate.
+    pub eta_min: f64,
+}
+
+impl Schedule for CosineAnnealing {
+    fn get_lr(&self, base: &Base, opt: &mut dyn Optimizer) -> Result<Vec<f64>> {
+        let (e, t) = (base.last_epoch as f64, self.t_max as f64);
+        let lrs = opt.lrs();
+        if base.last_epoch == 0 {
+            return Ok(lrs);
+        }
+        let out = if base.step_count == 1 && base.last_epoch > 0 {
+            base.base_lrs
+                .iter()
+                .map(|b| self.eta_min + (b - self.eta_min) * (1.0 + (e * PI / t).cos()) / 2.0)
+                .collect()
+        } else if (base.last_epoch - 1 - self.t_max).rem_euclid(2 * self.t_max) == 0 {
+            lrs.iter()
+                .zip(&base.base_lrs)
+                .map(|(lr, b)| lr + (b - self.eta_min) * (1.0 - (PI / t).cos()) / 2.0)
+                .collect()
+        } else {
+            lrs.iter()
+                .map(|lr| {
+                    (1.0 + (PI * e / t).cos()) / (1.0 + (PI * (e - 1.0) / t).cos()) * (lr - self.eta_min) + self.eta_min
+                })
+                .collect()
+        };
+        Ok(out)
+    }
+
+    fn closed_form(&self, base: &Base) -> Option<Vec<f64>> {
+        let (e, t) = (base.last_epoch as f64, self.t_max as f64);
+        Some(
+            base.base_lrs
+                .iter()
+                .map(|b| self.eta_min + (b - self.eta_min) * (1.0 + (PI * e / t).cos()) / 2.0)
+                .collect(),
+        )
+    }
+
+    fn state(&self) -> Vec<(String, Hyper)> {
+        vec![
+            ("T_max".into(), Hyper::Int(self.t_max)),
+            ("eta_min".into(), Hyper::Float(self.eta_min)),
+        ]
+    }
+
+    fn load(&self, state: &SchedulerState) -> Result<CosineAnnealing> {
+        Ok(CosineAnnealing {
+            t_max: entry(state, "T_max")?.int("T_max")?,
+            eta_min: entry(state, "eta_min")?.float("eta_min")?,
+        })
+    }
+}
+
+impl Scheduler<CosineAnnealing> {
+    /// `CosineAnnealingLR(optimizer, T_max, eta_min)`; `t_max` must be positive.
+    pub fn new(opt: &mut dyn Optimizer, t_max: i64, eta_min: f64) -> Result<Scheduler<CosineAnnealing>> {
+        if t_max <= 0 {
+            return Err(Error::invalid(
+                "CosineAnnealingLR",
+                format!("T_max is {t_max}: it must be positive"),
+            ));
+        }
+        Scheduler::with_schedule(opt, CosineAnnealing { t_max, eta_min })
+    }
+}
+
+/// LinearLR's schedule: the factor goes linearly from `start_factor` to `end_factor` over `total_iters` epochs.
+#[derive(Clone, Debug)]
+pub struct Linear {
+    /// The first epoch's factor, in (0, 1].
+    pub start_factor: f64,
+    /// The factor from `total_iters` on, in [0, 1].
+    pub end_factor: f64,
+    /// Epochs of the ramp.
+    pub total_iters: i64,
+}
+
+impl Schedule for Linear {
+    fn get_lr(&self, base: &Base, opt: &mut dyn Optimizer) -> Result<Vec<f64>> {
+        let lrs = opt.lrs();
+        if base.last_epoch == 0 {
+            return Ok(lrs.into_iter().map(|lr| lr * self.start_factor).collect());
+        }
+        if base.last_epoch > self.total_iters {
+            return Ok(lrs);
+        }
+        let (s, e) = (self.start_factor, self.end_factor);
+        let factor = 1.0 + (e - s) / (self.total_iters as f64 * s + (base.last_epoch - 1) as f64 * (e - s));
+        Ok(lrs.into_iter().map(|lr| lr * factor).collect())
+    }
+
+    fn closed_form(&self, base: &Base) -> Option<Vec<f64>> {
+        let done = self.total_iters.min(base.last_epoch) as f64;
+        let factor = self.start_factor + (self.end_factor - self.start_factor) * done / self.total_iters as f64;
+        Some(base.base_lrs.iter().map(|b| b * factor).collect())
+    }
+
+    fn state(&self) -> Vec<(String, Hyper)> {
+        vec![
+            ("start_factor".into(), Hyper::Float(self.start_factor)),
+            ("end_factor".into(), Hyper::Float(self.end_factor)),
+            ("total_iters".into(), Hyper::Int(self.total_iters)),
+        ]
+    }
+
+    fn load(&self, state: &SchedulerState) -> Result<Linear> {
+        Ok(Linear {
+            start_factor: entry(state, "start_factor")?.float("start_factor")?,
+            end_factor: entry(state, "end_factor")?.float("end_factor")?,
+            total_iters: entry(state, "total_iters")?.int("total_iters")?,
+        })
+    }
+}
+
+impl Scheduler<Linear> {
+    /// `LinearLR(optimizer, start_factor, end_factor, total_iters)` (PyTorch's defaults: 1/3, 1.0, 5).
+    pub fn new(
+        opt: &mut dyn Optimizer,
+        start_factor: f64,
+        end_factor: f64,
+        total_iters: i64,
+    ) -> Result<Scheduler<Linear>> {
+        if !(start_factor > 0.0 && start_factor <= 1.0) {
+            return Err(Error::invalid(
+                "LinearLR",
+                format!("start_factor is {start_factor}: it must be greater than 0 and at most 1"),
+            ));
+        }
+        if !(0.0..=1.0).contains(&end_factor) {
+            return Err(Error::invalid(
+                "LinearLR",
+                format!("end_factor is {end_factor}: it must be in [0, 1]"),
+            ));
+        }
+        Scheduler::with_schedule(
+            opt,
+            Linear {
+                start_factor,
+                end_factor,
+                total_iters,
+            },
+        )
+    }
+}
+
+/// LambdaLR's schedule: `base_lr · lambda(epoch)`, one function for every group or one per group.
+pub struct Lambda {
+    lambdas: Vec<Box<dyn Fn(i64) -> f64 + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Lambda {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Lambda({} functions)", self.lambdas.len())
+    }
+}
+
+impl Schedule for Lambda {
+    fn get_lr(&self, base: &Base, _opt: &mut dyn Optimizer) -> Result<Vec<f64>> {
+        Ok(base
+            .base_lrs
+            .iter()
+            .enumerate()
+            .map(|(g, b)| b * (self.lambdas[g.min(self.lambdas.len() - 1)])(base.last_epoch))
+            .collect())
+    }
+
+    fn state(&self) -> Vec<(String, Hyper)> {
+        // PyTorch saves only callable objects' state; a function saves nothing.
+        vec![]
+    }
+
+    fn load(&self, _state: &SchedulerState) -> Result<Lambda> {
+        Err(Error::invalid(
+            "load_state_dict",
+            "LambdaLR's functions cannot be loaded: use load_state_dict_keeping_functions",
+        ))
+    }
+}
+
+impl Scheduler<Lambda> {
+    /// `LambdaLR(optimizer, lr_lambda)` with one function for every group.
+    pub fn new(
+        opt: &mut dyn Optimizer,
+        lr_lambda: impl Fn(i64) -> f64 + Send + Sync + 'static,
+    ) -> Result<Scheduler<Lambda>> {
+        Scheduler::with_schedule(
+            opt,
+            Lambda {
+                lambdas: vec![Box::new(lr_lambda)],
+            },
+        )
+    }
+
+    /// `LambdaLR(optimizer, [f, g, …])`: one function per group.
+    pub fn per_group(
+        opt: &mut dyn Optimizer,
+        lambdas: Vec<Box<dyn Fn(i64) -> f64 + Send + Sync>>,
+    ) -> Result<Scheduler<Lambda>> {
+        let groups = opt.lrs().len();
+        if lambdas.len() != groups {
+            return Err(Error::invalid(
+                "LambdaLR",
+                format!("expected {groups} lr_lambdas, but got {}", lambdas.len()),
+            ));
+        }
+        Scheduler::with_schedule(opt, Lambda { lambdas })
+    }
+
+    /// Loads the epoch counts of a state dict, keeping this scheduler's functions (PyTorch saves none).
+    pub fn load_state_dict_keeping_functions(&mut self, state: &SchedulerState) -> Result<()> {
+        self.base = self.base.load(state)?;
+        Ok(())
+    }
+}
+
+/// How [`OneCycle`] interpolates within a phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anneal {
+    /// `'cos'`.
+    Cos,
+    /// `'linear'`.
+    Linear,
+}
+
+impl Anneal {
+    fn at(self, start: f64, end: f64, pct: f64) -> f64 {
+        match self {
+            Anneal::Cos => end + (start - end) / 2.0 * ((PI * pct).cos() + 1.0),
+            Anneal::Linear => (end - start) * pct + start,
+        }
+    }
+}
+
+/// OneCycleLR's options, with PyTorch's defaults except `max_lr` and `total_steps`, which have none.
+#[derive(Clone, Debug)]
+pub struct OneCycleOptions {
+    /// The peak rate of each group (one value for all, or one per group).
+    pub max_lr: Vec<f64>,
+    /// Steps in the cycle (PyTorch's `total_steps`, or `epochs · steps_per_epoch`).
+    pub total_steps: i64,
+    /// The share of the cycle spent rising: 0.3.
+    pub pct_start: f64,
+    /// The interpolation: cosine.
+    pub anneal_strategy: Anneal,
+    /// Cycle the momentum inversely to the rate: true.
+    pub cycle_momentum: bool,
+    /// The lowest momentum: 0.85.
+    pub base_momentum: f64,
+    /// The highest momentum: 0.95.
+    pub max_momentum: f64,
+    /// `initial_lr = max_lr / div_factor`: 25.
+    pub div_factor: f64,
+    /// `min_lr = initial_lr / final_div_factor`: 1e4.
+    pub final_div_factor: f64,
+    /// Three phases (up, down to `initial_lr`, down to `min_lr`) instead of two: false.
+    pub three_phase: bool,
+}
+
+impl OneCycleOptions {
+    /// The defaults for a peak of `max_lr` over `total_steps`.
+    pub fn new(max_lr: f64, total_steps: i64) -> OneCycleOptions {
+        OneCycleOptions {
+            max_lr: vec![max_lr],
+            total_steps,
+            pct_start: 0.3,
+            anneal_strategy: Anneal::Cos,
+            cycle_momentum: true,
+            base_momentum: 0.85,
+            max_momentum: 0.95,
+            div_factor: 25.0,
+            final_div_factor: 1e4,
+            three_phase: false,
+        }
+    }
+}
+
+/// One phase: its last step, and which group values it goes from and to.
+#[derive(Clone, Copy, Debug)]
+struct Phase {
+    end_step: f64,
+    lr: (Level, Level),
+    momentum: (Level, Level),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Level {
+    Initial,
+    Max,
+    Min,
+    BaseMomentum,
+    MaxMomentum,
+}
+
+/// OneCycleLR's schedule (per batch): the 1cycle policy of Smith & Topin.
+#[derive(Clone, Debug)]
+pub struct OneCycle {
+    options: OneCycleOptions,
+    /// Per group: initial, max and min rate.
+    levels: Vec<(f64, f64, f64)>,
+    phases: Vec<Phase>,
+}
+
+impl OneCycle {
+    fn value(&self, group: usize, level: Level) -> f64 {
+        let (initial, max, min) = self.levels[group];
+        match level {
+            Level::Initial => initial,
+            Level::Max => max,
+            Level::Min => min,
+            Level::BaseMomentum => self.options.base_momentum,
+            Level::MaxMomentum => self.options.max_momentum,
+        }
+    }
+}
+
+impl Schedule for OneCycle {
+    fn get_lr(&self, base: &Base, opt: &mut dyn Optimizer) -> Result<Vec<f64>> {
+        let step = base.last_epoch as f64;
+        if base.last_epoch > self.options.total_steps {
+            return Err(Error::invalid(
+                "OneCycleLR",
+                format!(
+                    "tried to step {} times; the specified number of total steps is {}",
+                    base.last_epoch, self.options.total_steps
+                ),
+            ));
+        }
+        let mut lrs = vec![];
+        for g in 0..self.levels.len() {
+            let mut start = 0.0;
+            for (i, phase) in self.phases.iter().enumerate() {
+                if step <= phase.end_step || i == self.phases.len() - 1 {
+                    let pct = (step - start) / (phase.end_step - start);
+                    let anneal = self.options.anneal_strategy;
+                    lrs.push(anneal.at(self.value(g, phase.lr.0), self.value(g, phase.lr.1), pct));
+                    if self.options.cycle_momentum {
+                        let m = anneal.at(self.value(g, phase.momentum.0), self.value(g, phase.momentum.1), pct);
+                        opt.set_momentum(g, m)?;
+                    }
+                    break;
+                }
+                start = phase.end_step;
+            }
+        }
+        Ok(lrs)
+    }
+
+    fn state(&self) -> Vec<(String, Hyper)> {
+        vec![
+            ("total_steps".into(), Hyper::Int(self.options.total_steps)),
+            ("pct_start".into(), Hyper::Float(self.options.pct_start)),
+            ("cycle_momentum".into(), Hyper::Bool(self.options.cycle_momentum)),
+        ]
+    }
+
+    fn load(&self, state: &SchedulerState) -> Result<OneCycle> {
+        let total = entry(state, "total_steps")?.int("total_steps")?;
+        if total != self.options.total_steps {
+            return Err(Error::invalid(
+                "load_state_dict",
+                format!(
+                    "the state is of a {total}-step cycle, this scheduler's has {}",
+                    self.options.total_steps
+                ),
+            ));
+        }
+        Ok(self.clone())
+    }
+}
+
+impl Scheduler<OneCycle> {
+    /// `OneCycleLR(optimizer, max_lr, total_steps, …)`: sets each group's `initial_lr` (and rate) to
+    /// `max_lr / div_factor` and, with `cycle_momentum`, its momentum to `max_momentum` (an error for an
+    /// optimizer without momentum, as PyTorch's).
+    pub fn new(opt: &mut dyn Optimizer, options: OneCycleOptions) -> Result<Scheduler<OneCycle>> {
+        let op = "OneCycleLR";
+        let total = options.total_steps;
+        if total <= 0 {
+            return Err(Error::invalid(
+                op,
+                format!("total_steps is {total}: it must be positive"),
+            ));
+        }
+        if !(0.0..=1.0).contains(&options.pct_start) {
+            return Err(Error::invalid(
+                op,
+                format!("pct_start is {}: it must be in [0, 1]", options.pct_start),
+            ));
+        }
+        let groups = opt.lrs().len();
+        let max_lrs = match options.max_lr.len() {
+            1 => vec![options.max_lr[0]; groups],
+            n if n == groups => options.max_lr.clone(),
+            n => {
+                return Err(Error::invalid(
+                    op,
+                    format!("expected {groups} values for max_lr, got {n}"),
+                ));
+            }
+        };
+        let mut levels = vec![];
+        for (g, max) in max_lrs.iter().enumerate() {
+            let initial = max / options.div_factor;
+            opt.set_initial_lr(g, initial)?;
+            opt.set_lr(g, initial)?;
+            levels.push((initial, *max, initial / options.final_div_factor));
+        }
+        if options.cycle_momentum {
+            if opt.momentums().iter().any(Option::is_none) {
+                return Err(Error::invalid(
+                    op,
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled",
+                ));
+            }
+            for g in 0..groups {
+                opt.set_momentum(g, options.max_momentum)?;
+            }
+        }
+        let (t, p) = (total as f64, options.pct_start);
+        let phases = if options.three_phase {
+            vec![
+                Phase {
+                    end_step: p * t - 1.0,
+                    lr: (Level::Initial, Level::Max),
+                    momentum: (Level::MaxMomentum, Level::BaseMomentum),
+                },
+                Phase {
+                    end_step: 2.0 * p * t - 2.0,
+                    lr: (Level::Max, Level::Initial),
+                    momentum: (Level::BaseMomentum, Level::MaxMomentum),
+                },
+                Phase {
+                    end_step: t - 1.0,
+                    lr: (Level::Initial, Level::Min),
+                    momentum: (Level::MaxMomentum, Level::MaxMomentum),
+                },
+            ]
+        } else {
+            vec![
+                Phase {
+                    end_step: p * t - 1.0,
+                    lr: (Level::Initial, Level::Max),
+                    momentum: (Level::MaxMomentum, Level::BaseMomentum),
+                },
+                Phase {
+                    end_step: t - 1.0,
+                    lr: (Level::Max, Level::Min),
+                    momentum: (Level::BaseMomentum, Level::MaxMomentum),
+                },
+            ]
+        };
+        Scheduler::with_schedule(
+            opt,
+            OneCycle {
+                options,
+                levels,
+                phases,
+            },
+        )
+    }
+}
