@@ -30,7 +30,7 @@ fn rules() -> Vec<(&'static str, Vec<&'static str>)> {
         ("functional", with(&[BASE, &["ops"]])),
         ("autograd", with(&[BASE, &["ops"]])),
         ("init", with(&[BASE, &["param", "ops"]])),
-        ("optim", with(&[BASE, &["param", "ops"]])),
+        ("optim", with(&[BASE, &["param", "io", "ops"]])),
         ("utils", with(&[BASE, &["param", "ops"]])),
     ];
     for part in MODULE_SYSTEM {

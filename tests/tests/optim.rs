@@ -1,15 +1,18 @@
 //! The optimizers against PyTorch 2.5.1: 20 training steps of LightZero's DynamicsNetwork (`dynamics_small`,
 //! batch 8, fresh batches each step) from the same weights, for SGD (Nesterov, weight decay; dampening), Adam,
-//! AdamW with amsgrad, centred RMSprop with momentum, and Adagrad (`fixtures/trajectories.safetensors`, made by
+//! AdamW with amsgrad, centred RMSprop with momentum, Adagrad, and SGD under StepLR
+//! (`fixtures/trajectories.safetensors`, made by
 //! `fixtures/generate/trajectories.py`): the 20 losses and the final state dict within 1e-4 relative (f32; the
 //! losses against the run's largest |loss|, each tensor against its largest |value|, as the shared notes
-//! advise for losses that cross zero). SGD and Adam also on wgpu. A run saved after step 10 and resumed in a
-//! fresh model and optimizer ends bit for bit where the uninterrupted run does.
+//! advise for losses that cross zero). SGD and Adam also on wgpu. A run saved after step 10 (model and
+//! optimizer to safetensors files, the scheduler's state dict) and resumed in a fresh model, optimizer and
+//! scheduler ends bit for bit where the uninterrupted run does.
 
 use integration_tests::{fixture, tensors, wgpu_or_skip};
+use nn::optim::lr_scheduler::{LrScheduler, StepLR};
 use nn::optim::{
-    Adagrad, AdagradOptions, Adam, AdamOptions, AdamW, GroupOptions, Hyper, Optimizer, RMSprop, RMSpropOptions, SGD,
-    SgdOptions,
+    Adagrad, AdagradOptions, Adam, AdamOptions, AdamW, GroupOptions, Hyper, Optimizer, OptimizerState, RMSprop,
+    RMSpropOptions, SGD, SgdOptions,
 };
 use nn::prelude::*;
 use reference::efficientzero::{DynamicsConfig, DynamicsNetwork};
@@ -40,6 +43,20 @@ fn optimizer(run: &str, net: &DynamicsNetwork) -> (Box<dyn Optimizer>, f64) {
                         momentum: 0.9,
                         nesterov: true,
                         weight_decay: 1e-3,
+                        ..Default::default()
+                    },
+                )
+                .unwrap(),
+            ),
+            1.0,
+        ),
+        "sgd_steplr" => (
+            Box::new(
+                SGD::new(
+                    p,
+                    SgdOptions {
+                        lr: 0.05,
+                        momentum: 0.9,
                         ..Default::default()
                     },
                 )
@@ -125,11 +142,17 @@ fn optimizer(run: &str, net: &DynamicsNetwork) -> (Box<dyn Optimizer>, f64) {
     }
 }
 
+/// The run's scheduler: `sgd_steplr` has StepLR(5, 0.5).
+fn scheduler(run: &str, opt: &mut dyn Optimizer) -> Option<Box<dyn LrScheduler + Send>> {
+    (run == "sgd_steplr").then(|| Box::new(StepLR::new(opt, 5, 0.5).unwrap()) as Box<dyn LrScheduler + Send>)
+}
+
 /// Steps `steps` of the fixture's schedule: forward, scaled loss, backward, step, zero_grad(set_to_none); the
 /// losses before each step.
 fn train(
     net: &DynamicsNetwork,
     opt: &mut dyn Optimizer,
+    sched: &mut Option<Box<dyn LrScheduler + Send>>,
     scale: f64,
     steps: std::ops::Range<usize>,
     file: &StateDict,
@@ -159,6 +182,9 @@ fn train(
         losses.push(loss.item().unwrap());
         loss.backward().unwrap();
         opt.step().unwrap();
+        if let Some(s) = sched {
+            s.step(opt).unwrap();
+        }
         opt.zero_grad(true).unwrap();
     }
     losses
@@ -168,7 +194,8 @@ fn check_run(run: &str, device: Device) {
     let file = tensors("trajectories.safetensors");
     let net = network(device);
     let (mut opt, scale) = optimizer(run, &net);
-    let losses = train(&net, opt.as_mut(), scale, 0..STEPS, &file, device);
+    let mut sched = scheduler(run, opt.as_mut());
+    let losses = train(&net, opt.as_mut(), &mut sched, scale, 0..STEPS, &file, device);
     let want = file[&format!("{run}.losses")].to_vec_f64().unwrap();
     let largest = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let loss_err = losses
@@ -207,6 +234,7 @@ fn every_optimizer_follows_pytorchs_trajectory_on_the_cpu() {
     for run in [
         "sgd_nesterov",
         "sgd_dampening",
+        "sgd_steplr",
         "adam",
         "adamw_amsgrad",
         "rmsprop",
@@ -227,24 +255,37 @@ fn sgd_and_adam_follow_pytorchs_trajectory_on_wgpu() {
 #[test]
 fn a_run_saved_at_step_10_resumes_bit_for_bit() {
     let file = tensors("trajectories.safetensors");
-    for run in ["sgd_nesterov", "adamw_amsgrad", "rmsprop", "adagrad"] {
+    for run in ["sgd_nesterov", "sgd_steplr", "adamw_amsgrad", "rmsprop", "adagrad"] {
         let whole = network(Device::Cpu);
         let (mut opt, scale) = optimizer(run, &whole);
-        let all_losses = train(&whole, opt.as_mut(), scale, 0..STEPS, &file, Device::Cpu);
+        let mut sched = scheduler(run, opt.as_mut());
+        let all_losses = train(&whole, opt.as_mut(), &mut sched, scale, 0..STEPS, &file, Device::Cpu);
 
+        // Train 10 steps; save the model and the optimizer to files, and the scheduler's state.
         let first = network(Device::Cpu);
         let (mut opt, scale) = optimizer(run, &first);
-        train(&first, opt.as_mut(), scale, 0..10, &file, Device::Cpu);
+        let mut sched = scheduler(run, opt.as_mut());
+        train(&first, opt.as_mut(), &mut sched, scale, 0..10, &file, Device::Cpu);
         let dir = std::env::temp_dir().join(format!("nn-optim-resume-{run}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         first.save_safetensors(dir.join("model.safetensors")).unwrap();
-        let saved = opt.state_dict().unwrap();
+        opt.state_dict()
+            .unwrap()
+            .save_safetensors(dir.join("optimizer.safetensors"))
+            .unwrap();
+        let sched_state = sched.as_ref().map(|s| s.state_dict());
 
+        // A fresh model, optimizer and scheduler load them and run steps 11 to 20.
         let mut resumed = network(Device::Cpu);
         resumed.load_safetensors(dir.join("model.safetensors"), true).unwrap();
         let (mut opt, scale) = optimizer(run, &resumed);
-        opt.load_state_dict(&saved).unwrap();
-        let losses = train(&resumed, opt.as_mut(), scale, 10..STEPS, &file, Device::Cpu);
+        let mut sched = scheduler(run, opt.as_mut());
+        opt.load_state_dict(&OptimizerState::load_safetensors(dir.join("optimizer.safetensors")).unwrap())
+            .unwrap();
+        if let (Some(s), Some(state)) = (&mut sched, &sched_state) {
+            s.load_state_dict(state).unwrap();
+        }
+        let losses = train(&resumed, opt.as_mut(), &mut sched, scale, 10..STEPS, &file, Device::Cpu);
         std::fs::remove_dir_all(&dir).unwrap();
 
         assert_eq!(losses, all_losses[10..], "{run}: losses after resuming");

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use indexmap::IndexMap;
 
+use crate::io::StateDict;
 use crate::{DType, Error, Result, Tensor};
 
 /// A hyperparameter of a group, as PyTorch's `param_groups` holds it.
@@ -178,5 +179,106 @@ impl ParamState {
             out.insert(k, v.to_dtype(param.dtype())?.to_device(param.device())?.deep_copy()?);
         }
         Ok(out)
+    }
+}
+
+impl OptimizerState {
+    /// The state as tensors, to save beside a model's weights: `state.{index}.{name}` for every state tensor,
+    /// `param_groups.{group}.params` (int64 indices) and `param_groups.{group}.{hyperparameter}` (a float64 or
+    /// bool scalar, `betas` a float64 pair, a count an int64 scalar, a list a float64 vector).
+    ///
+    /// ```
+    /// use nn::optim::{Optimizer, OptimizerState, SGD, SgdOptions};
+    /// use nn::prelude::*;
+    /// let fc = Linear::new(2, 1, true);
+    /// let opt = SGD::new(fc.parameters(), SgdOptions::default())?;
+    /// let tensors = opt.state_dict()?.to_state_dict()?;
+    /// assert_eq!(tensors["param_groups.0.lr"].item()?, 1e-3);
+    /// let back = OptimizerState::from_state_dict(&tensors)?;
+    /// assert_eq!(back.param_groups, opt.state_dict()?.param_groups);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn to_state_dict(&self) -> Result<StateDict> {
+        let mut out = StateDict::new();
+        for (index, state) in &self.state {
+            for (name, t) in state.iter() {
+                out.insert(format!("state.{index}.{name}"), t.clone());
+            }
+        }
+        for (g, group) in self.param_groups.iter().enumerate() {
+            let indices: Vec<i64> = group.params.iter().map(|i| *i as i64).collect();
+            let n = indices.len();
+            out.insert(format!("param_groups.{g}.params"), Tensor::from_vec(indices, [n])?);
+            for (key, value) in &group.options {
+                let t = match value {
+                    Hyper::Float(v) => Tensor::from_vec(vec![*v], Vec::<usize>::new())?,
+                    Hyper::Bool(v) => Tensor::from_vec(vec![*v], Vec::<usize>::new())?,
+                    Hyper::Int(v) => Tensor::from_vec(vec![*v], Vec::<usize>::new())?,
+                    Hyper::Pair(a, b) => Tensor::from_vec(vec![*a, *b], [2])?,
+                    Hyper::List(v) => Tensor::from_vec(v.clone(), [v.len()])?,
+                };
+                out.insert(format!("param_groups.{g}.{key}"), t);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The state [`OptimizerState::to_state_dict`] wrote (a float64 vector of two is read as a pair, as the
+    /// optimizers' only vector hyperparameter is `betas`). A key of another form is an error naming it.
+    pub fn from_state_dict(tensors: &StateDict) -> Result<OptimizerState> {
+        let bad = |key: &str, why: &str| Error::invalid("OptimizerState::from_state_dict", format!("{key}: {why}"));
+        let mut out = OptimizerState::default();
+        for (key, t) in tensors.iter() {
+            let parts: Vec<&str> = key.splitn(3, '.').collect();
+            let [kind, index, name] = parts[..] else {
+                return Err(bad(key, "expected state.{index}.{name} or param_groups.{group}.{key}"));
+            };
+            let index: usize = index.parse().map_err(|_| bad(key, "the index is not a number"))?;
+            match kind {
+                "state" => {
+                    out.state.entry(index).or_default().insert(name, t.clone());
+                }
+                "param_groups" => {
+                    if index > out.param_groups.len() + 64 {
+                        return Err(bad(key, "group index out of range"));
+                    }
+                    while out.param_groups.len() <= index {
+                        out.param_groups.push(GroupState::default());
+                    }
+                    let group = &mut out.param_groups[index];
+                    let values = t.to_vec_f64()?;
+                    if name == "params" {
+                        group.params = values.iter().map(|v| *v as usize).collect();
+                        continue;
+                    }
+                    let value = match (t.dtype(), t.rank(), values.as_slice()) {
+                        (DType::F64, 0, [v]) => Hyper::Float(*v),
+                        (DType::Bool, 0, [v]) => Hyper::Bool(*v != 0.0),
+                        (DType::I64, 0, [v]) => Hyper::Int(*v as i64),
+                        (DType::F64, 1, [a, b]) => Hyper::Pair(*a, *b),
+                        (DType::F64, 1, v) => Hyper::List(v.to_vec()),
+                        _ => {
+                            return Err(bad(
+                                key,
+                                "not a hyperparameter tensor (f64, bool or i64 scalar, f64 vector)",
+                            ));
+                        }
+                    };
+                    group.options.insert(name.to_owned(), value);
+                }
+                _ => return Err(bad(key, "expected state.{index}.{name} or param_groups.{group}.{key}")),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Saves [`OptimizerState::to_state_dict`] as a safetensors file.
+    pub fn save_safetensors(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        crate::io::save_safetensors(&self.to_state_dict()?, path.as_ref())
+    }
+
+    /// Reads a file [`OptimizerState::save_safetensors`] wrote.
+    pub fn load_safetensors(path: impl AsRef<std::path::Path>) -> Result<OptimizerState> {
+        OptimizerState::from_state_dict(&crate::io::load_safetensors(path.as_ref())?)
     }
 }
