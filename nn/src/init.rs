@@ -71,3 +71,162 @@ pub fn bias_uniform_(bias: &Tensor, fan_in: usize) -> Result<()> {
     let bound = if fan_in > 0 { 1.0 / (fan_in as f64).sqrt() } else { 0.0 };
     uniform_(bias, -bound, bound)
 }
+
+/// Which fan the Kaiming initialisations scale by: PyTorch's `mode='fan_in'` (the default, preserving the
+/// forward pass's variance) or `'fan_out'` (the backward pass's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FanMode {
+    /// `'fan_in'`.
+    #[default]
+    FanIn,
+    /// `'fan_out'`.
+    FanOut,
+}
+
+/// PyTorch's `calculate_gain(nonlinearity, param)`: 1 for `linear`, the `conv*` and `sigmoid`, 5/3 for `tanh`,
+/// √2 for `relu`, √(2 / (1 + slope²)) for `leaky_relu` (slope `param`, default 0.01), 3/4 for `selu`; any other
+/// name is an error.
+///
+/// ```
+/// assert_eq!(nn::init::calculate_gain("tanh", None).unwrap(), 5.0 / 3.0);
+/// assert_eq!(nn::init::calculate_gain("relu", None).unwrap(), 2f64.sqrt());
+/// ```
+pub fn calculate_gain(nonlinearity: &str, param: Option<f64>) -> Result<f64> {
+    match nonlinearity {
+        "linear" | "conv1d" | "conv2d" | "conv3d" | "conv_transpose1d" | "conv_transpose2d" | "conv_transpose3d"
+        | "sigmoid" => Ok(1.0),
+        "tanh" => Ok(5.0 / 3.0),
+        "relu" => Ok(2f64.sqrt()),
+        "leaky_relu" => {
+            let slope = param.unwrap_or(0.01);
+            Ok((2.0 / (1.0 + slope * slope)).sqrt())
+        }
+        "selu" => Ok(0.75),
+        other => Err(Error::invalid(
+            "calculate_gain",
+            format!("unsupported nonlinearity {other:?}"),
+        )),
+    }
+}
+
+/// The fan `mode` picks of `t`'s shape.
+fn fan(t: &Tensor, mode: FanMode) -> Result<usize> {
+    let (fan_in, fan_out) = fans(t.shape())?;
+    Ok(match mode {
+        FanMode::FanIn => fan_in,
+        FanMode::FanOut => fan_out,
+    })
+}
+
+/// `kaiming_normal_(t, a, mode, nonlinearity)`: `N(0, std²)` with `std = gain / √fan` (`gain` from
+/// [`calculate_gain`] with `a` as the leaky slope); a zero-element tensor is left as it is, as in PyTorch.
+pub fn kaiming_normal_(t: &Tensor, a: f64, mode: FanMode, nonlinearity: &str) -> Result<()> {
+    let fan = fan(t, mode)?;
+    if t.numel() == 0 || fan == 0 {
+        // PyTorch: "Initializing zero-element tensors is a no-op".
+        return Ok(());
+    }
+    let std = calculate_gain(nonlinearity, Some(a))? / (fan as f64).sqrt();
+    normal_(t, 0.0, std)
+}
+
+/// `kaiming_uniform_` with PyTorch's other arguments: uniform in `±gain·√(3 / fan)`.
+pub fn kaiming_uniform_with(t: &Tensor, a: f64, mode: FanMode, nonlinearity: &str) -> Result<()> {
+    let fan = fan(t, mode)?;
+    if t.numel() == 0 || fan == 0 {
+        // PyTorch: "Initializing zero-element tensors is a no-op".
+        return Ok(());
+    }
+    let bound = calculate_gain(nonlinearity, Some(a))? * (3.0 / fan as f64).sqrt();
+    uniform_(t, -bound, bound)
+}
+
+/// `xavier_normal_(t, gain)`: `N(0, std²)` with `std = gain·√(2 / (fan_in + fan_out))`.
+pub fn xavier_normal_(t: &Tensor, gain: f64) -> Result<()> {
+    let (fan_in, fan_out) = fans(t.shape())?;
+    normal_(t, 0.0, gain * (2.0 / (fan_in + fan_out).max(1) as f64).sqrt())
+}
+
+/// `trunc_normal_(t, mean, std, a, b)`: `N(mean, std²)` restricted to `[a, b]`, drawn by rejection from the
+/// global generator (the distribution is PyTorch's; the samples are not, PyTorch uses the inverse CDF). An
+/// interval of (almost) no probability is an error rather than an endless draw.
+pub fn trunc_normal_(t: &Tensor, mean: f64, std: f64, a: f64, b: f64) -> Result<()> {
+    let ordered = a.partial_cmp(&b) == Some(std::cmp::Ordering::Less);
+    if !ordered || std.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        return Err(Error::invalid(
+            "trunc_normal_",
+            format!("need a < b and std > 0; got a = {a}, b = {b}, std = {std}"),
+        ));
+    }
+    let n = t.numel();
+    let mut values = Vec::with_capacity(n);
+    let mut draws = 0usize;
+    random::with_global(|g| {
+        while values.len() < n {
+            draws += 1;
+            if draws >= 10_000 && values.len() * 1_000 < draws {
+                return Err(Error::invalid(
+                    "trunc_normal_",
+                    format!("[{a}, {b}] holds almost none of N({mean}, {std}²): fewer than 1 draw in 1000 lands in it"),
+                ));
+            }
+            let v = mean + std * g.normal();
+            if (a..=b).contains(&v) {
+                values.push(v);
+            }
+        }
+        Ok(())
+    })?;
+    t.copy_(&Tensor::from_vec(values, t.shape().clone())?.to_dtype(t.dtype())?)
+}
+
+/// `orthogonal_(t, gain)`: a (semi-)orthogonal matrix of `t`'s shape flattened to `(rows, rest)`, times `gain`:
+/// the Q of the QR decomposition of a standard normal matrix, with R's diagonal made positive (so Q is
+/// uniformly distributed), as PyTorch does. Needs 2 or more dimensions.
+pub fn orthogonal_(t: &Tensor, gain: f64) -> Result<()> {
+    let dims = t.shape().dims();
+    if dims.len() < 2 {
+        return Err(Error::invalid(
+            "orthogonal_",
+            "only tensors with 2 or more dimensions are supported",
+        ));
+    }
+    if t.numel() == 0 {
+        return Ok(());
+    }
+    let rows = dims[0];
+    let cols = t.numel() / rows;
+    let normal: Vec<f64> = random::with_global(|g| (0..rows * cols).map(|_| g.normal()).collect());
+    // Orthonormalise the columns of the tall matrix (rows ≥ cols, else of its transpose) by modified
+    // Gram-Schmidt in f64: its R has a positive diagonal, which is PyTorch's sign correction.
+    let (m, n) = if rows < cols { (cols, rows) } else { (rows, cols) };
+    let at = |i: usize, j: usize| {
+        if rows < cols {
+            normal[j * cols + i]
+        } else {
+            normal[i * cols + j]
+        }
+    };
+    let mut q: Vec<Vec<f64>> = (0..n).map(|j| (0..m).map(|i| at(i, j)).collect()).collect();
+    for j in 0..n {
+        for k in 0..j {
+            let (done, rest) = q.split_at_mut(j);
+            let (basis, column) = (&done[k], &mut rest[0]);
+            let dot: f64 = basis.iter().zip(column.iter()).map(|(a, b)| a * b).sum();
+            for (c, b) in column.iter_mut().zip(basis) {
+                *c -= dot * b;
+            }
+        }
+        let norm = q[j].iter().map(|v| v * v).sum::<f64>().sqrt();
+        for v in &mut q[j] {
+            *v /= norm;
+        }
+    }
+    let mut out = vec![0.0; rows * cols];
+    for r in 0..rows {
+        for c in 0..cols {
+            out[r * cols + c] = gain * if rows < cols { q[r][c] } else { q[c][r] };
+        }
+    }
+    t.copy_(&Tensor::from_vec(out, t.shape().clone())?.to_dtype(t.dtype())?)
+}
