@@ -6,6 +6,7 @@
 //! `cargo bench -p reference --bench dynamics`
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use nn::optim::{Adam, AdamOptions, Optimizer};
 use nn::prelude::*;
 use reference::efficientzero::{DynamicsConfig, DynamicsNetwork};
 use std::hint::black_box;
@@ -53,6 +54,28 @@ fn bench(c: &mut Criterion) {
                         .reduce(|a, b| a.add(&b).unwrap())
                         .unwrap();
                     loss.backward().unwrap();
+                })
+            },
+        );
+    }
+
+    // One training step: forward, backward and Adam's update at batch 256 in train mode.
+    {
+        net.train(true);
+        let mut opt = Adam::new(net.parameters(), AdamOptions::default()).unwrap();
+        c.bench_function(
+            "DynamicsNetwork training step (forward, backward, Adam), batch 256",
+            |b| {
+                b.iter(|| {
+                    opt.zero_grad(true).unwrap();
+                    let (latent, (h1, c1), value) = net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap();
+                    let loss = [latent, h1, c1, value]
+                        .iter()
+                        .map(|t| t.sum_all().unwrap())
+                        .reduce(|a, b| a.add(&b).unwrap())
+                        .unwrap();
+                    loss.backward().unwrap();
+                    opt.step().unwrap();
                 })
             },
         );

@@ -108,6 +108,18 @@ def dynamics():
 
         t = median_seconds(step, 200 if batch > 1 else 1000)
         print(f"dynamics/forward + backward {mode} batch {batch}: {t * 1e3:.3f} ms")
+    net.train()
+    x, h, c = inputs(256)
+    opt = torch.optim.Adam(net.parameters())
+
+    def train_step():
+        opt.zero_grad(set_to_none=True)
+        latent, (h1, c1), value = net(x.clone(), (h, c))
+        (latent.sum() + h1.sum() + c1.sum() + value.sum()).backward()
+        opt.step()
+
+    t = median_seconds(train_step, 200)
+    print(f"dynamics/training step (forward, backward, Adam) train batch 256: {t * 1e3:.3f} ms")
 
 
 SECTIONS = {"activations": activations, "module_api": module_api, "hooks": hooks, "dynamics": dynamics}
