@@ -6,5 +6,6 @@
 //! `cargo run --release --example activations -- tests/fixtures/activations.safetensors` run them.
 
 pub mod cli;
+pub mod digits;
 pub mod efficientzero;
 pub mod parity;
