@@ -144,7 +144,7 @@ fn every_scheduler_gives_pytorchs_rates_step_by_step() {
 
 #[test]
 fn a_schedule_resumed_from_its_state_dict_continues_exactly() {
-    for name in ["step", "cosine", "linear", "onecycle", "sequential3"] {
+    for name in ["step", "cosine", "linear", "lambda", "onecycle", "sequential3"] {
         let mut whole_opt = optimizer(false);
         let mut whole = scheduler(name, whole_opt.as_mut());
         for _ in 0..30 {

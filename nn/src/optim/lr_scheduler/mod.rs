@@ -23,7 +23,9 @@
 
 mod schedules;
 
-pub use schedules::{Anneal, CosineAnnealing, Exponential, Lambda, Linear, MultiStep, OneCycle, OneCycleOptions, Step};
+pub use schedules::{
+    Anneal, CosineAnnealing, Exponential, Lambda, Linear, LrLambda, MultiStep, OneCycle, OneCycleOptions, Step,
+};
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,7 @@
 //! The schedules: PyTorch 2.5.1's `get_lr` (recursive) and `_get_closed_form_lr` of each scheduler.
 
 use std::f64::consts::PI;
+use std::sync::Arc;
 
 use super::{Base, Schedule, Scheduler, SchedulerState};
 use crate::optim::{Hyper, Optimizer};
@@ -321,9 +322,13 @@ impl Scheduler<Linear> {
     }
 }
 
+/// A LambdaLR function of the epoch.
+pub type LrLambda = Arc<dyn Fn(i64) -> f64 + Send + Sync>;
+
 /// LambdaLR's schedule: `base_lr · lambda(epoch)`, one function for every group or one per group.
+#[derive(Clone)]
 pub struct Lambda {
-    lambdas: Vec<Box<dyn Fn(i64) -> f64 + Send + Sync>>,
+    lambdas: Vec<LrLambda>,
 }
 
 impl std::fmt::Debug for Lambda {
@@ -347,11 +352,9 @@ impl Schedule for Lambda {
         vec![]
     }
 
+    /// The functions stay (PyTorch's `load_state_dict` keeps plain functions too).
     fn load(&self, _state: &SchedulerState) -> Result<Lambda> {
-        Err(Error::invalid(
-            "load_state_dict",
-            "LambdaLR's functions cannot be loaded: use load_state_dict_keeping_functions",
-        ))
+        Ok(self.clone())
     }
 }
 
@@ -364,16 +367,13 @@ impl Scheduler<Lambda> {
         Scheduler::with_schedule(
             opt,
             Lambda {
-                lambdas: vec![Box::new(lr_lambda)],
+                lambdas: vec![Arc::new(lr_lambda)],
             },
         )
     }
 
     /// `LambdaLR(optimizer, [f, g, …])`: one function per group.
-    pub fn per_group(
-        opt: &mut dyn Optimizer,
-        lambdas: Vec<Box<dyn Fn(i64) -> f64 + Send + Sync>>,
-    ) -> Result<Scheduler<Lambda>> {
+    pub fn per_group(opt: &mut dyn Optimizer, lambdas: Vec<LrLambda>) -> Result<Scheduler<Lambda>> {
         let groups = opt.lrs().len();
         if lambdas.len() != groups {
             return Err(Error::invalid(
@@ -382,12 +382,6 @@ impl Scheduler<Lambda> {
             ));
         }
         Scheduler::with_schedule(opt, Lambda { lambdas })
-    }
-
-    /// Loads the epoch counts of a state dict, keeping this scheduler's functions (PyTorch saves none).
-    pub fn load_state_dict_keeping_functions(&mut self, state: &SchedulerState) -> Result<()> {
-        self.base = self.base.load(state)?;
-        Ok(())
     }
 }
 
