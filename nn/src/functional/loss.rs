@@ -178,6 +178,21 @@ pub struct ClassLossOptions {
     pub label_smoothing: f64,
 }
 
+impl ClassLossOptions {
+    /// `label_smoothing`, checked to be in `[0, 1]` for `op`.
+    fn smoothing(&self, op: &'static str) -> Result<f64> {
+        let eps = self.label_smoothing;
+        if (0.0..=1.0).contains(&eps) {
+            Ok(eps)
+        } else {
+            Err(Error::invalid(
+                op,
+                format!("label_smoothing is {eps}: it must be in [0, 1]"),
+            ))
+        }
+    }
+}
+
 impl Default for ClassLossOptions {
     fn default() -> ClassLossOptions {
         ClassLossOptions {
@@ -260,13 +275,7 @@ fn class_factors(
             "the target of class indices must have the input's shape without its class dimension",
         ));
     }
-    let eps = options.label_smoothing;
-    if !(0.0..=1.0).contains(&eps) {
-        return Err(Error::invalid(
-            op,
-            format!("label_smoothing is {eps}: it must be in [0, 1]"),
-        ));
-    }
+    let eps = options.smoothing(op)?;
     let weights = class_weights(op, input, options.weight.as_ref(), classes)?;
     let targets = target.to_vec_f64()?;
     let mut factors = vec![0.0f64; batch * classes * spatial];
@@ -348,13 +357,7 @@ pub fn cross_entropy(input: &Tensor, target: &Tensor, options: &ClassLossOptions
     let class_dim = if input.rank() == 1 { 0 } else { 1 };
     if target.is_floating_point() {
         check_pair(op, input, target)?;
-        let eps = options.label_smoothing;
-        if !(0.0..=1.0).contains(&eps) {
-            return Err(Error::invalid(
-                op,
-                format!("label_smoothing is {eps}: it must be in [0, 1]"),
-            ));
-        }
+        let eps = options.smoothing(op)?;
         let weights = class_weights(op, input, options.weight.as_ref(), classes)?;
         let log_probs = input.log_softmax(class_dim as isize)?;
         let mut target = target.clone();
