@@ -1,48 +1,24 @@
 //! Adagrad, with learning-rate decay, weight decay, an initial accumulator and `maximize`.
 
-use std::collections::BTreeMap;
-
-use super::{Algorithm, GroupOptions, Hyper, Optim, ParamState, check_non_negative, decayed_gradient};
+use super::{Algorithm, Optim, ParamState, check_non_negative, decayed_gradient, group_options};
 use crate::{Result, Tensor};
 
-/// PyTorch's `torch.optim.Adagrad` defaults: `lr=0.01, lr_decay=0, weight_decay=0,
-/// initial_accumulator_value=0, eps=1e-10`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AdagradOptions {
-    /// Learning rate.
-    pub lr: f64,
-    /// The learning rate is `lr / (1 + (step - 1)·lr_decay)`.
-    pub lr_decay: f64,
-    /// L2 penalty added to the gradient.
-    pub weight_decay: f64,
-    /// The accumulator's starting value.
-    pub initial_accumulator_value: f64,
-    /// Added to the denominator.
-    pub eps: f64,
-    /// Maximise the objective.
-    pub maximize: bool,
-}
-
-impl Default for AdagradOptions {
-    fn default() -> AdagradOptions {
-        AdagradOptions {
-            lr: 1e-2,
-            lr_decay: 0.0,
-            weight_decay: 0.0,
-            initial_accumulator_value: 0.0,
-            eps: 1e-10,
-            maximize: false,
-        }
-    }
-}
-
-impl GroupOptions for AdagradOptions {
-    fn lr(&self) -> f64 {
-        self.lr
-    }
-
-    fn set_lr(&mut self, lr: f64) {
-        self.lr = lr;
+group_options! {
+    /// PyTorch's `torch.optim.Adagrad` defaults: `lr=0.01, lr_decay=0, weight_decay=0,
+    /// initial_accumulator_value=0, eps=1e-10`.
+    pub struct AdagradOptions {
+        /// Learning rate.
+        lr: f64 = 1e-2,
+        /// The learning rate is `lr / (1 + (step - 1)·lr_decay)`.
+        lr_decay: f64 = 0.0,
+        /// Added to the denominator.
+        eps: f64 = 1e-10,
+        /// L2 penalty added to the gradient.
+        weight_decay: f64 = 0.0,
+        /// The accumulator's starting value.
+        initial_accumulator_value: f64 = 0.0,
+        /// Maximise the objective.
+        maximize: bool = false,
     }
 
     fn validate(&self) -> Result<()> {
@@ -51,36 +27,6 @@ impl GroupOptions for AdagradOptions {
         check_non_negative("Adagrad", "weight_decay value", self.weight_decay)?;
         check_non_negative("Adagrad", "initial_accumulator_value", self.initial_accumulator_value)?;
         check_non_negative("Adagrad", "epsilon value", self.eps)
-    }
-
-    fn to_hypers(&self) -> Vec<(&'static str, Hyper)> {
-        vec![
-            ("lr", Hyper::Float(self.lr)),
-            ("lr_decay", Hyper::Float(self.lr_decay)),
-            ("eps", Hyper::Float(self.eps)),
-            ("weight_decay", Hyper::Float(self.weight_decay)),
-            (
-                "initial_accumulator_value",
-                Hyper::Float(self.initial_accumulator_value),
-            ),
-            ("maximize", Hyper::Bool(self.maximize)),
-        ]
-    }
-
-    fn with_hypers(&self, h: &BTreeMap<String, Hyper>) -> Result<AdagradOptions> {
-        let mut o = self.clone();
-        for (k, v) in h {
-            match k.as_str() {
-                "lr" => o.lr = v.float(k)?,
-                "lr_decay" => o.lr_decay = v.float(k)?,
-                "eps" => o.eps = v.float(k)?,
-                "weight_decay" => o.weight_decay = v.float(k)?,
-                "initial_accumulator_value" => o.initial_accumulator_value = v.float(k)?,
-                "maximize" => o.maximize = v.bool(k)?,
-                _ => {}
-            }
-        }
-        Ok(o)
     }
 }
 

@@ -1,68 +1,26 @@
 //! Adam and AdamW (decoupled weight decay), with `amsgrad` and `maximize`.
 
-use std::collections::BTreeMap;
-
-use super::{Algorithm, GroupOptions, Hyper, Optim, ParamState, check_non_negative, decayed_gradient, lerp_};
+use super::{Algorithm, Optim, ParamState, check_non_negative, decayed_gradient, group_options, lerp_};
 use crate::{Error, Result, Tensor};
 
-/// The options of [`Adam`] and [`AdamW`]. `Default` is Adam's (`lr=1e-3, betas=(0.9, 0.999), eps=1e-8`, no
-/// weight decay); [`AdamOptions::adamw`] is AdamW's (weight decay 0.01).
-#[derive(Clone, Debug, PartialEq)]
-pub struct AdamOptions {
-    /// Learning rate.
-    pub lr: f64,
-    /// Decay of the running averages of the gradient and its square.
-    pub betas: (f64, f64),
-    /// Added to the denominator.
-    pub eps: f64,
-    /// Weight decay: L2 in the gradient for Adam, decoupled (`p·(1 - lr·wd)`) for AdamW.
-    pub weight_decay: f64,
-    /// Use the maximum of the squared averages so far.
-    pub amsgrad: bool,
-    /// Maximise the objective.
-    pub maximize: bool,
-}
-
-impl Default for AdamOptions {
-    fn default() -> AdamOptions {
-        AdamOptions {
-            lr: 1e-3,
-            betas: (0.9, 0.999),
-            eps: 1e-8,
-            weight_decay: 0.0,
-            amsgrad: false,
-            maximize: false,
-        }
+group_options! {
+    /// The options of [`Adam`] and [`AdamW`]. `Default` is Adam's (`lr=1e-3, betas=(0.9, 0.999), eps=1e-8`, no
+    /// weight decay); [`AdamOptions::adamw`] is AdamW's (weight decay 0.01).
+    pub struct AdamOptions {
+        /// Learning rate.
+        lr: f64 = 1e-3,
+        /// Decay of the running averages of the gradient and its square.
+        betas: (f64, f64) = (0.9, 0.999),
+        /// Added to the denominator.
+        eps: f64 = 1e-8,
+        /// Weight decay: L2 in the gradient for Adam, decoupled (`p·(1 - lr·wd)`) for AdamW.
+        weight_decay: f64 = 0.0,
+        /// Use the maximum of the squared averages so far.
+        amsgrad: bool = false,
+        /// Maximise the objective.
+        maximize: bool = false,
     }
-}
-
-impl AdamOptions {
-    /// AdamW's defaults: Adam's with `weight_decay=0.01`.
-    pub fn adamw() -> AdamOptions {
-        AdamOptions {
-            weight_decay: 0.01,
-            ..AdamOptions::default()
-        }
-    }
-}
-
-impl GroupOptions for AdamOptions {
-    fn lr(&self) -> f64 {
-        self.lr
-    }
-
-    fn set_lr(&mut self, lr: f64) {
-        self.lr = lr;
-    }
-
-    fn momentum(&self) -> Option<f64> {
-        Some(self.betas.0)
-    }
-
-    fn set_momentum(&mut self, momentum: f64) -> bool {
-        self.betas.0 = momentum;
-        true
-    }
+    @momentum = [betas.0];
 
     fn validate(&self) -> Result<()> {
         check_non_negative("Adam", "learning rate", self.lr)?;
@@ -78,32 +36,15 @@ impl GroupOptions for AdamOptions {
         }
         Ok(())
     }
+}
 
-    fn to_hypers(&self) -> Vec<(&'static str, Hyper)> {
-        vec![
-            ("lr", Hyper::Float(self.lr)),
-            ("betas", Hyper::Pair(self.betas.0, self.betas.1)),
-            ("eps", Hyper::Float(self.eps)),
-            ("weight_decay", Hyper::Float(self.weight_decay)),
-            ("amsgrad", Hyper::Bool(self.amsgrad)),
-            ("maximize", Hyper::Bool(self.maximize)),
-        ]
-    }
-
-    fn with_hypers(&self, h: &BTreeMap<String, Hyper>) -> Result<AdamOptions> {
-        let mut o = self.clone();
-        for (k, v) in h {
-            match k.as_str() {
-                "lr" => o.lr = v.float(k)?,
-                "betas" => o.betas = v.pair(k)?,
-                "eps" => o.eps = v.float(k)?,
-                "weight_decay" => o.weight_decay = v.float(k)?,
-                "amsgrad" => o.amsgrad = v.bool(k)?,
-                "maximize" => o.maximize = v.bool(k)?,
-                _ => {}
-            }
+impl AdamOptions {
+    /// AdamW's defaults: Adam's with `weight_decay=0.01`.
+    pub fn adamw() -> AdamOptions {
+        AdamOptions {
+            weight_decay: 0.01,
+            ..AdamOptions::default()
         }
-        Ok(o)
     }
 }
 

@@ -23,12 +23,15 @@
 mod adagrad;
 mod adam;
 pub mod lr_scheduler;
+mod options;
 mod rmsprop;
 mod sgd;
 mod state;
 
 pub use adagrad::{Adagrad, AdagradAlgorithm, AdagradOptions};
 pub use adam::{Adam, AdamAlgorithm, AdamOptions, AdamW, AdamWAlgorithm};
+pub use options::HyperValue;
+pub(crate) use options::group_options;
 pub use rmsprop::{RMSprop, RMSpropAlgorithm, RMSpropOptions};
 pub use sgd::{SGD, SgdAlgorithm, SgdOptions};
 pub use state::{GroupState, Hyper, OptimizerState, ParamState};
@@ -137,6 +140,14 @@ impl<A: Algorithm> std::fmt::Debug for Optim<A> {
 }
 
 impl<A: Algorithm> Optim<A> {
+    /// Group `group`, or an error of `op` naming the group count.
+    fn group_mut(&mut self, op: &'static str, group: usize) -> Result<&mut ParamGroup<A::Options>> {
+        let count = self.groups.len();
+        self.groups
+            .get_mut(group)
+            .ok_or_else(|| Error::invalid(op, format!("no group {group}: the optimizer has {count}")))
+    }
+
     /// An optimizer over `params` with `options` (checked); a parameter listed twice is an error, as in
     /// PyTorch.
     pub fn new(params: Vec<Param>, options: A::Options) -> Result<Optim<A>> {
@@ -227,12 +238,7 @@ impl<A: Algorithm> Optimizer for Optim<A> {
     }
 
     fn set_lr(&mut self, group: usize, lr: f64) -> Result<()> {
-        let count = self.groups.len();
-        let g = self
-            .groups
-            .get_mut(group)
-            .ok_or_else(|| Error::invalid("set_lr", format!("no group {group}: the optimizer has {count}")))?;
-        g.options.set_lr(lr);
+        self.group_mut("set_lr", group)?.options.set_lr(lr);
         Ok(())
     }
 
@@ -253,12 +259,7 @@ impl<A: Algorithm> Optimizer for Optim<A> {
     }
 
     fn set_momentum(&mut self, group: usize, momentum: f64) -> Result<()> {
-        let count = self.groups.len();
-        let g = self
-            .groups
-            .get_mut(group)
-            .ok_or_else(|| Error::invalid("set_momentum", format!("no group {group}: the optimizer has {count}")))?;
-        if g.options.set_momentum(momentum) {
+        if self.group_mut("set_momentum", group)?.options.set_momentum(momentum) {
             Ok(())
         } else {
             Err(Error::invalid(

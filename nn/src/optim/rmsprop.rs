@@ -1,61 +1,28 @@
 //! RMSprop, with momentum, centring, weight decay and `maximize`.
 
-use std::collections::BTreeMap;
-
-use super::{Algorithm, GroupOptions, Hyper, Optim, ParamState, check_non_negative, decayed_gradient, lerp_};
+use super::{Algorithm, Optim, ParamState, check_non_negative, decayed_gradient, group_options, lerp_};
 use crate::{Result, Tensor};
 
-/// PyTorch's `torch.optim.RMSprop` defaults: `lr=0.01, alpha=0.99, eps=1e-8`, no weight decay or momentum, not
-/// centred.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RMSpropOptions {
-    /// Learning rate.
-    pub lr: f64,
-    /// Smoothing constant of the squared average.
-    pub alpha: f64,
-    /// Added to the denominator.
-    pub eps: f64,
-    /// L2 penalty added to the gradient.
-    pub weight_decay: f64,
-    /// Momentum factor.
-    pub momentum: f64,
-    /// Normalise by the variance (the squared average less the squared mean gradient).
-    pub centered: bool,
-    /// Maximise the objective.
-    pub maximize: bool,
-}
-
-impl Default for RMSpropOptions {
-    fn default() -> RMSpropOptions {
-        RMSpropOptions {
-            lr: 1e-2,
-            alpha: 0.99,
-            eps: 1e-8,
-            weight_decay: 0.0,
-            momentum: 0.0,
-            centered: false,
-            maximize: false,
-        }
+group_options! {
+    /// PyTorch's `torch.optim.RMSprop` defaults: `lr=0.01, alpha=0.99, eps=1e-8`, no weight decay or momentum, not
+    /// centred.
+    pub struct RMSpropOptions {
+        /// Learning rate.
+        lr: f64 = 1e-2,
+        /// Momentum factor.
+        momentum: f64 = 0.0,
+        /// Smoothing constant of the squared average.
+        alpha: f64 = 0.99,
+        /// Added to the denominator.
+        eps: f64 = 1e-8,
+        /// Normalise by the variance (the squared average less the squared mean gradient).
+        centered: bool = false,
+        /// L2 penalty added to the gradient.
+        weight_decay: f64 = 0.0,
+        /// Maximise the objective.
+        maximize: bool = false,
     }
-}
-
-impl GroupOptions for RMSpropOptions {
-    fn lr(&self) -> f64 {
-        self.lr
-    }
-
-    fn set_lr(&mut self, lr: f64) {
-        self.lr = lr;
-    }
-
-    fn momentum(&self) -> Option<f64> {
-        Some(self.momentum)
-    }
-
-    fn set_momentum(&mut self, momentum: f64) -> bool {
-        self.momentum = momentum;
-        true
-    }
+    @momentum = [momentum];
 
     fn validate(&self) -> Result<()> {
         check_non_negative("RMSprop", "learning rate", self.lr)?;
@@ -63,35 +30,6 @@ impl GroupOptions for RMSpropOptions {
         check_non_negative("RMSprop", "momentum value", self.momentum)?;
         check_non_negative("RMSprop", "weight_decay value", self.weight_decay)?;
         check_non_negative("RMSprop", "alpha value", self.alpha)
-    }
-
-    fn to_hypers(&self) -> Vec<(&'static str, Hyper)> {
-        vec![
-            ("lr", Hyper::Float(self.lr)),
-            ("momentum", Hyper::Float(self.momentum)),
-            ("alpha", Hyper::Float(self.alpha)),
-            ("eps", Hyper::Float(self.eps)),
-            ("centered", Hyper::Bool(self.centered)),
-            ("weight_decay", Hyper::Float(self.weight_decay)),
-            ("maximize", Hyper::Bool(self.maximize)),
-        ]
-    }
-
-    fn with_hypers(&self, h: &BTreeMap<String, Hyper>) -> Result<RMSpropOptions> {
-        let mut o = self.clone();
-        for (k, v) in h {
-            match k.as_str() {
-                "lr" => o.lr = v.float(k)?,
-                "momentum" => o.momentum = v.float(k)?,
-                "alpha" => o.alpha = v.float(k)?,
-                "eps" => o.eps = v.float(k)?,
-                "centered" => o.centered = v.bool(k)?,
-                "weight_decay" => o.weight_decay = v.float(k)?,
-                "maximize" => o.maximize = v.bool(k)?,
-                _ => {}
-            }
-        }
-        Ok(o)
     }
 }
 

@@ -1,57 +1,25 @@
 //! Stochastic gradient descent with momentum, dampening, Nesterov momentum, weight decay and `maximize`.
 
-use std::collections::BTreeMap;
-
-use super::{Algorithm, GroupOptions, Hyper, Optim, ParamState, check_non_negative, decayed_gradient};
+use super::{Algorithm, Optim, ParamState, check_non_negative, decayed_gradient, group_options};
 use crate::{Error, Result, Tensor};
 
-/// PyTorch's `torch.optim.SGD` defaults: `lr=1e-3`, no momentum, dampening, weight decay; not Nesterov; minimising.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SgdOptions {
-    /// Learning rate.
-    pub lr: f64,
-    /// Momentum factor.
-    pub momentum: f64,
-    /// Dampening of the momentum.
-    pub dampening: f64,
-    /// L2 penalty added to the gradient.
-    pub weight_decay: f64,
-    /// Nesterov momentum (needs momentum and no dampening).
-    pub nesterov: bool,
-    /// Maximise the objective.
-    pub maximize: bool,
-}
-
-impl Default for SgdOptions {
-    fn default() -> SgdOptions {
-        SgdOptions {
-            lr: 1e-3,
-            momentum: 0.0,
-            dampening: 0.0,
-            weight_decay: 0.0,
-            nesterov: false,
-            maximize: false,
-        }
+group_options! {
+    /// PyTorch's `torch.optim.SGD` defaults: `lr=1e-3`, no momentum, dampening, weight decay; not Nesterov; minimising.
+    pub struct SgdOptions {
+        /// Learning rate.
+        lr: f64 = 1e-3,
+        /// Momentum factor.
+        momentum: f64 = 0.0,
+        /// Dampening of the momentum.
+        dampening: f64 = 0.0,
+        /// L2 penalty added to the gradient.
+        weight_decay: f64 = 0.0,
+        /// Nesterov momentum (needs momentum and no dampening).
+        nesterov: bool = false,
+        /// Maximise the objective.
+        maximize: bool = false,
     }
-}
-
-impl GroupOptions for SgdOptions {
-    fn lr(&self) -> f64 {
-        self.lr
-    }
-
-    fn set_lr(&mut self, lr: f64) {
-        self.lr = lr;
-    }
-
-    fn momentum(&self) -> Option<f64> {
-        Some(self.momentum)
-    }
-
-    fn set_momentum(&mut self, momentum: f64) -> bool {
-        self.momentum = momentum;
-        true
-    }
+    @momentum = [momentum];
 
     fn validate(&self) -> Result<()> {
         check_non_negative("SGD", "learning rate", self.lr)?;
@@ -64,33 +32,6 @@ impl GroupOptions for SgdOptions {
             ));
         }
         Ok(())
-    }
-
-    fn to_hypers(&self) -> Vec<(&'static str, Hyper)> {
-        vec![
-            ("lr", Hyper::Float(self.lr)),
-            ("momentum", Hyper::Float(self.momentum)),
-            ("dampening", Hyper::Float(self.dampening)),
-            ("weight_decay", Hyper::Float(self.weight_decay)),
-            ("nesterov", Hyper::Bool(self.nesterov)),
-            ("maximize", Hyper::Bool(self.maximize)),
-        ]
-    }
-
-    fn with_hypers(&self, h: &BTreeMap<String, Hyper>) -> Result<SgdOptions> {
-        let mut o = self.clone();
-        for (k, v) in h {
-            match k.as_str() {
-                "lr" => o.lr = v.float(k)?,
-                "momentum" => o.momentum = v.float(k)?,
-                "dampening" => o.dampening = v.float(k)?,
-                "weight_decay" => o.weight_decay = v.float(k)?,
-                "nesterov" => o.nesterov = v.bool(k)?,
-                "maximize" => o.maximize = v.bool(k)?,
-                _ => {}
-            }
-        }
-        Ok(o)
     }
 }
 

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use indexmap::IndexMap;
 
+use super::HyperValue;
 use crate::io::StateDict;
 use crate::{DType, Error, Result, Tensor};
 
@@ -23,59 +24,35 @@ pub enum Hyper {
 }
 
 impl Hyper {
+    /// The value of type `T`, or an error naming `key` and the kind expected.
+    pub fn get<T: HyperValue>(&self, key: &str) -> Result<T> {
+        T::from_hyper(self)
+            .ok_or_else(|| Error::invalid("load_state_dict", format!("{key} is {self:?}: expected {}", T::KIND)))
+    }
+
     /// The number, or an error naming `key`.
     pub fn float(&self, key: &str) -> Result<f64> {
-        match self {
-            Hyper::Float(v) => Ok(*v),
-            other => Err(Error::invalid(
-                "load_state_dict",
-                format!("{key} is {other:?}: expected a number"),
-            )),
-        }
+        self.get(key)
     }
 
     /// The flag, or an error naming `key`.
     pub fn bool(&self, key: &str) -> Result<bool> {
-        match self {
-            Hyper::Bool(v) => Ok(*v),
-            other => Err(Error::invalid(
-                "load_state_dict",
-                format!("{key} is {other:?}: expected a bool"),
-            )),
-        }
+        self.get(key)
     }
 
     /// The count, or an error naming `key`.
     pub fn int(&self, key: &str) -> Result<i64> {
-        match self {
-            Hyper::Int(v) => Ok(*v),
-            other => Err(Error::invalid(
-                "load_state_dict",
-                format!("{key} is {other:?}: expected an integer"),
-            )),
-        }
+        self.get(key)
     }
 
     /// The list, or an error naming `key`.
     pub fn list(&self, key: &str) -> Result<Vec<f64>> {
-        match self {
-            Hyper::List(v) => Ok(v.clone()),
-            other => Err(Error::invalid(
-                "load_state_dict",
-                format!("{key} is {other:?}: expected a list"),
-            )),
-        }
+        self.get(key)
     }
 
     /// The pair, or an error naming `key`.
     pub fn pair(&self, key: &str) -> Result<(f64, f64)> {
-        match self {
-            Hyper::Pair(a, b) => Ok((*a, *b)),
-            other => Err(Error::invalid(
-                "load_state_dict",
-                format!("{key} is {other:?}: expected a pair"),
-            )),
-        }
+        self.get(key)
     }
 }
 

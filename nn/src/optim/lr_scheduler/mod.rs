@@ -29,7 +29,7 @@ pub use schedules::{
 
 use std::collections::BTreeMap;
 
-use super::{Hyper, Optimizer};
+use super::{Hyper, HyperValue, Optimizer};
 use crate::{Error, Result};
 
 /// A scheduler's state dict: its attributes by PyTorch's names (`last_epoch`, `base_lrs`, `_step_count`,
@@ -110,16 +110,11 @@ impl Base {
     }
 
     fn load(&self, state: &SchedulerState) -> Result<Base> {
-        let get = |k: &str| {
-            state
-                .get(k)
-                .ok_or_else(|| Error::invalid("load_state_dict", format!("the scheduler state has no {k}")))
-        };
         let base = Base {
-            base_lrs: get("base_lrs")?.list("base_lrs")?,
-            last_epoch: get("last_epoch")?.int("last_epoch")?,
-            step_count: get("_step_count")?.int("_step_count")?,
-            last_lr: get("_last_lr")?.list("_last_lr")?,
+            base_lrs: read(state, "base_lrs")?,
+            last_epoch: read(state, "last_epoch")?,
+            step_count: read(state, "_step_count")?,
+            last_lr: read(state, "_last_lr")?,
         };
         if base.base_lrs.len() != self.base_lrs.len() {
             return Err(Error::invalid(
@@ -133,6 +128,14 @@ impl Base {
         }
         Ok(base)
     }
+}
+
+/// The entry `key` of a scheduler state dict, of type `T`.
+fn read<T: HyperValue>(state: &SchedulerState, key: &str) -> Result<T> {
+    state
+        .get(key)
+        .ok_or_else(|| Error::invalid("load_state_dict", format!("the scheduler state has no {key}")))?
+        .get(key)
 }
 
 /// One schedule's formulas.

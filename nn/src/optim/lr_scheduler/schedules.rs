@@ -3,15 +3,21 @@
 use std::f64::consts::PI;
 use std::sync::Arc;
 
-use super::{Base, Schedule, Scheduler, SchedulerState};
-use crate::optim::{Hyper, Optimizer};
+use super::{Base, Schedule, Scheduler, SchedulerState, read};
+use crate::optim::{Hyper, HyperValue, Optimizer};
 use crate::{Error, Result};
 
-/// The entry `key` of a scheduler state dict.
-fn entry<'a>(state: &'a SchedulerState, key: &str) -> Result<&'a Hyper> {
-    state
-        .get(key)
-        .ok_or_else(|| Error::invalid("load_state_dict", format!("the scheduler state has no {key}")))
+/// A schedule's `state` and `load` over its fields, each saved under PyTorch's attribute name.
+macro_rules! schedule_state {
+    ($schedule:ident { $($key:literal => $field:ident),* $(,)? }) => {
+        fn state(&self) -> Vec<(String, Hyper)> {
+            vec![$(($key.into(), HyperValue::to_hyper(&self.$field)),)*]
+        }
+
+        fn load(&self, state: &SchedulerState) -> Result<$schedule> {
+            Ok($schedule { $($field: read(state, $key)?,)* })
+        }
+    };
 }
 
 /// StepLR's schedule: the rate times `gamma` every `step_size` epochs.
@@ -37,19 +43,7 @@ impl Schedule for Step {
         Some(base.base_lrs.iter().map(|b| b * self.gamma.powi(k as i32)).collect())
     }
 
-    fn state(&self) -> Vec<(String, Hyper)> {
-        vec![
-            ("step_size".into(), Hyper::Int(self.step_size)),
-            ("gamma".into(), Hyper::Float(self.gamma)),
-        ]
-    }
-
-    fn load(&self, state: &SchedulerState) -> Result<Step> {
-        Ok(Step {
-            step_size: entry(state, "step_size")?.int("step_size")?,
-            gamma: entry(state, "gamma")?.float("gamma")?,
-        })
-    }
+    schedule_state!(Step { "step_size" => step_size, "gamma" => gamma });
 }
 
 impl Scheduler<Step> {
@@ -95,26 +89,7 @@ impl Schedule for MultiStep {
         )
     }
 
-    fn state(&self) -> Vec<(String, Hyper)> {
-        vec![
-            (
-                "milestones".into(),
-                Hyper::List(self.milestones.iter().map(|m| *m as f64).collect()),
-            ),
-            ("gamma".into(), Hyper::Float(self.gamma)),
-        ]
-    }
-
-    fn load(&self, state: &SchedulerState) -> Result<MultiStep> {
-        Ok(MultiStep {
-            milestones: entry(state, "milestones")?
-                .list("milestones")?
-                .into_iter()
-                .map(|m| m as i64)
-                .collect(),
-            gamma: entry(state, "gamma")?.float("gamma")?,
-        })
-    }
+    schedule_state!(MultiStep { "milestones" => milestones, "gamma" => gamma });
 }
 
 impl Scheduler<MultiStep> {
@@ -150,15 +125,7 @@ impl Schedule for Exponential {
         )
     }
 
-    fn state(&self) -> Vec<(String, Hyper)> {
-        vec![("gamma".into(), Hyper::Float(self.gamma))]
-    }
-
-    fn load(&self, state: &SchedulerState) -> Result<Exponential> {
-        Ok(Exponential {
-            gamma: entry(state, "gamma")?.float("gamma")?,
-        })
-    }
+    schedule_state!(Exponential { "gamma" => gamma });
 }
 
 impl Scheduler<Exponential> {
@@ -215,19 +182,7 @@ impl Schedule for CosineAnnealing {
         )
     }
 
-    fn state(&self) -> Vec<(String, Hyper)> {
-        vec![
-            ("T_max".into(), Hyper::Int(self.t_max)),
-            ("eta_min".into(), Hyper::Float(self.eta_min)),
-        ]
-    }
-
-    fn load(&self, state: &SchedulerState) -> Result<CosineAnnealing> {
-        Ok(CosineAnnealing {
-            t_max: entry(state, "T_max")?.int("T_max")?,
-            eta_min: entry(state, "eta_min")?.float("eta_min")?,
-        })
-    }
+    schedule_state!(CosineAnnealing { "T_max" => t_max, "eta_min" => eta_min });
 }
 
 impl Scheduler<CosineAnnealing> {
@@ -274,21 +229,7 @@ impl Schedule for Linear {
         Some(base.base_lrs.iter().map(|b| b * factor).collect())
     }
 
-    fn state(&self) -> Vec<(String, Hyper)> {
-        vec![
-            ("start_factor".into(), Hyper::Float(self.start_factor)),
-            ("end_factor".into(), Hyper::Float(self.end_factor)),
-            ("total_iters".into(), Hyper::Int(self.total_iters)),
-        ]
-    }
-
-    fn load(&self, state: &SchedulerState) -> Result<Linear> {
-        Ok(Linear {
-            start_factor: entry(state, "start_factor")?.float("start_factor")?,
-            end_factor: entry(state, "end_factor")?.float("end_factor")?,
-            total_iters: entry(state, "total_iters")?.int("total_iters")?,
-        })
-    }
+    schedule_state!(Linear { "start_factor" => start_factor, "end_factor" => end_factor, "total_iters" => total_iters });
 }
 
 impl Scheduler<Linear> {
@@ -526,7 +467,7 @@ impl Schedule for OneCycle {
     }
 
     fn load(&self, state: &SchedulerState) -> Result<OneCycle> {
-        let total = entry(state, "total_steps")?.int("total_steps")?;
+        let total: i64 = read(state, "total_steps")?;
         if total != self.options.total_steps {
             return Err(Error::invalid(
                 "load_state_dict",

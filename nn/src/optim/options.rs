@@ -1,0 +1,169 @@
+//! The options of an algorithm's parameter group declared once: [`group_options!`] writes the struct, its
+//! `Default` (PyTorch's defaults) and its conversion to and from PyTorch's `param_groups` entries.
+
+use crate::optim::Hyper;
+
+/// A value a hyperparameter can hold: a number, a flag, a pair, a count or a list.
+pub trait HyperValue: Sized {
+    /// What the value is, for an error ("a number").
+    const KIND: &'static str;
+    /// The value as a [`Hyper`].
+    fn to_hyper(&self) -> Hyper;
+    /// The value a [`Hyper`] holds, `None` when it is of another kind.
+    fn from_hyper(hyper: &Hyper) -> Option<Self>;
+}
+
+impl HyperValue for f64 {
+    const KIND: &'static str = "a number";
+    fn to_hyper(&self) -> Hyper {
+        Hyper::Float(*self)
+    }
+    fn from_hyper(hyper: &Hyper) -> Option<f64> {
+        if let Hyper::Float(v) = hyper { Some(*v) } else { None }
+    }
+}
+
+impl HyperValue for bool {
+    const KIND: &'static str = "a bool";
+    fn to_hyper(&self) -> Hyper {
+        Hyper::Bool(*self)
+    }
+    fn from_hyper(hyper: &Hyper) -> Option<bool> {
+        if let Hyper::Bool(v) = hyper { Some(*v) } else { None }
+    }
+}
+
+impl HyperValue for (f64, f64) {
+    const KIND: &'static str = "a pair";
+    fn to_hyper(&self) -> Hyper {
+        Hyper::Pair(self.0, self.1)
+    }
+    fn from_hyper(hyper: &Hyper) -> Option<(f64, f64)> {
+        if let Hyper::Pair(a, b) = hyper {
+            Some((*a, *b))
+        } else {
+            None
+        }
+    }
+}
+
+impl HyperValue for i64 {
+    const KIND: &'static str = "an integer";
+    fn to_hyper(&self) -> Hyper {
+        Hyper::Int(*self)
+    }
+    fn from_hyper(hyper: &Hyper) -> Option<i64> {
+        if let Hyper::Int(v) = hyper { Some(*v) } else { None }
+    }
+}
+
+impl HyperValue for Vec<f64> {
+    const KIND: &'static str = "a list";
+    fn to_hyper(&self) -> Hyper {
+        Hyper::List(self.clone())
+    }
+    fn from_hyper(hyper: &Hyper) -> Option<Vec<f64>> {
+        if let Hyper::List(v) = hyper {
+            Some(v.clone())
+        } else {
+            None
+        }
+    }
+}
+
+impl HyperValue for Vec<i64> {
+    const KIND: &'static str = "a list";
+    fn to_hyper(&self) -> Hyper {
+        Hyper::List(self.iter().map(|v| *v as f64).collect())
+    }
+    fn from_hyper(hyper: &Hyper) -> Option<Vec<i64>> {
+        if let Hyper::List(v) = hyper {
+            Some(v.iter().map(|x| *x as i64).collect())
+        } else {
+            None
+        }
+    }
+}
+
+/// Declares a group's options: each field with its doc, type and PyTorch's default, in PyTorch's order (the
+/// order of `param_groups`); `@momentum = [field]` names what a scheduler cycles; the items after it (at least
+/// `validate`) go into the [`GroupOptions`](crate::optim::GroupOptions) impl.
+macro_rules! group_options {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $($fields:tt)* }
+        @momentum = [ $($momentum:tt)+ ];
+        $($items:item)*
+    ) => {
+        group_options! { @emit [$(#[$meta])*] $name { $($fields)* } ([$($momentum)+]) $($items)* }
+    };
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $($fields:tt)* }
+        $($items:item)*
+    ) => {
+        group_options! { @emit [$(#[$meta])*] $name { $($fields)* } () $($items)* }
+    };
+    (
+        @emit [$(#[$meta:meta])*] $name:ident {
+            $( $(#[$field_meta:meta])* $field:ident : $ty:ty = $default:expr, )*
+        }
+        ($( [ $($momentum:tt)+ ] )?)
+        $($items:item)*
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $name {
+            $( $(#[$field_meta])* pub $field: $ty, )*
+        }
+
+        impl Default for $name {
+            fn default() -> $name {
+                $name { $( $field: $default, )* }
+            }
+        }
+
+        impl $crate::optim::GroupOptions for $name {
+            fn lr(&self) -> f64 {
+                self.lr
+            }
+
+            fn set_lr(&mut self, lr: f64) {
+                self.lr = lr;
+            }
+
+            $(
+                fn momentum(&self) -> Option<f64> {
+                    Some(self.$($momentum)+)
+                }
+
+                fn set_momentum(&mut self, momentum: f64) -> bool {
+                    self.$($momentum)+ = momentum;
+                    true
+                }
+            )?
+
+            fn to_hypers(&self) -> Vec<(&'static str, $crate::optim::Hyper)> {
+                vec![ $( (stringify!($field), $crate::optim::HyperValue::to_hyper(&self.$field)), )* ]
+            }
+
+            fn with_hypers(
+                &self,
+                hypers: &std::collections::BTreeMap<String, $crate::optim::Hyper>,
+            ) -> $crate::Result<$name> {
+                let mut options = self.clone();
+                for (key, value) in hypers {
+                    match key.as_str() {
+                        $( stringify!($field) => options.$field = value.get(key)?, )*
+                        _ => {}
+                    }
+                }
+                Ok(options)
+            }
+
+            $($items)*
+        }
+    };
+}
+
+pub(crate) use group_options;
