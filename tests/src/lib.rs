@@ -98,6 +98,25 @@ pub fn wgpu_or_skip(test: &str) -> Option<nn::Device> {
     }
 }
 
+/// Two tests of `check(device)`: `$cpu` on the CPU, `$wgpu` on `Device::Wgpu(0)` (skipped as
+/// [`wgpu_or_skip`] says).
+#[macro_export]
+macro_rules! on_cpu_and_wgpu {
+    ($cpu:ident, $wgpu:ident, $check:path) => {
+        #[test]
+        fn $cpu() {
+            $check(nn::Device::Cpu);
+        }
+
+        #[test]
+        fn $wgpu() {
+            if let Some(device) = $crate::wgpu_or_skip(stringify!($wgpu)) {
+                $check(device);
+            }
+        }
+    };
+}
+
 /// Whether `device`'s adapter reports that it lacks `dtype` (printing what it lacks): there an operation in that
 /// dtype may be refused with `UnsupportedOnDevice`; a dtype the adapter reports must compute. (lavapipe has f16
 /// and f64; Mesa's GL adapter, found when the Vulkan driver is hidden, has neither; no wgpu adapter has bf16.)

@@ -15,7 +15,7 @@
 //! checks on a denser sweep made by the generator (its docstring has the commands; 2 million points take about
 //! a minute).
 
-use integration_tests::{tensors, wgpu_or_skip};
+use integration_tests::tensors;
 use nn::{Device, StateDict, Tensor};
 use reference::parity::activations::Case;
 
@@ -136,15 +136,8 @@ fn check_device(device: Device) {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-#[test]
-fn every_activation_is_within_1e_6_over_the_sweep_on_the_cpu() {
-    check_device(Device::Cpu);
-}
-
-#[test]
-fn every_activation_is_within_1e_6_over_the_sweep_on_wgpu() {
-    let Some(device) = wgpu_or_skip("activations_sweep") else {
-        return;
-    };
-    check_device(device);
-}
+integration_tests::on_cpu_and_wgpu!(
+    every_activation_is_within_1e_6_over_the_sweep_on_the_cpu,
+    every_activation_is_within_1e_6_over_the_sweep_on_wgpu,
+    check_device
+);

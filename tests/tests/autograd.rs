@@ -863,14 +863,7 @@ fn on_wgpu_the_backward_runs_there_and_gives_the_cpus_gradients() {
             .softmax(1)
             .unwrap();
         y.backward_with(&g.to_device(device).unwrap()).unwrap();
-        leaves
-            .iter()
-            .map(|l| {
-                let grad = l.grad().unwrap();
-                assert_eq!(grad.device(), device, "the gradient stays on the leaf's device");
-                grad.cpu().unwrap()
-            })
-            .collect()
+        grads_on_the_cpu(&leaves, device)
     };
     let (on_cpu, on_dev) = (run(Device::Cpu), run(dev));
     for (i, (c, d)) in on_cpu.iter().zip(&on_dev).enumerate() {
@@ -908,6 +901,11 @@ fn f32_gradients(device: Device, inputs: &[Tensor], f: &dyn Fn(&[Tensor]) -> Res
         .unwrap()
         .backward()
         .unwrap_or_else(|e| panic!("backward on {device:?}: {e}"));
+    grads_on_the_cpu(&leaves, device)
+}
+
+/// The leaves' gradients, checked to be on `device`, copied to the CPU.
+fn grads_on_the_cpu(leaves: &[Tensor], device: Device) -> Vec<Tensor> {
     leaves
         .iter()
         .map(|l| {

@@ -6,7 +6,7 @@
 
 use integration_tests::{assert_close, check_param_element, fixture, tensors};
 use nn::prelude::*;
-use reference::efficientzero::{DynamicsConfig, DynamicsNetwork};
+use reference::efficientzero::{DynamicsConfig, DynamicsNetwork, projected_sum};
 
 /// A scalar of every output of the network, weighted so that no gradient is symmetric.
 fn loss(net: &DynamicsNetwork, x: &Tensor, h: &Tensor, c: &Tensor) -> Tensor {
@@ -81,17 +81,8 @@ fn matches_pytorch(config: &str, device: Device, dtype: DType) {
         let inputs =
             ["state_action_encoding", "h0", "c0"].map(|k| on(&format!("input.{k}")).requires_grad_(true).unwrap());
         let [x, h, c] = &inputs;
-        let (latent, (h1, c1), value) = net.forward((x.clone(), (h.clone(), c.clone()))).unwrap();
-        let loss = [
-            (latent, "next_latent_state"),
-            (h1, "h1"),
-            (c1, "c1"),
-            (value, "value_prefix"),
-        ]
-        .into_iter()
-        .map(|(out, name)| out.mul(&on(&format!("proj.{name}"))).unwrap().sum_all().unwrap())
-        .reduce(|a, b| a.add(&b).unwrap())
-        .unwrap();
+        let outputs = net.forward((x.clone(), (h.clone(), c.clone()))).unwrap();
+        let loss = projected_sum(outputs, |name| Ok(on(&format!("proj.{name}")))).unwrap();
         loss.backward().unwrap();
         let prefix = format!("{mode}.{tag}");
         let what = |name: &str| format!("{config} on {device:?}, {prefix}: {name}");

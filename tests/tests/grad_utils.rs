@@ -3,7 +3,7 @@
 //! `fixtures/generate/clip_grad.py`), on the CPU and on wgpu (where the infinity norm, which needs `max`, is
 //! refused for now); error_if_nonfinite; parameters to and from one vector.
 
-use integration_tests::{assert_close, tensors, wgpu_or_skip};
+use integration_tests::{assert_close, tensors};
 use nn::utils::{clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters};
 use nn::{DType, Device, Param, Tensor};
 
@@ -59,18 +59,11 @@ fn check(device: Device) {
     }
 }
 
-#[test]
-fn clipping_matches_pytorch_on_the_cpu() {
-    check(Device::Cpu);
-}
-
-#[test]
-fn clipping_matches_pytorch_on_wgpu() {
-    let Some(device) = wgpu_or_skip("grad_utils") else {
-        return;
-    };
-    check(device);
-}
+integration_tests::on_cpu_and_wgpu!(
+    clipping_matches_pytorch_on_the_cpu,
+    clipping_matches_pytorch_on_wgpu,
+    check
+);
 
 #[test]
 fn a_non_finite_norm_is_an_error_only_when_asked_and_changes_nothing() {

@@ -15,7 +15,7 @@ use nn::optim::{
     RMSpropOptions, SGD, SgdOptions,
 };
 use nn::prelude::*;
-use reference::efficientzero::{DynamicsConfig, DynamicsNetwork};
+use reference::efficientzero::{DynamicsConfig, DynamicsNetwork, projected_sum};
 
 const STEPS: usize = 20;
 const TOLERANCE: f64 = 1e-4;
@@ -161,24 +161,16 @@ fn train(
     let get = |k: &str| file[k].to_device(device).unwrap();
     let mut losses = vec![];
     for i in steps {
-        let (latent, (h1, c1), value) = net
+        let outputs = net
             .forward((
                 get(&format!("batch.{i}.state_action_encoding")),
                 (get(&format!("batch.{i}.h0")), get(&format!("batch.{i}.c0"))),
             ))
             .unwrap();
-        let loss = [
-            (latent, "next_latent_state"),
-            (h1, "h1"),
-            (c1, "c1"),
-            (value, "value_prefix"),
-        ]
-        .into_iter()
-        .map(|(t, name)| t.mul(&get(&format!("proj.{name}"))).unwrap().sum_all().unwrap())
-        .reduce(|a, b| a.add(&b).unwrap())
-        .unwrap()
-        .mul_scalar(scale)
-        .unwrap();
+        let loss = projected_sum(outputs, |name| Ok(get(&format!("proj.{name}"))))
+            .unwrap()
+            .mul_scalar(scale)
+            .unwrap();
         losses.push(loss.item().unwrap());
         loss.backward().unwrap();
         opt.step().unwrap();
@@ -295,6 +287,13 @@ fn a_run_saved_at_step_10_resumes_bit_for_bit() {
     }
 }
 
+/// One step of `opt` on the loss `Σ fc(x)` over `rows` rows of ones.
+fn step_on_ones(fc: &Linear, opt: &mut dyn Optimizer, rows: usize) {
+    let x = Tensor::ones([rows, fc.in_features], DType::F32);
+    fc.forward(x).unwrap().sum_all().unwrap().backward().unwrap();
+    opt.step().unwrap();
+}
+
 #[test]
 fn the_state_dict_has_pytorchs_layout_and_a_bad_one_changes_nothing() {
     let fc = Linear::new(3, 2, true);
@@ -312,13 +311,7 @@ fn the_state_dict_has_pytorchs_layout_and_a_bad_one_changes_nothing() {
         opt.add_param_group(fc.parameters(), AdamOptions::default()).is_err(),
         "a parameter in two groups"
     );
-    fc.forward(Tensor::ones([4, 3], DType::F32))
-        .unwrap()
-        .sum_all()
-        .unwrap()
-        .backward()
-        .unwrap();
-    opt.step().unwrap();
+    step_on_ones(&fc, &mut opt, 4);
     let state = opt.state_dict().unwrap();
     // Only fc's two parameters had gradients: state for indices 0 and 1, groups [0, 1] and [2].
     assert_eq!(state.state.keys().copied().collect::<Vec<_>>(), [0, 1]);
@@ -397,13 +390,7 @@ fn maximize_and_plain_sgd_take_the_textbook_step() {
             },
         )
         .unwrap();
-        fc.forward(Tensor::ones([3, 2], DType::F32))
-            .unwrap()
-            .sum_all()
-            .unwrap()
-            .backward()
-            .unwrap();
-        opt.step().unwrap();
+        step_on_ones(&fc, &mut opt, 3);
         let after = fc.weight.data().to_vec::<f32>().unwrap();
         let sign = if maximize { 1.0 } else { -1.0 };
         for (b, a) in before.iter().zip(&after) {

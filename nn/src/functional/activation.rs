@@ -80,13 +80,7 @@ pub fn glu_backward(dy: &Tensor, x: &Tensor, dim: isize) -> Result<Tensor> {
         a.shape(),
         "a gradient of the output's shape (half of the input)",
     )?;
-    if dy.dtype() != x.dtype() {
-        return Err(Error::DTypeMismatch {
-            op,
-            expected: x.dtype(),
-            got: dy.dtype(),
-        });
-    }
+    crate::ops::same_dtype(op, x, &[Some(dy)])?;
     let s = b.sigmoid()?;
     let first = s.mul(dy)?;
     let (s, a, dy) = (widened(&s)?, widened(&a)?, widened(dy)?);

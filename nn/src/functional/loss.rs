@@ -74,26 +74,14 @@ fn check_pair(op: &'static str, input: &Tensor, target: &Tensor) -> Result<()> {
         target.shape(),
         "the target's shape must equal the input's",
     )?;
-    if target.dtype() != input.dtype() {
-        return Err(Error::DTypeMismatch {
-            op,
-            expected: input.dtype(),
-            got: target.dtype(),
-        });
-    }
+    crate::ops::same_dtype(op, input, &[Some(target)])?;
     Ok(())
 }
 
 /// `Ok` when `weight` (if any) is a float tensor of `input`'s dtype whose shape broadcasts to the input's.
 fn check_weight(op: &'static str, input: &Tensor, weight: Option<&Tensor>, what: &'static str) -> Result<()> {
     let Some(w) = weight else { return Ok(()) };
-    if w.dtype() != input.dtype() {
-        return Err(Error::DTypeMismatch {
-            op,
-            expected: input.dtype(),
-            got: w.dtype(),
-        });
-    }
+    crate::ops::same_dtype(op, input, &[Some(w)])?;
     let (ws, xs) = (w.shape().dims(), input.shape().dims());
     let broadcasts = ws.len() <= xs.len() && ws.iter().rev().zip(xs.iter().rev()).all(|(&a, &b)| a == b || a == 1);
     if !broadcasts {
@@ -229,13 +217,7 @@ fn class_weights(op: &'static str, input: &Tensor, weight: Option<&Tensor>, clas
     match weight {
         None => Ok(vec![1.0; classes]),
         Some(w) => {
-            if w.dtype() != input.dtype() {
-                return Err(Error::DTypeMismatch {
-                    op,
-                    expected: input.dtype(),
-                    got: w.dtype(),
-                });
-            }
+            crate::ops::same_dtype(op, input, &[Some(w)])?;
             if w.shape().dims() != [classes] {
                 return Err(Error::shapes(
                     op,

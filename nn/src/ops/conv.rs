@@ -399,37 +399,46 @@ fn run_host<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Option<&[T]>)
     if out.is_empty() {
         return out;
     }
+    let mut prod = vec![T::ZERO; og * batch_chunk(geo) * p];
+    for_each_im2col(geo, x, |n0, nb, gi, cols| {
+        let wg = &weight[gi * og * k..(gi + 1) * og * k];
+        T::gemm(
+            T::ONE,
+            Mat::row_major(wg, og, k),
+            Mat::row_major(cols, k, nb * p),
+            T::ZERO,
+            &mut prod[..og * nb * p],
+        );
+        // prod is (og, nb * p); the output is (n, o, p).
+        for oi in 0..og {
+            let channel = gi * og + oi;
+            let b = bias.map_or(T::ZERO, |b| b[channel]);
+            for ni in 0..nb {
+                let src = &prod[oi * nb * p + ni * p..oi * nb * p + (ni + 1) * p];
+                let dst = &mut out[((n0 + ni) * o + channel) * p..((n0 + ni) * o + channel + 1) * p];
+                for (d, &s) in dst.iter_mut().zip(src) {
+                    *d = s + b;
+                }
+            }
+        }
+    });
+    out
+}
+
+/// Calls `f(first image, images, group, columns)` for each chunk of the batch and each group, with the
+/// chunk's im2col columns of the group: a `(k, images · p)` matrix, row-major.
+fn for_each_im2col<T: Float>(geo: &Geometry, x: &[T], mut f: impl FnMut(usize, usize, usize, &[T])) {
+    let (k, p) = ((geo.c / geo.g) * geo.kh * geo.kw, geo.ho * geo.wo);
     let padded = Padded::new(geo, x);
     let taps = taps(geo, padded.w);
     let chunk = batch_chunk(geo);
     let mut cols = vec![T::ZERO; k * chunk * p];
-    let mut prod = vec![T::ZERO; og * chunk * p];
-    for (n0, nb) in batch_chunks(n, chunk) {
-        for gi in 0..g {
+    for (n0, nb) in batch_chunks(geo.n, chunk) {
+        for gi in 0..geo.g {
             im2col(geo, &padded, &taps, n0, nb, gi, &mut cols[..k * nb * p]);
-            let wg = &weight[gi * og * k..(gi + 1) * og * k];
-            T::gemm(
-                T::ONE,
-                Mat::row_major(wg, og, k),
-                Mat::row_major(&cols[..k * nb * p], k, nb * p),
-                T::ZERO,
-                &mut prod[..og * nb * p],
-            );
-            // prod is (og, nb * p); the output is (n, o, p).
-            for oi in 0..og {
-                let channel = gi * og + oi;
-                let b = bias.map_or(T::ZERO, |b| b[channel]);
-                for ni in 0..nb {
-                    let src = &prod[oi * nb * p + ni * p..oi * nb * p + (ni + 1) * p];
-                    let dst = &mut out[((n0 + ni) * o + channel) * p..((n0 + ni) * o + channel + 1) * p];
-                    for (d, &s) in dst.iter_mut().zip(src) {
-                        *d = s + b;
-                    }
-                }
-            }
+            f(n0, nb, gi, &cols[..k * nb * p]);
         }
     }
-    out
 }
 
 /// The size of a padded input plane: the rows and columns the kernel reaches, past the padding before (the
@@ -543,24 +552,17 @@ fn weight_grad_host<T: Float>(geo: &Geometry, x: &[T], dy: &[T]) -> Vec<T> {
     if dw.is_empty() || n * p == 0 {
         return dw;
     }
-    let padded = Padded::new(geo, x);
-    let taps = taps(geo, padded.w);
-    let chunk = batch_chunk(geo);
-    let mut cols = vec![T::ZERO; k * chunk * p];
-    let mut rows = vec![T::ZERO; og * chunk * p];
-    for (n0, nb) in batch_chunks(n, chunk) {
-        for gi in 0..g {
-            im2col(geo, &padded, &taps, n0, nb, gi, &mut cols[..k * nb * p]);
-            group_rows(geo, dy, n0, nb, gi, &mut rows[..og * nb * p]);
-            T::gemm(
-                T::ONE,
-                Mat::row_major(&rows[..og * nb * p], og, nb * p),
-                Mat::row_major(&cols[..k * nb * p], k, nb * p).t(),
-                T::ONE,
-                &mut dw[gi * og * k..(gi + 1) * og * k],
-            );
-        }
-    }
+    let mut rows = vec![T::ZERO; og * batch_chunk(geo) * p];
+    for_each_im2col(geo, x, |n0, nb, gi, cols| {
+        group_rows(geo, dy, n0, nb, gi, &mut rows[..og * nb * p]);
+        T::gemm(
+            T::ONE,
+            Mat::row_major(&rows[..og * nb * p], og, nb * p),
+            Mat::row_major(cols, k, nb * p).t(),
+            T::ONE,
+            &mut dw[gi * og * k..(gi + 1) * og * k],
+        );
+    });
     dw
 }
 

@@ -22,11 +22,16 @@ group_options! {
     }
 
     fn validate(&self) -> Result<()> {
-        check_non_negative("Adagrad", "learning rate", self.lr)?;
-        check_non_negative("Adagrad", "lr_decay value", self.lr_decay)?;
-        check_non_negative("Adagrad", "weight_decay value", self.weight_decay)?;
-        check_non_negative("Adagrad", "initial_accumulator_value", self.initial_accumulator_value)?;
-        check_non_negative("Adagrad", "epsilon value", self.eps)
+        check_non_negative(
+            "Adagrad",
+            &[
+                ("learning rate", self.lr),
+                ("lr_decay value", self.lr_decay),
+                ("weight_decay value", self.weight_decay),
+                ("initial_accumulator_value", self.initial_accumulator_value),
+                ("epsilon value", self.eps),
+            ],
+        )
     }
 }
 

@@ -23,9 +23,14 @@ group_options! {
     @momentum = [betas.0];
 
     fn validate(&self) -> Result<()> {
-        check_non_negative("Adam", "learning rate", self.lr)?;
-        check_non_negative("Adam", "epsilon value", self.eps)?;
-        check_non_negative("Adam", "weight_decay value", self.weight_decay)?;
+        check_non_negative(
+            "Adam",
+            &[
+                ("learning rate", self.lr),
+                ("epsilon value", self.eps),
+                ("weight_decay value", self.weight_decay),
+            ],
+        )?;
         for (i, beta) in [self.betas.0, self.betas.1].into_iter().enumerate() {
             if !(0.0..1.0).contains(&beta) {
                 return Err(Error::invalid(
@@ -89,29 +94,23 @@ fn scalar_like(value: f64, like: &Tensor) -> Result<Tensor> {
     Tensor::full(Vec::<usize>::new(), value, like.dtype()).to_device(like.device())
 }
 
+/// Adam's update (`DECOUPLED = false`) or AdamW's (`true`: the weight decays by `lr·weight_decay` before Adam's
+/// step).
+#[derive(Debug)]
+pub struct AdamUpdate<const DECOUPLED: bool>;
+
 /// Adam's update.
-#[derive(Debug)]
-pub struct AdamAlgorithm;
+pub type AdamAlgorithm = AdamUpdate<false>;
 
-impl Algorithm for AdamAlgorithm {
+/// AdamW's update.
+pub type AdamWAlgorithm = AdamUpdate<true>;
+
+impl<const DECOUPLED: bool> Algorithm for AdamUpdate<DECOUPLED> {
     type Options = AdamOptions;
-    const NAME: &'static str = "Adam";
+    const NAME: &'static str = if DECOUPLED { "AdamW" } else { "Adam" };
 
     fn update(o: &AdamOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState) -> Result<()> {
-        adam_update(o, param, grad, state, false)
-    }
-}
-
-/// AdamW's update: the weight decays by `lr·weight_decay` before Adam's step.
-#[derive(Debug)]
-pub struct AdamWAlgorithm;
-
-impl Algorithm for AdamWAlgorithm {
-    type Options = AdamOptions;
-    const NAME: &'static str = "AdamW";
-
-    fn update(o: &AdamOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState) -> Result<()> {
-        adam_update(o, param, grad, state, true)
+        adam_update(o, param, grad, state, DECOUPLED)
     }
 }
 

@@ -29,7 +29,7 @@ mod sgd;
 mod state;
 
 pub use adagrad::{Adagrad, AdagradAlgorithm, AdagradOptions};
-pub use adam::{Adam, AdamAlgorithm, AdamOptions, AdamW, AdamWAlgorithm};
+pub use adam::{Adam, AdamAlgorithm, AdamOptions, AdamUpdate, AdamW, AdamWAlgorithm};
 pub use options::HyperValue;
 pub(crate) use options::group_options;
 pub use rmsprop::{RMSprop, RMSpropAlgorithm, RMSpropOptions};
@@ -369,14 +369,13 @@ pub(crate) fn lerp_(t: &Tensor, end: &Tensor, weight: f64) -> Result<()> {
     }
 }
 
-/// `Ok` when `value` is a finite number at least 0, else an error naming `what` (PyTorch's "Invalid … value").
-pub(crate) fn check_non_negative(op: &'static str, what: &str, value: f64) -> Result<()> {
-    if value >= 0.0 && value.is_finite() {
-        Ok(())
-    } else {
-        Err(Error::invalid(
+/// `Ok` when every value is a finite number at least 0, else an error naming the first that is not (PyTorch's "Invalid … value").
+pub(crate) fn check_non_negative(op: &'static str, values: &[(&str, f64)]) -> Result<()> {
+    match values.iter().find(|(_, v)| !(*v >= 0.0 && v.is_finite())) {
+        None => Ok(()),
+        Some((what, value)) => Err(Error::invalid(
             op,
             format!("invalid {what}: {value} (it must be a finite number >= 0)"),
-        ))
+        )),
     }
 }

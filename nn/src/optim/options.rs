@@ -13,24 +13,26 @@ pub trait HyperValue: Sized {
     fn from_hyper(hyper: &Hyper) -> Option<Self>;
 }
 
-impl HyperValue for f64 {
-    const KIND: &'static str = "a number";
-    fn to_hyper(&self) -> Hyper {
-        Hyper::Float(*self)
-    }
-    fn from_hyper(hyper: &Hyper) -> Option<f64> {
-        if let Hyper::Float(v) = hyper { Some(*v) } else { None }
-    }
+/// `HyperValue` for a type held by one `Hyper` variant of one field.
+macro_rules! hyper_value {
+    ($($ty:ty => $variant:ident, $kind:literal;)*) => {$(
+        impl HyperValue for $ty {
+            const KIND: &'static str = $kind;
+            fn to_hyper(&self) -> Hyper {
+                Hyper::$variant(self.clone())
+            }
+            fn from_hyper(hyper: &Hyper) -> Option<$ty> {
+                if let Hyper::$variant(v) = hyper { Some(v.clone()) } else { None }
+            }
+        }
+    )*};
 }
 
-impl HyperValue for bool {
-    const KIND: &'static str = "a bool";
-    fn to_hyper(&self) -> Hyper {
-        Hyper::Bool(*self)
-    }
-    fn from_hyper(hyper: &Hyper) -> Option<bool> {
-        if let Hyper::Bool(v) = hyper { Some(*v) } else { None }
-    }
+hyper_value! {
+    f64 => Float, "a number";
+    bool => Bool, "a bool";
+    i64 => Int, "an integer";
+    Vec<f64> => List, "a list";
 }
 
 impl HyperValue for (f64, f64) {
@@ -41,30 +43,6 @@ impl HyperValue for (f64, f64) {
     fn from_hyper(hyper: &Hyper) -> Option<(f64, f64)> {
         if let Hyper::Pair(a, b) = hyper {
             Some((*a, *b))
-        } else {
-            None
-        }
-    }
-}
-
-impl HyperValue for i64 {
-    const KIND: &'static str = "an integer";
-    fn to_hyper(&self) -> Hyper {
-        Hyper::Int(*self)
-    }
-    fn from_hyper(hyper: &Hyper) -> Option<i64> {
-        if let Hyper::Int(v) = hyper { Some(*v) } else { None }
-    }
-}
-
-impl HyperValue for Vec<f64> {
-    const KIND: &'static str = "a list";
-    fn to_hyper(&self) -> Hyper {
-        Hyper::List(self.clone())
-    }
-    fn from_hyper(hyper: &Hyper) -> Option<Vec<f64>> {
-        if let Hyper::List(v) = hyper {
-            Some(v.clone())
         } else {
             None
         }

@@ -25,11 +25,16 @@ group_options! {
     @momentum = [momentum];
 
     fn validate(&self) -> Result<()> {
-        check_non_negative("RMSprop", "learning rate", self.lr)?;
-        check_non_negative("RMSprop", "epsilon value", self.eps)?;
-        check_non_negative("RMSprop", "momentum value", self.momentum)?;
-        check_non_negative("RMSprop", "weight_decay value", self.weight_decay)?;
-        check_non_negative("RMSprop", "alpha value", self.alpha)
+        check_non_negative(
+            "RMSprop",
+            &[
+                ("learning rate", self.lr),
+                ("epsilon value", self.eps),
+                ("momentum value", self.momentum),
+                ("weight_decay value", self.weight_decay),
+                ("alpha value", self.alpha),
+            ],
+        )
     }
 }
 

@@ -22,9 +22,14 @@ group_options! {
     @momentum = [momentum];
 
     fn validate(&self) -> Result<()> {
-        check_non_negative("SGD", "learning rate", self.lr)?;
-        check_non_negative("SGD", "momentum value", self.momentum)?;
-        check_non_negative("SGD", "weight_decay value", self.weight_decay)?;
+        check_non_negative(
+            "SGD",
+            &[
+                ("learning rate", self.lr),
+                ("momentum value", self.momentum),
+                ("weight_decay value", self.weight_decay),
+            ],
+        )?;
         if self.nesterov && (self.momentum <= 0.0 || self.dampening != 0.0) {
             return Err(Error::invalid(
                 "SGD",

@@ -254,12 +254,24 @@ impl Tensor {
     /// assert_eq!(t.to_dtype(DType::I64).unwrap().to_vec::<i64>().unwrap(), vec![1, -2]);
     /// ```
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
-        if dtype == self.dtype() {
+        self.converted("to_dtype", self.dtype(), dtype, Tensor::cast, Tensor::to_dtype)
+    }
+
+    /// The tensor converted from `from` to `to` by `convert` (the same handle when they are equal), recorded
+    /// with the gradient converted back by `back`.
+    fn converted<K: Copy + PartialEq + Send + Sync + 'static>(
+        &self,
+        name: &'static str,
+        from: K,
+        to: K,
+        convert: fn(&Tensor, K) -> Result<Tensor>,
+        back: fn(&Tensor, K) -> Result<Tensor>,
+    ) -> Result<Tensor> {
+        if to == from {
             return Ok(self.clone());
         }
-        let mut out = self.cast(dtype)?;
-        let from = self.dtype();
-        autograd::record_unary("to_dtype", self, &mut out, move |g| g.to_dtype(from));
+        let mut out = convert(self, to)?;
+        autograd::record_unary(name, self, &mut out, move |g| back(g, from));
         Ok(out)
     }
 
@@ -287,13 +299,7 @@ impl Tensor {
     /// # Ok::<(), nn::Error>(())
     /// ```
     pub fn to_device(&self, device: Device) -> Result<Tensor> {
-        if device == self.device() {
-            return Ok(self.clone());
-        }
-        let mut out = self.moved(device)?;
-        let from = self.device();
-        autograd::record_unary("to_device", self, &mut out, move |g| g.to_device(from));
-        Ok(out)
+        self.converted("to_device", self.device(), device, Tensor::moved, Tensor::to_device)
     }
 
     /// A copy of the elements on `device`.

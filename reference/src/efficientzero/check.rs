@@ -101,7 +101,22 @@ pub fn check_export(dir: &Path, device: Device) -> Report {
 /// The loss `dynamics_grad.py` differentiates: `Σ over the four outputs of (output * proj).sum()`.
 fn projected_loss(net: &DynamicsNetwork, inputs: &[Tensor; 3], grads: &StateDict, device: Device) -> Result<Tensor> {
     let [x, h, c] = inputs;
-    let (latent, (h1, c1), value) = net.forward((x.clone(), (h.clone(), c.clone())))?;
+    let outputs = net.forward((x.clone(), (h.clone(), c.clone())))?;
+    projected_sum(outputs, |name| {
+        grads
+            .get(&format!("proj.{name}"))
+            .ok_or_else(|| nn::Error::invalid("grad.safetensors", format!("missing tensor proj.{name}")))?
+            .to_device(device)
+    })
+}
+
+/// `Σ (output · proj(name)).sum()` over a forward's four outputs, named as the fixtures name them
+/// (`next_latent_state`, `h1`, `c1`, `value_prefix`): the loss of the gradient and trajectory fixtures.
+pub fn projected_sum(
+    outputs: (Tensor, (Tensor, Tensor), Tensor),
+    proj: impl Fn(&str) -> Result<Tensor>,
+) -> Result<Tensor> {
+    let (latent, (h1, c1), value) = outputs;
     let mut loss: Option<Tensor> = None;
     for (out, name) in [
         (latent, "next_latent_state"),
@@ -109,17 +124,13 @@ fn projected_loss(net: &DynamicsNetwork, inputs: &[Tensor; 3], grads: &StateDict
         (c1, "c1"),
         (value, "value_prefix"),
     ] {
-        let proj = grads
-            .get(&format!("proj.{name}"))
-            .ok_or_else(|| nn::Error::invalid("grad.safetensors", format!("missing tensor proj.{name}")))?
-            .to_device(device)?;
-        let term = out.mul(&proj)?.sum_all()?;
+        let term = out.mul(&proj(name)?)?.sum_all()?;
         loss = Some(match loss {
             None => term,
             Some(l) => l.add(&term)?,
         });
     }
-    loss.ok_or_else(|| nn::Error::invalid("grad.safetensors", "no output"))
+    loss.ok_or_else(|| nn::Error::invalid("projected_sum", "no output"))
 }
 
 /// One backward pass per mode from freshly loaded weights, every gradient against `grad.safetensors`' f32

@@ -8,7 +8,7 @@ mod dynamics;
 mod mlp;
 mod res_block;
 
-pub use check::check_export;
+pub use check::{check_export, projected_sum};
 pub use config::{ActivationKind, DynamicsConfig, NormType};
 pub use dynamics::DynamicsNetwork;
 pub use mlp::{MlpOptions, mlp};

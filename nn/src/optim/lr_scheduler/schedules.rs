@@ -20,6 +20,14 @@ macro_rules! schedule_state {
     };
 }
 
+/// `Ok` when `value` is positive, else an error of `op` naming the argument.
+fn positive(op: &'static str, name: &str, value: i64) -> Result<()> {
+    if value <= 0 {
+        return Err(Error::invalid(op, format!("{name} is {value}: it must be positive")));
+    }
+    Ok(())
+}
+
 /// StepLR's schedule: the rate times `gamma` every `step_size` epochs.
 #[derive(Clone, Debug)]
 pub struct Step {
@@ -49,12 +57,7 @@ impl Schedule for Step {
 impl Scheduler<Step> {
     /// `StepLR(optimizer, step_size, gamma)`; `step_size` must be positive.
     pub fn new(opt: &mut dyn Optimizer, step_size: i64, gamma: f64) -> Result<Scheduler<Step>> {
-        if step_size <= 0 {
-            return Err(Error::invalid(
-                "StepLR",
-                format!("step_size is {step_size}: it must be positive"),
-            ));
-        }
+        positive("StepLR", "step_size", step_size)?;
         Scheduler::with_schedule(opt, Step { step_size, gamma })
     }
 }
@@ -188,12 +191,7 @@ impl Schedule for CosineAnnealing {
 impl Scheduler<CosineAnnealing> {
     /// `CosineAnnealingLR(optimizer, T_max, eta_min)`; `t_max` must be positive.
     pub fn new(opt: &mut dyn Optimizer, t_max: i64, eta_min: f64) -> Result<Scheduler<CosineAnnealing>> {
-        if t_max <= 0 {
-            return Err(Error::invalid(
-                "CosineAnnealingLR",
-                format!("T_max is {t_max}: it must be positive"),
-            ));
-        }
+        positive("CosineAnnealingLR", "T_max", t_max)?;
         Scheduler::with_schedule(opt, CosineAnnealing { t_max, eta_min })
     }
 }
@@ -488,12 +486,7 @@ impl Scheduler<OneCycle> {
     pub fn new(opt: &mut dyn Optimizer, options: OneCycleOptions) -> Result<Scheduler<OneCycle>> {
         let op = "OneCycleLR";
         let total = options.total_steps;
-        if total <= 0 {
-            return Err(Error::invalid(
-                op,
-                format!("total_steps is {total}: it must be positive"),
-            ));
-        }
+        positive(op, "total_steps", total)?;
         if !(0.0..=1.0).contains(&options.pct_start) {
             return Err(Error::invalid(
                 op,
