@@ -300,6 +300,31 @@ fn expand(cont: &Container<'_>) -> TokenStream {
             }
         }
     });
+    let custom_state_dict = cont.custom_state_dict.as_ref().map(|tokens| {
+        let version = quote_spanned! {tokens.span()=> <Self as ::nn::module::CustomStateDict>::VERSION };
+        let save = quote_spanned! {tokens.span()=>
+            <Self as ::nn::module::CustomStateDict>::save_to_state_dict(self, __state, __prefix)
+        };
+        let load = quote_spanned! {tokens.span()=>
+            <Self as ::nn::module::CustomStateDict>::load_from_state_dict(self, __state, __prefix, __version)
+        };
+        quote! {
+            fn state_dict_version(&self) -> u32 {
+                #version
+            }
+            fn save_to_state_dict(&self, __state: &mut ::nn::StateDict, __prefix: &str) {
+                #save
+            }
+            fn load_from_state_dict(
+                &self,
+                __state: &mut ::nn::StateDict,
+                __prefix: &str,
+                __version: ::core::option::Option<u32>,
+            ) -> ::nn::Result<()> {
+                #load
+            }
+        }
+    });
 
     let keys: Vec<&str> = params
         .iter()
@@ -395,6 +420,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                 #extra_repr
                 #members_repr
                 #extra_state
+                #custom_state_dict
             }
 
             #has_hooks

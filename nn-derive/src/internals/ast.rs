@@ -17,6 +17,9 @@ pub struct Container<'a> {
     pub extra_repr: Option<TokenStream>,
     /// `#[module(extra_state)]` (its tokens): extra state comes from the struct's `nn::module::ExtraState` impl.
     pub extra_state: Option<TokenStream>,
+    /// `#[module(custom_state_dict)]` (its tokens): the version and the save and load steps come from the
+    /// struct's `nn::module::CustomStateDict` impl.
+    pub custom_state_dict: Option<TokenStream>,
 }
 
 /// What a field is to the module.
@@ -107,6 +110,7 @@ impl<'a> Container<'a> {
             fields,
             extra_repr: attrs.extra_repr,
             extra_state: attrs.extra_state,
+            custom_state_dict: attrs.custom_state_dict,
         })
     }
 }

@@ -41,16 +41,18 @@ impl<'c, T> Once<'c, T> {
     }
 }
 
-/// Attributes of the struct: `#[module(name = "...", extra_repr, extra_state)]`.
+/// Attributes of the struct: `#[module(name = "...", extra_repr, extra_state, custom_state_dict)]`.
 pub struct Container {
     pub name: Option<Attr<String>>,
     /// `extra_repr`, with the tokens it was written as (errors about the missing impl point there).
     pub extra_repr: Option<TokenStream>,
     /// `extra_state`, likewise.
     pub extra_state: Option<TokenStream>,
+    /// `custom_state_dict`, likewise.
+    pub custom_state_dict: Option<TokenStream>,
 }
 
-const CONTAINER_KEYS: &str = "`name = \"...\"`, `extra_repr`, `extra_state`";
+const CONTAINER_KEYS: &str = "`name = \"...\"`, `extra_repr`, `extra_state`, `custom_state_dict`";
 const FIELD_KEYS: &str = "`skip`, `rename = \"...\"`";
 
 /// `; did you mean `x`?` when `key` is a small typo of one of `known`.
@@ -82,6 +84,7 @@ impl Container {
         let mut name = Once::new(cx, "name");
         let mut extra_repr = Once::new(cx, "extra_repr");
         let mut extra_state = Once::new(cx, "extra_state");
+        let mut custom_state_dict = Once::new(cx, "custom_state_dict");
         for attr in attrs {
             if attr.path().is_ident("buffer") {
                 cx.error_spanned_by(attr, "`#[buffer]` goes on a tensor field, not on the struct");
@@ -115,6 +118,9 @@ impl Container {
                 } else if meta.path.is_ident("extra_state") {
                     no_value(cx, &meta, "extra_state")?;
                     extra_state.set(&meta.path, ());
+                } else if meta.path.is_ident("custom_state_dict") {
+                    no_value(cx, &meta, "custom_state_dict")?;
+                    custom_state_dict.set(&meta.path, ());
                 } else if meta.path.is_ident("skip") || meta.path.is_ident("rename") {
                     let key = meta.path.to_token_stream().to_string();
                     cx.error_spanned_by(
@@ -124,7 +130,7 @@ impl Container {
                     skip_value(&meta)?;
                 } else {
                     let key = meta.path.to_token_stream().to_string().replace(' ', "");
-                    let hint = did_you_mean(&key, &["name", "extra_repr", "extra_state"]);
+                    let hint = did_you_mean(&key, &["name", "extra_repr", "extra_state", "custom_state_dict"]);
                     cx.error_spanned_by(
                         &meta.path,
                         format!("unknown module attribute `{key}`; expected one of {CONTAINER_KEYS}{hint}"),
@@ -141,6 +147,7 @@ impl Container {
             name: name.get(),
             extra_repr: extra_repr.get().map(|a| a.tokens),
             extra_state: extra_state.get().map(|a| a.tokens),
+            custom_state_dict: custom_state_dict.get().map(|a| a.tokens),
         }
     }
 }
@@ -186,6 +193,7 @@ impl Field {
                     } else if meta.path.is_ident("name")
                         || meta.path.is_ident("extra_repr")
                         || meta.path.is_ident("extra_state")
+                        || meta.path.is_ident("custom_state_dict")
                     {
                         let key = meta.path.to_token_stream().to_string();
                         let hint = if key == "name" {

@@ -11,6 +11,10 @@ use crate::Tensor;
 ///
 /// It dereferences to an [`IndexMap`], so `get`, `insert`, `shift_remove`, `keys` and `iter` are at hand.
 ///
+/// Beside the tensors it carries PyTorch's `_metadata` versions: the layout version of the module at each
+/// path ([`Module::state_dict_version`](crate::Module::state_dict_version)), recorded by `state_dict()` and
+/// read by `load_state_dict` (a dict from a file has none, as PyTorch's from safetensors has none).
+///
 /// ```
 /// use nn::prelude::*;
 /// let fc = Linear::new(3, 2, true);
@@ -19,41 +23,79 @@ use crate::Tensor;
 /// assert_eq!(sd["weight"].shape(), &[2, 3]);
 /// ```
 #[derive(Clone, Default, Debug)]
-pub struct StateDict(IndexMap<String, Tensor>);
+pub struct StateDict {
+    entries: IndexMap<String, Tensor>,
+    versions: IndexMap<String, u32>,
+}
 
 impl StateDict {
     /// An empty state dict.
     pub fn new() -> StateDict {
-        StateDict(IndexMap::new())
+        StateDict::default()
     }
 
     /// A copy whose tensors have storage of their own.
     pub fn deep_copy(&self) -> crate::Result<StateDict> {
-        self.0.iter().map(|(k, t)| Ok((k.clone(), t.deep_copy()?))).collect()
+        let entries = self.entries.iter().map(|(k, t)| Ok((k.clone(), t.deep_copy()?)));
+        Ok(StateDict {
+            entries: entries.collect::<crate::Result<_>>()?,
+            versions: self.versions.clone(),
+        })
     }
 
     /// The entries, consumed.
     pub fn into_inner(self) -> IndexMap<String, Tensor> {
-        self.0
+        self.entries
+    }
+
+    /// The layout version recorded for the module at `path` (PyTorch's `_metadata[path]["version"]`; the root's
+    /// path is `""`), if any.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let sd = Sequential::new().append(BatchNorm1d::new(2)).state_dict();
+    /// assert_eq!(sd.version("0"), Some(2));
+    /// assert_eq!(sd.version(""), Some(1));
+    /// ```
+    pub fn version(&self, path: &str) -> Option<u32> {
+        self.versions.get(path).copied()
+    }
+
+    /// Records `version` for the module at `path`.
+    pub fn set_version(&mut self, path: impl Into<String>, version: u32) {
+        self.versions.insert(path.into(), version);
+    }
+
+    /// Forgets the version of the module at `path` (a dict as old PyTorch wrote it).
+    pub fn remove_version(&mut self, path: &str) -> Option<u32> {
+        self.versions.shift_remove(path)
+    }
+
+    /// Every recorded `(path, version)`, in the order recorded.
+    pub fn versions(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.versions.iter().map(|(k, v)| (k.as_str(), *v))
     }
 }
 
 impl Deref for StateDict {
     type Target = IndexMap<String, Tensor>;
     fn deref(&self) -> &IndexMap<String, Tensor> {
-        &self.0
+        &self.entries
     }
 }
 
 impl DerefMut for StateDict {
     fn deref_mut(&mut self) -> &mut IndexMap<String, Tensor> {
-        &mut self.0
+        &mut self.entries
     }
 }
 
 impl FromIterator<(String, Tensor)> for StateDict {
     fn from_iter<I: IntoIterator<Item = (String, Tensor)>>(iter: I) -> StateDict {
-        StateDict(iter.into_iter().collect())
+        StateDict {
+            entries: iter.into_iter().collect(),
+            versions: IndexMap::new(),
+        }
     }
 }
 
@@ -61,7 +103,7 @@ impl IntoIterator for StateDict {
     type Item = (String, Tensor);
     type IntoIter = indexmap::map::IntoIter<String, Tensor>;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
+        self.entries.into_iter()
     }
 }
 
@@ -69,6 +111,6 @@ impl<'a> IntoIterator for &'a StateDict {
     type Item = (&'a String, &'a Tensor);
     type IntoIter = indexmap::map::Iter<'a, String, Tensor>;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
+        self.entries.iter()
     }
 }

@@ -1,14 +1,14 @@
 //! [`BatchNorm1d`] and [`BatchNorm2d`]: normalisation over the batch, with running statistics.
 
 use crate::functional::{RunningStats, batch_norm};
-use crate::module::{ExtraRepr, py_bool, py_float};
+use crate::module::{CustomStateDict, ExtraRepr, StateDict, py_bool, py_float};
 use crate::{DType, Error, Module, Param, Result, Tensor};
 
 macro_rules! batch_norm_layer {
     ($(#[$doc:meta])* $name:ident, $printed:literal, $ranks:expr, $expected:literal) => {
         $(#[$doc])*
         #[derive(Module)]
-        #[module(name = $printed, extra_repr)]
+        #[module(name = $printed, extra_repr, custom_state_dict)]
         pub struct $name {
             /// Per-channel scale (`affine`).
             pub weight: Option<Param>,
@@ -57,6 +57,27 @@ macro_rules! batch_norm_layer {
                     training: true,
                 hooks: crate::Hooks::new(),
                 }
+            }
+        }
+
+        /// Version 2 added `num_batches_tracked`: a dict saved before it (or with no version, as any dict from
+        /// a file) that lacks it keeps the layer's own count (0 when it has none), as PyTorch's
+        /// `_load_from_state_dict` does.
+        impl CustomStateDict for $name {
+            const VERSION: u32 = 2;
+
+            fn load_from_state_dict(&self, state: &mut StateDict, prefix: &str, version: Option<u32>) -> Result<()> {
+                if version.is_none_or(|v| v < 2) && self.track_running_stats {
+                    let key = format!("{prefix}num_batches_tracked");
+                    if !state.contains_key(&key) {
+                        let count = match &self.num_batches_tracked {
+                            Some(t) => t.deep_copy()?,
+                            None => Tensor::scalar(0i64),
+                        };
+                        state.insert(key, count);
+                    }
+                }
+                Ok(())
             }
         }
 

@@ -6,6 +6,8 @@
 //! are gathered there, all of them. Phase two walks the tree again in the same order and applies the actions;
 //! what it replaces is kept, so that the load can be rolled back if a later step refuses it.
 
+use std::collections::{HashMap, HashSet};
+
 use super::Module;
 use super::state::extra_state_key;
 use super::walk::{WalkOptions, Walker, WalkerMut, walk, walk_mut};
@@ -47,7 +49,6 @@ struct Plan {
     extra: Vec<Option<Tensor>>,
 }
 
-/// Phase one: what to do everywhere, and what is wrong.
 /// What phase one found: the plan, the keys, the mismatches, and whether any module has load post-hooks.
 struct Prepared {
     plan: Plan,
@@ -56,26 +57,62 @@ struct Prepared {
     post_hooks: bool,
 }
 
-/// Phase one: runs each module's load pre-hooks (which may edit `sd`) before reading its entries.
-fn prepare(root: &dyn Module, sd: &mut StateDict, assign: bool) -> Result<Prepared> {
-    struct Prepare<'s> {
-        sd: &'s mut StateDict,
+/// A state dict that modules read from: the one given to the load (the root's), or the copy of its
+/// ancestor's entries under its prefix that a module with load pre-hooks gets (PyTorch's `local_state_dict`),
+/// which its hooks may edit without touching what other modules see.
+struct View {
+    dict: StateDict,
+    /// The place that owns the view.
+    owner: usize,
+    /// Keys a module read (loaded, or refused for their shape).
+    used: HashSet<String>,
+}
+
+/// One place of the tree as the load saw it.
+struct Place {
+    path: String,
+    /// The view its entries are read from.
+    view: usize,
+    /// Whether that view is its own (it has load pre-hooks).
+    owns_view: bool,
+    /// The names of its own entries: parameters, persistent buffers, `_extra_state`.
+    own: HashSet<String>,
+}
+
+/// Phase one, in PyTorch's order: each module's load pre-hooks and its
+/// [`load_from_state_dict`](Module::load_from_state_dict) run on its view of the dict before it reads its
+/// entries; unexpected keys are each reported by the deepest module its path reaches, in load order.
+fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
+    struct Prepare {
+        views: Vec<View>,
+        places: Vec<Place>,
+        /// Places whose members are being walked, innermost last.
+        open: Vec<usize>,
         post_hooks: bool,
         assign: bool,
-        used: Vec<bool>,
         plan: Plan,
         missing: Vec<String>,
         mismatched: Vec<ShapeMismatch>,
         error: Option<Error>,
     }
-    impl Prepare<'_> {
+    impl Prepare {
+        /// The view of the module whose members the walk is at, recording `key`'s last name as one of its own.
+        fn own_entry(&mut self, key: &str) -> &mut View {
+            let Some(&at) = self.open.last() else {
+                return &mut self.views[0];
+            };
+            let place = &mut self.places[at];
+            place.own.insert(last_name(key).to_owned());
+            &mut self.views[place.view]
+        }
         fn tensor(&mut self, key: &str, target: &Tensor) {
-            let Some((index, _, input)) = self.sd.get_full(key) else {
+            let view = self.own_entry(key);
+            let Some(input) = view.dict.get(key).cloned() else {
                 self.missing.push(key.to_owned());
                 self.plan.tensors.push(Action::Skip);
                 return;
             };
-            self.used[index] = true;
+            view.used.insert(key.to_owned());
             if input.shape() != target.shape() {
                 self.mismatched.push(ShapeMismatch {
                     key: key.to_owned(),
@@ -102,32 +139,51 @@ fn prepare(root: &dyn Module, sd: &mut StateDict, assign: bool) -> Result<Prepar
             }
         }
     }
-    impl Walker for Prepare<'_> {
+    impl Walker for Prepare {
         fn module(&mut self, path: &str, module: &dyn Module) {
-            let Some(hooks) = module.hooks() else { return };
-            self.post_hooks |= hooks.has(HookKind::LoadStateDictPost);
-            if !hooks.has(HookKind::LoadStateDictPre) {
-                return;
-            }
-            // A hook may add, remove or rename entries: remember the used ones by key across it.
-            let used: Vec<String> = self
-                .sd
-                .keys()
-                .zip(&self.used)
-                .filter(|(_, u)| **u)
-                .map(|(k, _)| k.clone())
-                .collect();
+            let index = self.places.len();
             let prefix = hook_state::prefix_of("", path);
-            let sd = &mut *self.sd;
-            hook_state::each::<hook_state::LoadPreHook>(module, HookKind::LoadStateDictPre, |hook| {
-                hook(module, sd, &prefix)
+            let parent_view = self.open.last().map_or(0, |&p| self.places[p].view);
+            let hooks = module.hooks();
+            self.post_hooks |= hooks.is_some_and(|h| h.has(HookKind::LoadStateDictPost));
+            let pre_hooks = hooks.is_some_and(|h| h.has(HookKind::LoadStateDictPre));
+            let owns_view = pre_hooks && !self.open.is_empty();
+            let view = if owns_view {
+                let dict = self.views[parent_view]
+                    .dict
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(&prefix))
+                    .map(|(k, t)| (k.clone(), t.clone()))
+                    .collect();
+                self.views.push(View {
+                    dict,
+                    owner: index,
+                    used: HashSet::new(),
+                });
+                self.views.len() - 1
+            } else {
+                parent_view
+            };
+            self.places.push(Place {
+                path: path.to_owned(),
+                view,
+                owns_view,
+                own: HashSet::new(),
             });
-            self.used = vec![false; self.sd.len()];
-            for key in used {
-                if let Some(i) = self.sd.get_index_of(&key) {
-                    self.used[i] = true;
-                }
+            self.open.push(index);
+            let version = self.views[0].dict.version(path);
+            let dict = &mut self.views[view].dict;
+            if pre_hooks {
+                hook_state::each::<hook_state::LoadPreHook>(module, HookKind::LoadStateDictPre, |hook| {
+                    hook(module, dict, &prefix)
+                });
             }
+            if let Err(e) = module.load_from_state_dict(dict, &prefix, version) {
+                self.error.get_or_insert(e);
+            }
+        }
+        fn module_end(&mut self, _: &str, _: &dyn Module) {
+            self.open.pop();
         }
         fn param(&mut self, path: &str, param: &Param) {
             self.tensor(path, &param.data());
@@ -142,10 +198,12 @@ fn prepare(root: &dyn Module, sd: &mut StateDict, assign: bool) -> Result<Prepar
                 return;
             }
             let key = extra_state_key(path);
-            match self.sd.get_full(&key) {
-                Some((index, _, state)) => {
-                    self.used[index] = true;
-                    self.plan.extra.push(Some(state.clone()));
+            let view = self.own_entry(&key);
+            match view.dict.get(&key) {
+                Some(state) => {
+                    let state = state.clone();
+                    view.used.insert(key);
+                    self.plan.extra.push(Some(state));
                 }
                 None => {
                     self.missing.push(key);
@@ -154,12 +212,16 @@ fn prepare(root: &dyn Module, sd: &mut StateDict, assign: bool) -> Result<Prepar
             }
         }
     }
-    let used = vec![false; sd.len()];
     let mut prepare = Prepare {
-        sd,
+        views: vec![View {
+            dict: sd,
+            owner: 0,
+            used: HashSet::new(),
+        }],
+        places: Vec::new(),
+        open: Vec::new(),
         post_hooks: false,
         assign,
-        used,
         plan: Plan {
             tensors: Vec::new(),
             extra: Vec::new(),
@@ -172,54 +234,63 @@ fn prepare(root: &dyn Module, sd: &mut StateDict, assign: bool) -> Result<Prepar
     if let Some(e) = prepare.error {
         return Err(e);
     }
-    let unexpected: Vec<String> = prepare
-        .sd
-        .keys()
-        .zip(&prepare.used)
-        .filter(|(_, used)| !**used)
-        .map(|(k, _)| k.clone())
-        .collect();
-    let unexpected = if unexpected.is_empty() {
-        unexpected
-    } else {
-        in_reporting_order(root, unexpected)
-    };
     Ok(Prepared {
-        plan: prepare.plan,
         keys: IncompatibleKeys {
             missing_keys: prepare.missing,
-            unexpected_keys: unexpected,
+            unexpected_keys: unexpected_keys(&prepare.views, &prepare.places),
         },
+        plan: prepare.plan,
         mismatched: prepare.mismatched,
         post_hooks: prepare.post_hooks,
     })
 }
 
-/// Unexpected keys in PyTorch's order: each is reported by the deepest module its path reaches (modules in
-/// load order), and within one module in state-dict order.
-fn in_reporting_order(root: &dyn Module, keys: Vec<String>) -> Vec<String> {
-    struct Modules(std::collections::HashMap<String, usize>);
-    impl Walker for Modules {
-        fn module(&mut self, path: &str, _: &dyn Module) {
-            let n = self.0.len();
-            self.0.entry(path.to_owned()).or_insert(n);
+/// The last component of a dotted key.
+fn last_name(key: &str) -> &str {
+    key.rsplit_once('.').map_or(key, |(_, name)| name)
+}
+
+/// PyTorch's unexpected keys (`_load_from_state_dict`): a key no module read is reported by the deepest module
+/// its path reaches in the view it sits in: there a dotted rest whose first name is no child, or an undotted
+/// one that is none of the module's own entries, is unexpected (so `weight.x` under a module with a `weight`
+/// is, and so is a key naming a child module itself). Keys under a child with a view of its own are that
+/// view's to report, and keys outside a view's prefix (added by a hook) are ignored. In load order, then in
+/// the view's order.
+fn unexpected_keys(views: &[View], places: &[Place]) -> Vec<String> {
+    let by_path: HashMap<&str, usize> = places.iter().enumerate().map(|(i, p)| (p.path.as_str(), i)).collect();
+    let mut found: Vec<(usize, usize, &str)> = Vec::new();
+    for view in views {
+        let owner = &places[view.owner];
+        let prefix = hook_state::prefix_of("", &owner.path);
+        for (position, key) in view.dict.keys().enumerate() {
+            if view.used.contains(key) {
+                continue;
+            }
+            let Some(mut rest) = key.strip_prefix(&prefix) else {
+                continue;
+            };
+            let mut at = view.owner;
+            let reporter = loop {
+                let Some((first, tail)) = rest.split_once('.') else {
+                    break (!places[at].own.contains(rest)).then_some(at);
+                };
+                let child_path = hook_state::prefix_of("", &places[at].path) + first;
+                match by_path.get(child_path.as_str()) {
+                    None => break Some(at),
+                    Some(&child) if places[child].owns_view => break None,
+                    Some(&child) => {
+                        at = child;
+                        rest = tail;
+                    }
+                }
+            };
+            if let Some(at) = reporter {
+                found.push((at, position, key));
+            }
         }
     }
-    let mut modules = Modules(std::collections::HashMap::new());
-    walk(root, &mut modules, WalkOptions::all());
-    let reporter = |key: &str| -> usize {
-        let mut prefix = key;
-        while let Some((head, _)) = prefix.rsplit_once('.') {
-            if let Some(&i) = modules.0.get(head) {
-                return i;
-            }
-            prefix = head;
-        }
-        0
-    };
-    let mut keyed: Vec<(usize, String)> = keys.into_iter().map(|k| (reporter(&k), k)).collect();
-    keyed.sort_by_key(|(i, _)| *i);
-    keyed.into_iter().map(|(_, k)| k).collect()
+    found.sort_by_key(|&(at, position, _)| (at, position));
+    found.into_iter().map(|(_, _, key)| key.to_owned()).collect()
 }
 
 /// Phase two: applies `plan` and returns the plan that undoes it. Extra states are set on each module before
@@ -316,7 +387,7 @@ fn run_post_hooks(root: &dyn Module, keys: &mut IncompatibleKeys) {
 /// judges the edited lists, and a refused load is rolled back.
 pub(crate) fn load_state_dict(
     root: &mut dyn Module,
-    mut sd: StateDict,
+    sd: StateDict,
     strict: bool,
     assign: bool,
 ) -> Result<IncompatibleKeys> {
@@ -336,9 +407,7 @@ pub(crate) fn load_state_dict(
         mut keys,
         mismatched,
         post_hooks,
-    } = prepare(root, &mut sd, assign)?;
-    // The plan holds what it needs; tensors only it holds now can be moved into the module rather than copied.
-    drop(sd);
+    } = prepare(root, sd, assign)?;
     if !mismatched.is_empty() || (strict && !keys.is_empty() && !post_hooks) {
         return Err(error(&keys, mismatched, Vec::new()));
     }

@@ -277,6 +277,25 @@ pub trait Module: Any + Send + Sync {
             format!("{} has no extra state", self.type_name()),
         ))
     }
+
+    /// The version of this module's state-dict layout, recorded under its path in the state dict's versions
+    /// (PyTorch's `_version`, in `_metadata`): 1 unless a [`CustomStateDict`] says otherwise.
+    fn state_dict_version(&self) -> u32 {
+        1
+    }
+
+    /// Called by `state_dict` after this module's own entries (PyTorch's `_save_to_state_dict` override);
+    /// see [`CustomStateDict::save_to_state_dict`].
+    fn save_to_state_dict(&self, state: &mut StateDict, prefix: &str) {
+        let _ = (state, prefix);
+    }
+
+    /// Called by `load_state_dict` before this module reads its own entries (PyTorch's `_load_from_state_dict`
+    /// override); see [`CustomStateDict::load_from_state_dict`].
+    fn load_from_state_dict(&self, state: &mut StateDict, prefix: &str, version: Option<u32>) -> Result<()> {
+        let _ = (state, prefix, version);
+        Ok(())
+    }
 }
 
 /// The first child named `name` a visit reports (what the default [`Module::child`] and
@@ -417,4 +436,67 @@ pub trait ExtraState {
     fn get_extra_state(&self) -> Tensor;
     /// PyTorch's `set_extra_state(state)`; an error refuses the load, which is then rolled back.
     fn set_extra_state(&mut self, state: Tensor) -> Result<()>;
+}
+
+/// How a module saves and loads its own entries, beyond its parameters and buffers: PyTorch's `_version`,
+/// `_save_to_state_dict` and `_load_from_state_dict` overrides. Implement it and mark the struct
+/// `#[module(custom_state_dict)]`.
+///
+/// A layout that changed keeps old checkpoints loading: bump `VERSION`, and in `load_from_state_dict` bring
+/// entries saved with an older version (or none: a dict from a file) to the new layout, as
+/// [`BatchNorm2d`](crate::layers::BatchNorm2d) fills a missing `num_batches_tracked`.
+///
+/// ```
+/// use nn::module::CustomStateDict;
+/// use nn::prelude::*;
+///
+/// #[derive(Module)]
+/// #[module(custom_state_dict)]
+/// struct Scale {
+///     weight: Param,
+/// }
+///
+/// impl CustomStateDict for Scale {
+///     const VERSION: u32 = 2;
+///     // Version 1 called the weight `scale`.
+///     fn load_from_state_dict(&self, state: &mut StateDict, prefix: &str, version: Option<u32>) -> nn::Result<()> {
+///         if version.unwrap_or(1) < 2 {
+///             if let Some(t) = state.shift_remove(&format!("{prefix}scale")) {
+///                 state.insert(format!("{prefix}weight"), t);
+///             }
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// let mut s = Scale { weight: Param::new(Tensor::zeros([2], DType::F32)) };
+/// let old: StateDict = [("scale".to_string(), Tensor::ones([2], DType::F32))].into_iter().collect();
+/// s.load_state_dict(&old, true, false)?;
+/// assert_eq!(s.weight.data().to_vec::<f32>()?, [1.0, 1.0]);
+/// assert_eq!(s.state_dict().version(""), Some(2));
+/// # Ok::<(), nn::Error>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is marked `#[module(custom_state_dict)]` but does not implement `nn::module::CustomStateDict`",
+    label = "`custom_state_dict` asks for a `CustomStateDict` impl",
+    note = "implement it (`impl nn::module::CustomStateDict for {Self} {{}}` with what differs), or remove `custom_state_dict`"
+)]
+pub trait CustomStateDict {
+    /// The layout's version, recorded in the state dict (PyTorch's `_version`).
+    const VERSION: u32 = 1;
+
+    /// After the module's own entries (parameters, persistent buffers, extra state) are written under
+    /// `prefix` into `state`: may add, change or remove entries under `prefix`.
+    fn save_to_state_dict(&self, state: &mut StateDict, prefix: &str) {
+        let _ = (state, prefix);
+    }
+
+    /// Before the module reads its own entries: `state` is the module's view of the dict being loaded (its
+    /// keys under `prefix`, after its load pre-hooks), `version` the version it was saved with (`None` when
+    /// the dict records none). May add, rename or remove entries under `prefix`; an error stops the load and
+    /// leaves the module unchanged.
+    fn load_from_state_dict(&self, state: &mut StateDict, prefix: &str, version: Option<u32>) -> Result<()> {
+        let _ = (state, prefix, version);
+        Ok(())
+    }
 }

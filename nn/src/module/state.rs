@@ -25,9 +25,12 @@ pub(crate) fn state_dict(root: &dyn Module, prefix: &str) -> StateDict {
     }
     impl Walker for Collect<'_> {
         fn module(&mut self, path: &str, module: &dyn Module) {
+            let prefix = hook_state::prefix_of(self.prefix, path);
             hook_state::each::<hook_state::StateDictPreHook>(module, HookKind::StateDictPre, |hook| {
-                hook(module, &hook_state::prefix_of(self.prefix, path))
+                hook(module, &prefix)
             });
+            let at = prefix.strip_suffix('.').unwrap_or(&prefix);
+            self.out.set_version(at, module.state_dict_version());
         }
         fn module_end(&mut self, path: &str, module: &dyn Module) {
             let out = &mut self.out;
@@ -52,6 +55,7 @@ pub(crate) fn state_dict(root: &dyn Module, prefix: &str) -> StateDict {
                 let key = self.key(&extra_state_key(path));
                 self.out.insert(key, state);
             }
+            module.save_to_state_dict(&mut self.out, &hook_state::prefix_of(self.prefix, path));
         }
     }
     let mut collect = Collect {
