@@ -57,7 +57,7 @@ pub use device::Device;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use forward::Forward;
-pub use hooks::{Call, Grads, HasHooks, HookHandle, HookOptions, Hooks, RegisterHooks, TensorArgs};
+pub use hooks::{Call, Grads, HasHooks, HookHandle, HookOptions, HookResult, Hooks, RegisterHooks, TensorArgs};
 pub use module::{Module, ModuleExt, StateDict, TensorModule};
 pub use param::Param;
 pub use random::manual_seed;

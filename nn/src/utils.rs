@@ -2,7 +2,23 @@
 //! flattening parameters ([`parameters_to_vector`], [`vector_to_parameters`]). Each runs under `no_grad`
 //! with the tensors' ops, on the parameters' device.
 
+use crate::io::StateDict;
 use crate::{Error, Param, Result, Tensor};
+
+/// PyTorch's `torch.nn.modules.utils.consume_prefix_in_state_dict_if_present`: strips `prefix` from every key
+/// (and recorded version) that has it, e.g. `DataParallel`'s `module.`; see
+/// [`StateDict::consume_prefix_if_present`].
+///
+/// ```
+/// use nn::prelude::*;
+/// let mut sd = Linear::new(2, 2, true).state_dict_with_prefix("module.");
+/// nn::utils::consume_prefix_in_state_dict_if_present(&mut sd, "module.");
+/// let mut fc = Linear::new(2, 2, true);
+/// assert!(fc.load_state_dict(&sd, true, false).is_ok());
+/// ```
+pub fn consume_prefix_in_state_dict_if_present(state_dict: &mut StateDict, prefix: &str) {
+    state_dict.consume_prefix_if_present(prefix);
+}
 
 /// The `norm_type`-norm of `t`'s elements (`f64::INFINITY`: the largest magnitude), a 0-dimensional tensor.
 fn vector_norm(t: &Tensor, norm_type: f64) -> Result<Tensor> {

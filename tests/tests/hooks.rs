@@ -232,8 +232,9 @@ fn a_panicking_hook_runs_the_always_call_hooks_after_it_and_a_removed_one_does_n
     removed.remove();
     let panic = catch_unwind(AssertUnwindSafe(|| fc.call(Tensor::zeros([1, 3], DType::F32)))).unwrap_err();
     assert_eq!(panic.downcast_ref::<&str>(), Some(&"hook failed"));
-    // The hook before the panic ran with the output; the always-call hook after it runs with none.
-    assert_eq!(*seen.lock().unwrap(), ["before, output: true", "after, output: false"]);
+    // The hook before the panic ran with the output; the always-call hook after it runs with the output too,
+    // as PyTorch's `except` branch passes it `result` (measured with PyTorch 2.5.1: both see an output).
+    assert_eq!(*seen.lock().unwrap(), ["before, output: true", "after, output: true"]);
 }
 
 #[test]

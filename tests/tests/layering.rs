@@ -31,7 +31,7 @@ fn rules() -> Vec<(&'static str, Vec<&'static str>)> {
         ("autograd", with(&[BASE, &["ops"]])),
         ("init", with(&[BASE, &["param", "ops"]])),
         ("optim", with(&[BASE, &["param", "io", "ops"]])),
-        ("utils", with(&[BASE, &["param", "ops"]])),
+        ("utils", with(&[BASE, &["param", "ops", "io"]])),
     ];
     for part in MODULE_SYSTEM {
         rules.push((part, with(&[BASE, &["param", "io"], MODULE_SYSTEM])));

@@ -228,3 +228,174 @@ fn a_derived_module_customises_how_it_saves_and_loads() {
         assert_eq!(t.to_vec_f64().unwrap(), after[k].to_vec_f64().unwrap(), "{k}");
     }
 }
+
+/// PyTorch's `FailsInForwardModel` (test_module_hooks.py): its forward fails while `fail` is set.
+#[derive(Module)]
+struct FailsInForward {
+    net: Linear,
+    #[module(skip)]
+    fail: std::sync::atomic::AtomicBool,
+    hooks: Hooks,
+}
+
+impl Forward for FailsInForward {
+    type Input = Tensor;
+    type Output = Tensor;
+    fn forward(&self, x: Tensor) -> nn::Result<Tensor> {
+        if self.fail.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(nn::Error::invalid("forward", "failing in forward"));
+        }
+        self.net.forward(x)
+    }
+}
+
+/// test_module_hooks.py::TestModuleHooks::test_always_called_forward_hooks (its local-hook part): an
+/// `always_call` hook runs when the forward fails, once when nothing fails, when a pre-hook fails, and when
+/// another `always_call` hook fails (whose error is dropped: the pre-hook's is the one returned).
+#[test]
+fn always_call_hooks_run_after_any_failure() {
+    use std::sync::atomic::Ordering;
+    let stack = Arc::new(Mutex::new(Vec::<i32>::new()));
+    let mut model = FailsInForward {
+        net: Linear::new(10, 10, true),
+        fail: true.into(),
+        hooks: Hooks::new(),
+    };
+    let x = || Tensor::ones([10, 10], DType::F32);
+    let always = HookOptions {
+        always_call: true,
+        ..Default::default()
+    };
+    let (s_enter, s_exit) = (stack.clone(), stack.clone());
+    let setup = model.register_forward_pre_hook(move |_, _| s_enter.lock().unwrap().push(2), false);
+    let shutdown = model.register_forward_hook(move |_, _, _| s_exit.lock().unwrap().push(-1), always);
+
+    let err = model.call(x()).unwrap_err().to_string();
+    assert!(err.contains("failing in forward"), "{err}");
+    assert_eq!(*stack.lock().unwrap(), [2, -1]);
+
+    model.fail.store(false, Ordering::Relaxed);
+    model.call(x()).unwrap();
+    assert_eq!(*stack.lock().unwrap(), [2, -1, 2, -1], "not run twice without an error");
+
+    setup.remove();
+    let s = stack.clone();
+    model.register_forward_pre_hook(
+        move |_, _| {
+            s.lock().unwrap().push(2);
+            Err(nn::Error::invalid("pre-hook", "failing in ctx setup"))
+        },
+        false,
+    );
+    let err = model.call(x()).unwrap_err().to_string();
+    assert!(err.contains("failing in ctx setup"), "{err}");
+    assert_eq!(*stack.lock().unwrap(), [2, -1, 2, -1, 2, -1]);
+
+    let throw = model.register_forward_hook(
+        |_, _, _| Err(nn::Error::invalid("hook", "failing in throw")),
+        HookOptions {
+            prepend: true,
+            always_call: true,
+        },
+    );
+    let err = model.call(x()).unwrap_err().to_string();
+    assert!(
+        err.contains("failing in ctx setup"),
+        "the forced hook's error is not the one raised: {err}"
+    );
+    assert_eq!(*stack.lock().unwrap(), [2, -1, 2, -1, 2, -1, 2, -1]);
+
+    shutdown.remove();
+    throw.remove();
+    // An always_call hook that fails while running after a failure is run once.
+    let s = stack.clone();
+    model.register_forward_hook(
+        move |_, _, _| {
+            s.lock().unwrap().push(-1);
+            Err(nn::Error::invalid("hook", "failing in ctx shutdown"))
+        },
+        always,
+    );
+    let err = model.call(x()).unwrap_err().to_string();
+    assert!(err.contains("failing in ctx setup"), "{err}");
+    assert_eq!(*stack.lock().unwrap(), [2, -1, 2, -1, 2, -1, 2, -1, 2, -1]);
+}
+
+/// A forward hook's error fails the call; the `always_call` hooks after it get the output (PyTorch passes
+/// `result`, the forward's output, to them in its `except` branch).
+#[test]
+fn a_failing_forward_hook_fails_the_call_and_later_always_call_hooks_see_the_output() {
+    let mut fc = Linear::new(2, 2, true);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    fc.register_forward_hook(
+        |_, _, _| Err(nn::Error::invalid("hook", "refused")),
+        HookOptions::default(),
+    );
+    let s = seen.clone();
+    fc.register_forward_hook(
+        move |_, _, out: Option<&mut Tensor>| s.lock().unwrap().push(out.map(|y| y.shape().clone())),
+        HookOptions {
+            always_call: true,
+            ..Default::default()
+        },
+    );
+    let err = fc.call(Tensor::zeros([3, 2], DType::F32)).unwrap_err().to_string();
+    assert!(err.contains("refused"), "{err}");
+    assert_eq!(*seen.lock().unwrap(), [Some(nn::Shape::from([3usize, 2]))]);
+
+    // Without an always_call hook, the error still fails the call.
+    let mut relu = ReLU::new(false);
+    relu.register_forward_pre_hook(|_, _| Err(nn::Error::invalid("pre", "no")), false);
+    assert!(relu.call(Tensor::zeros([1], DType::F32)).is_err());
+}
+
+/// `torch.nn.modules.utils.consume_prefix_in_state_dict_if_present`, as its documentation describes it (a
+/// DataParallel dict loads into the bare model): keys and metadata lose `module.`, a key without it stays.
+/// Expected keys and versions measured with PyTorch 2.5.1 on the same dict (a `Sequential(Linear(2, 2),
+/// BatchNorm1d(2))` saved with prefix `module.`, a root version and an `other.weight` added).
+#[test]
+fn consume_prefix_strips_data_parallels_module_prefix() {
+    let net = Sequential::new()
+        .append(Linear::new(2, 2, true))
+        .append(BatchNorm1d::new(2));
+    let mut sd = net.state_dict_with_prefix("module.");
+    sd.set_version("", 1);
+    sd.insert("other.weight".to_owned(), Tensor::ones([1], DType::F32));
+    nn::utils::consume_prefix_in_state_dict_if_present(&mut sd, "module.");
+    assert_eq!(
+        keys(&sd),
+        [
+            "other.weight",
+            "0.weight",
+            "0.bias",
+            "1.weight",
+            "1.bias",
+            "1.running_mean",
+            "1.running_var",
+            "1.num_batches_tracked"
+        ]
+    );
+    assert_eq!(sd.versions().collect::<Vec<_>>(), [("", 1), ("0", 1), ("1", 2)]);
+    sd.shift_remove("other.weight");
+    let mut fresh = Sequential::new()
+        .append(Linear::new(2, 2, true))
+        .append(BatchNorm1d::new(2));
+    fresh.load_state_dict(&sd, true, false).unwrap();
+}
+
+/// `state_dict(keep_vars=True)` (test_nn.py::TestNN::test_state_dict checks `keep_vars`'s parameters are the
+/// `Parameter`s): the entry is the parameter's own tensor, so a loss on it reaches the parameter's gradient;
+/// the default entry is detached but shares storage.
+#[test]
+fn keep_vars_gives_the_parameters_own_tensors() {
+    let fc = Linear::new(2, 1, false);
+    let kept = fc.state_dict_keep_vars();
+    assert!(kept["weight"].requires_grad());
+    kept["weight"].sum_all().unwrap().backward().unwrap();
+    assert_eq!(fc.weight.grad().unwrap().to_vec::<f32>().unwrap(), [1.0, 1.0]);
+
+    let plain = fc.state_dict();
+    assert!(!plain["weight"].requires_grad());
+    plain["weight"].fill_(0.5).unwrap();
+    assert_eq!(fc.weight.data().to_vec::<f32>().unwrap(), [0.5, 0.5], "shares storage");
+}

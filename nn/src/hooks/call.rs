@@ -8,18 +8,59 @@ use super::table::{Entry, HookHandle, HookKind, HookOptions};
 use super::{HasHooks, Hooks};
 use crate::{Forward, Module, Result, Tensor};
 
-/// A forward pre-hook of a module `M`: sees the input and may replace it.
-pub(crate) type PreHook<M> = Box<dyn Fn(&M, &mut <M as Forward>::Input) + Send + Sync>;
-/// A forward hook of a module `M`: sees the input and the output (`None` after a failed forward) and may
-/// replace the output.
+/// A forward pre-hook of a module `M`: sees the input and may replace it, or fail.
+pub(crate) type PreHook<M> = Box<dyn Fn(&M, &mut <M as Forward>::Input) -> Result<()> + Send + Sync>;
+/// A forward hook of a module `M`: sees the input and the output (`None` when the forward did not produce one)
+/// and may replace the output, or fail.
 pub(crate) type PostHook<M> =
-    Box<dyn Fn(&M, &<M as Forward>::Input, Option<&mut <M as Forward>::Output>) + Send + Sync>;
+    Box<dyn Fn(&M, &<M as Forward>::Input, Option<&mut <M as Forward>::Output>) -> Result<()> + Send + Sync>;
+
+/// What a forward hook returns: nothing (it cannot fail) or a [`Result`] (an error fails the call, as an
+/// exception raised in a PyTorch hook does).
+pub trait HookResult {
+    /// The hook's outcome.
+    fn into_result(self) -> Result<()>;
+}
+
+impl HookResult for () {
+    #[inline(always)]
+    fn into_result(self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl HookResult for Result<()> {
+    #[inline(always)]
+    fn into_result(self) -> Result<()> {
+        self
+    }
+}
+
+/// Names `!` on stable Rust (as a function type's output), so that a hook that only panics type-checks.
+pub trait FnOutput {
+    type Output;
+}
+
+impl<R> FnOutput for fn() -> R {
+    type Output = R;
+}
+
+/// The type of a closure that never returns (`|_, _| panic!(...)`).
+type Never = <fn() -> ! as FnOutput>::Output;
+
+impl HookResult for Never {
+    fn into_result(self) -> Result<()> {
+        self
+    }
+}
 
 /// Calling a module: its forward, with its hooks around it (PyTorch's `module(x)`).
 ///
 /// Forward pre-hooks run first and may replace the input; then `forward`; then forward hooks, which may
-/// replace the output. If `forward` fails (returns an error or panics), the `always_call` hooks run (with no
-/// output) and the error is returned or the panic resumes. Calling `forward` directly skips every hook.
+/// replace the output. If any of them fails (returns an error or panics), the `always_call` forward hooks that
+/// have not run yet run (with the output if the forward produced one), then the first error is returned or
+/// the panic resumes; a failure of an `always_call` hook during that is dropped, as PyTorch drops it with a
+/// warning. Calling `forward` directly skips every hook.
 pub trait Call: Module + Forward + Sized {
     /// Runs the module with its hooks.
     #[inline]
@@ -44,47 +85,44 @@ fn call_with_hooks<M: Module + Forward>(module: &M, hooks: &Hooks, mut input: M:
 where
     M::Input: Clone,
 {
+    let post = hooks.of(HookKind::Forward);
+    if post.iter().any(|e| e.always_call && e.live()) {
+        return call_guarded(module, hooks, input);
+    }
+    run_pre_hooks(module, hooks, &mut input)?;
+    let backward = BackwardCall::<M>::setup(hooks, &mut input);
+    let output = if post.iter().any(Entry::live) {
+        // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
+        // copy; the default clones the handle). With no `always_call` hook, nothing has to run when the
+        // forward or a hook fails: an error returns and a panic goes on by itself.
+        let mut output = module.forward_ref(&input)?;
+        for entry in post {
+            if entry.live()
+                && let Some(hook) = post_hook::<M>(entry)
+            {
+                hook(module, &input, Some(&mut output))?;
+            }
+        }
+        output
+    } else {
+        module.forward(input)?
+    };
+    Ok(match backward {
+        Some(backward) => backward.finish(output),
+        None => output,
+    })
+}
+
+/// Runs the live forward pre-hooks in order; the first error stops them.
+fn run_pre_hooks<M: Module + Forward>(module: &M, hooks: &Hooks, input: &mut M::Input) -> Result<()> {
     for entry in hooks.of(HookKind::ForwardPre) {
         if entry.live()
             && let Some(hook) = entry.f.downcast_ref::<PreHook<M>>()
         {
-            hook(module, &mut input);
+            hook(module, input)?;
         }
     }
-    match BackwardCall::<M>::setup(hooks, &mut input) {
-        Some(backward) => Ok(backward.finish(forward_with_hooks(module, hooks, input)?)),
-        None => forward_with_hooks(module, hooks, input),
-    }
-}
-
-/// The forward and the forward hooks.
-fn forward_with_hooks<M: Module + Forward>(module: &M, hooks: &Hooks, input: M::Input) -> Result<M::Output>
-where
-    M::Input: Clone,
-{
-    let post = hooks.of(HookKind::Forward);
-    let mut any_live = false;
-    for entry in post.iter().filter(|e| e.live()) {
-        if entry.always_call {
-            return call_guarded(module, post, input);
-        }
-        any_live = true;
-    }
-    if !any_live {
-        return module.forward(input);
-    }
-    // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
-    // copy; the default clones the handle). With no `always_call` hook, nothing has to run when the forward or
-    // a hook fails: an error returns and a panic goes on by itself.
-    let mut output = module.forward_ref(&input)?;
-    for entry in post {
-        if entry.live()
-            && let Some(hook) = post_hook::<M>(entry)
-        {
-            hook(module, &input, Some(&mut output));
-        }
-    }
-    Ok(output)
+    Ok(())
 }
 
 /// The forward hook of `entry`, if it is one of `M`'s.
@@ -93,58 +131,84 @@ fn post_hook<M: Module + Forward>(entry: &Entry) -> Option<&PostHook<M>> {
     entry.f.downcast_ref::<PostHook<M>>()
 }
 
-/// The forward and the forward hooks when an `always_call` hook is registered: a failure (an error, or a panic
-/// of the forward or of a hook) runs the `always_call` hooks not yet run, with no output, then the error is
-/// returned or the panic goes on.
+/// What failed in a guarded call: an error to return, or a panic to resume.
+enum Failure {
+    Error(crate::Error),
+    Panic(Box<dyn std::any::Any + Send>),
+}
+
+/// Runs `f`, turning an error or a panic into a [`Failure`].
+fn guarded<T>(f: impl FnOnce() -> Result<T>) -> std::result::Result<T, Failure> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(Failure::Error(error)),
+        Err(panic) => Err(Failure::Panic(panic)),
+    }
+}
+
+/// [`call_with_hooks`] when an `always_call` forward hook is registered (PyTorch's `try`/`except` in
+/// `_call_impl`): a failure of a pre-hook, the forward or a forward hook runs the `always_call` hooks not yet
+/// run, with the output if there is one, then the failure goes on.
 #[cold]
 #[inline(never)]
-fn call_guarded<M: Module + Forward>(module: &M, post: &[Entry], input: M::Input) -> Result<M::Output>
+fn call_guarded<M: Module + Forward>(module: &M, hooks: &Hooks, mut input: M::Input) -> Result<M::Output>
 where
     M::Input: Clone,
 {
-    // Runs the always-call hooks from `from` on, with no output; a panic in one of them is dropped (PyTorch
-    // warns and goes on), so that the original failure is the one reported.
-    let always_from = |from: usize| {
+    let post = hooks.of(HookKind::Forward);
+    // The always-call hooks from `from` on; a failure of one of them is dropped, so that the original failure
+    // is the one reported.
+    let always_from = |from: usize, input: &M::Input, mut output: Option<&mut M::Output>| {
         for entry in post.iter().skip(from).filter(|e| e.always_call && e.live()) {
             if let Some(hook) = post_hook::<M>(entry) {
-                let _ = catch_unwind(AssertUnwindSafe(|| hook(module, &input, None)));
+                let _ = guarded(|| hook(module, input, output.as_deref_mut()));
             }
         }
     };
-    match catch_unwind(AssertUnwindSafe(|| module.forward_ref(&input))) {
-        Ok(Ok(mut output)) => {
-            for (i, entry) in post.iter().enumerate() {
-                if entry.live()
-                    && let Some(hook) = post_hook::<M>(entry)
-                    && let Err(panic) = catch_unwind(AssertUnwindSafe(|| hook(module, &input, Some(&mut output))))
-                {
-                    always_from(i + 1);
-                    resume_unwind(panic);
-                }
-            }
-            Ok(output)
+    let resume = |failure: Failure| -> Result<M::Output> {
+        match failure {
+            Failure::Error(error) => Err(error),
+            Failure::Panic(panic) => resume_unwind(panic),
         }
-        Ok(Err(error)) => {
-            always_from(0);
-            Err(error)
+    };
+    if let Err(failure) = guarded(|| run_pre_hooks(module, hooks, &mut input)) {
+        always_from(0, &input, None);
+        return resume(failure);
+    }
+    let backward = BackwardCall::<M>::setup(hooks, &mut input);
+    let mut output = match guarded(|| module.forward_ref(&input)) {
+        Ok(output) => output,
+        Err(failure) => {
+            always_from(0, &input, None);
+            return resume(failure);
         }
-        Err(panic) => {
-            always_from(0);
-            resume_unwind(panic)
+    };
+    for (i, entry) in post.iter().enumerate() {
+        if entry.live()
+            && let Some(hook) = post_hook::<M>(entry)
+            && let Err(failure) = guarded(|| hook(module, &input, Some(&mut output)))
+        {
+            always_from(i + 1, &input, Some(&mut output));
+            return resume(failure);
         }
     }
+    Ok(match backward {
+        Some(backward) => backward.finish(output),
+        None => output,
+    })
 }
 
 /// Registering a module's forward hooks, typed by its input and output.
 pub trait RegisterHooks: HasHooks + Module + Forward + Sized {
     /// PyTorch's `register_forward_pre_hook(hook, prepend=...)`: `hook(module, &mut input)` runs before
-    /// `forward` and may replace the input.
-    fn register_forward_pre_hook<F>(&mut self, hook: F, prepend: bool) -> HookHandle
+    /// `forward` and may replace the input; it returns `()`, or a [`Result`] whose error fails the call.
+    fn register_forward_pre_hook<F, R>(&mut self, hook: F, prepend: bool) -> HookHandle
     where
-        F: Fn(&Self, &mut Self::Input) + Send + Sync + 'static,
+        F: Fn(&Self, &mut Self::Input) -> R + Send + Sync + 'static,
+        R: HookResult,
         Self::Input: 'static,
     {
-        let hook: PreHook<Self> = Box::new(hook);
+        let hook: PreHook<Self> = Box::new(move |module, input| hook(module, input).into_result());
         let options = HookOptions {
             prepend,
             always_call: false,
@@ -154,15 +218,34 @@ pub trait RegisterHooks: HasHooks + Module + Forward + Sized {
     }
 
     /// PyTorch's `register_forward_hook(hook, prepend=..., always_call=...)`: `hook(module, &input, output)`
-    /// runs after `forward` and may replace the output; `output` is `None` only for an `always_call` hook after
-    /// a failed forward.
-    fn register_forward_hook<F>(&mut self, hook: F, options: HookOptions) -> HookHandle
+    /// runs after `forward` and may replace the output; it returns `()`, or a [`Result`] whose error fails the
+    /// call. `output` is `None` only for an `always_call` hook run after a pre-hook or the forward failed.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// use std::sync::{Arc, Mutex};
+    /// let mut fc = Linear::new(2, 2, true);
+    /// fc.register_forward_pre_hook(|_, x: &mut Tensor| {
+    ///     if x.shape()[1] != 2 {
+    ///         return Err(nn::Error::invalid("pre-hook", "two features expected"));
+    ///     }
+    ///     Ok(())
+    /// }, false);
+    /// let closed = Arc::new(Mutex::new(false));
+    /// let c = closed.clone();
+    /// let always = HookOptions { always_call: true, ..Default::default() };
+    /// fc.register_forward_hook(move |_, _, _| *c.lock().unwrap() = true, always);
+    /// assert!(fc.call(Tensor::zeros([1, 3], DType::F32)).is_err());
+    /// assert!(*closed.lock().unwrap(), "the always_call hook ran after the pre-hook failed");
+    /// ```
+    fn register_forward_hook<F, R>(&mut self, hook: F, options: HookOptions) -> HookHandle
     where
-        F: Fn(&Self, &Self::Input, Option<&mut Self::Output>) + Send + Sync + 'static,
+        F: Fn(&Self, &Self::Input, Option<&mut Self::Output>) -> R + Send + Sync + 'static,
+        R: HookResult,
         Self::Input: 'static,
         Self::Output: 'static,
     {
-        let hook: PostHook<Self> = Box::new(hook);
+        let hook: PostHook<Self> = Box::new(move |module, input, output| hook(module, input, output).into_result());
         self.hook_storage_mut().add(HookKind::Forward, Arc::new(hook), options)
     }
 

@@ -32,7 +32,7 @@ pub(crate) mod state;
 mod table;
 
 pub use backward::{Grads, TensorArgs};
-pub use call::{Call, RegisterHooks};
+pub use call::{Call, HookResult, RegisterHooks};
 pub use table::{HookHandle, HookKind, HookOptions, Hooks};
 
 /// A module that keeps hooks: what `#[derive(Module)]` implements for a struct with a [`Hooks`] field.

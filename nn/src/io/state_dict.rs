@@ -71,6 +71,39 @@ impl StateDict {
         self.versions.shift_remove(path)
     }
 
+    /// PyTorch's `consume_prefix_in_state_dict_if_present(state_dict, prefix)`: every key that starts with
+    /// `prefix` loses it (moved to the end, as PyTorch's pop and set move it; replacing an entry already under
+    /// the new key in place), and so do the recorded versions (the one recorded for the prefix's module itself
+    /// becomes the root's). Strips `DataParallel`'s `module.`.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let mut sd = Linear::new(2, 2, true).state_dict_with_prefix("module.");
+    /// sd.consume_prefix_if_present("module.");
+    /// assert_eq!(sd.keys().collect::<Vec<_>>(), ["weight", "bias"]);
+    /// ```
+    pub fn consume_prefix_if_present(&mut self, prefix: &str) {
+        let keys: Vec<String> = self.entries.keys().filter(|k| k.starts_with(prefix)).cloned().collect();
+        for key in keys {
+            if let Some(t) = self.entries.shift_remove(&key) {
+                self.entries.insert(key[prefix.len()..].to_owned(), t);
+            }
+        }
+        let bare = prefix.replace('.', "");
+        let paths: Vec<String> = self
+            .versions
+            .keys()
+            .filter(|k| !k.is_empty() && (**k == bare || k.starts_with(prefix)))
+            .cloned()
+            .collect();
+        for path in paths {
+            if let Some(v) = self.versions.shift_remove(&path) {
+                self.versions
+                    .insert(path.get(prefix.len()..).unwrap_or("").to_owned(), v);
+            }
+        }
+    }
+
     /// Every recorded `(path, version)`, in the order recorded.
     pub fn versions(&self) -> impl Iterator<Item = (&str, u32)> {
         self.versions.iter().map(|(k, v)| (k.as_str(), *v))

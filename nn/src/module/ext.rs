@@ -258,6 +258,20 @@ pub trait ModuleExt: AsDynModule {
         state::state_dict(self.as_dyn(), prefix)
     }
 
+    /// `state_dict(keep_vars=True)`: each parameter's entry is the parameter's own tensor (it requires grad,
+    /// and what is computed from it reaches the parameter's gradient), where `state_dict()` gives a detached
+    /// handle on the same storage.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let fc = Linear::new(2, 2, true);
+    /// assert!(fc.state_dict_keep_vars()["weight"].requires_grad());
+    /// assert!(!fc.state_dict()["weight"].requires_grad());
+    /// ```
+    fn state_dict_keep_vars(&self) -> StateDict {
+        state::state_dict_with(self.as_dyn(), "", true)
+    }
+
     /// `load_state_dict(state_dict, strict, assign)`.
     ///
     /// Without `assign`, each tensor is copied into the module's storage, cast to the module's dtype and

@@ -11,8 +11,14 @@ use crate::{Param, Tensor};
 /// appears under each of its paths), each module's extra state after its own tensors; keys are
 /// `prefix + path`.
 pub(crate) fn state_dict(root: &dyn Module, prefix: &str) -> StateDict {
+    state_dict_with(root, prefix, false)
+}
+
+/// [`state_dict`], with `keep_vars`: parameters as their own tensors rather than detached handles.
+pub(crate) fn state_dict_with(root: &dyn Module, prefix: &str, keep_vars: bool) -> StateDict {
     struct Collect<'p> {
         prefix: &'p str,
+        keep_vars: bool,
         out: StateDict,
     }
     impl Collect<'_> {
@@ -40,7 +46,8 @@ pub(crate) fn state_dict(root: &dyn Module, prefix: &str) -> StateDict {
         }
         fn param(&mut self, path: &str, param: &Param) {
             let key = self.key(path);
-            self.out.insert(key, param.data().detach());
+            let data = param.data();
+            self.out.insert(key, if self.keep_vars { data } else { data.detach() });
         }
         fn buffer(&mut self, path: &str, buffer: &Tensor, persistent: bool) {
             if persistent {
@@ -60,6 +67,7 @@ pub(crate) fn state_dict(root: &dyn Module, prefix: &str) -> StateDict {
     }
     let mut collect = Collect {
         prefix,
+        keep_vars,
         out: StateDict::new(),
     };
     walk_with(root, &mut collect, WalkOptions::all());
