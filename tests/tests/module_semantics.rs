@@ -399,3 +399,180 @@ fn keep_vars_gives_the_parameters_own_tensors() {
     plain["weight"].fill_(0.5).unwrap();
     assert_eq!(fc.weight.data().to_vec::<f32>().unwrap(), [0.5, 0.5], "shares storage");
 }
+
+/// The `repr` of each layer of `seq`, by key.
+fn layer_reprs(seq: &Sequential) -> Vec<String> {
+    seq.to_string()
+        .lines()
+        .skip(1)
+        .filter(|l| l.starts_with("  ("))
+        .map(|l| l.trim().to_owned())
+        .collect()
+}
+
+fn lin(i: usize, o: usize) -> Linear {
+    Linear::new(i, o, true)
+}
+
+/// test_nn.py::TestNN::test_Sequential_insert, test_Sequential_insert_fail_case, test_Sequential_pop,
+/// test_Sequential_delitem (its integer part), test_Sequential_extend, test_Sequential_add / iadd: the layers
+/// after each edit, keyed 0, 1, … again.
+#[test]
+fn sequential_edits_as_pythons_list() {
+    let mut n = Sequential::new().append(lin(1, 2)).append(lin(2, 3)).append(lin(3, 4));
+    n.insert(3, lin(4, 5)).unwrap();
+    assert_eq!(
+        layer_reprs(&n),
+        [
+            "(0): Linear(in_features=1, out_features=2, bias=True)",
+            "(1): Linear(in_features=2, out_features=3, bias=True)",
+            "(2): Linear(in_features=3, out_features=4, bias=True)",
+            "(3): Linear(in_features=4, out_features=5, bias=True)"
+        ]
+    );
+    let mut n3 = Sequential::new().append(lin(1, 2)).append(lin(2, 3)).append(lin(3, 4));
+    n3.insert(-2, lin(5, 6)).unwrap();
+    assert_eq!(
+        layer_reprs(&n3)[1],
+        "(1): Linear(in_features=5, out_features=6, bias=True)"
+    );
+    assert_eq!(
+        layer_reprs(&n3)[2],
+        "(2): Linear(in_features=2, out_features=3, bias=True)"
+    );
+    // Out of -len..=len: PyTorch's IndexError.
+    assert!(n3.insert(-6, lin(1, 1)).is_err());
+    assert!(n3.insert(6, lin(1, 1)).is_err());
+    assert_eq!(n3.len(), 4);
+
+    // pop(3) returns the fourth layer; the rest keep their order.
+    let popped = n.pop(3).unwrap();
+    let Some(nn::module::Child::Owned(m)) = popped.slot().as_child() else {
+        panic!("an owned layer")
+    };
+    assert_eq!(m.repr(), "Linear(in_features=4, out_features=5, bias=True)");
+    assert_eq!(n.len(), 3);
+    // del n[-1], then del n[0]: renumbered from 0.
+    n.remove(-1).unwrap();
+    n.remove(0).unwrap();
+    assert_eq!(
+        layer_reprs(&n),
+        ["(0): Linear(in_features=2, out_features=3, bias=True)"]
+    );
+    assert!(n.remove(5).is_err());
+    assert!(n.at(-2).is_err());
+    assert!(n.at(-1).is_ok());
+
+    // extend, + and +=.
+    n.extend([lin(3, 4), lin(4, 5)]);
+    let n = n + Sequential::new().append(lin(5, 6));
+    let mut n = n;
+    n += Sequential::new().append(Tanh::new());
+    assert_eq!(n.len(), 5);
+    assert_eq!(layer_reprs(&n)[4], "(4): Tanh()");
+    let y = n.forward(Tensor::ones([1, 2], DType::F32)).unwrap();
+    assert_eq!(y.shape(), &[1, 6]);
+}
+
+/// test_nn.py::TestNN::test_ModuleList (extend, +=, +, pop, del): keys and order after each edit.
+#[test]
+fn module_list_edits_as_pythons_list() {
+    let mut list = ModuleList::new().append(lin(1, 1)).append(lin(2, 2));
+    list += ModuleList::new().append(lin(3, 3));
+    let mut list = list + ModuleList::new().append(lin(4, 4));
+    assert_eq!(list.len(), 4);
+    let popped = list.pop(-1).unwrap();
+    let Some(nn::module::Child::Owned(m)) = popped.as_child() else {
+        panic!("an owned module")
+    };
+    assert_eq!(m.repr(), "Linear(in_features=4, out_features=4, bias=True)");
+    list.remove(0).unwrap();
+    assert_eq!(
+        list.state_dict().keys().cloned().collect::<Vec<_>>(),
+        ["0.weight", "0.bias", "1.weight", "1.bias"]
+    );
+    assert_eq!(list.get::<Linear>(1).unwrap().in_features, 3);
+    assert!(list.pop(2).is_err());
+}
+
+/// test_nn.py::TestNN::test_ModuleDict: update (order, replacement in place), pop, clear, keys, values, items.
+#[test]
+fn module_dict_has_pythons_dict_api() {
+    let mut d = ModuleDict::new();
+    d.insert("conv", lin(1, 1)).unwrap();
+    d.insert("relu", ReLU::new(false)).unwrap();
+    let mut other = ModuleDict::new();
+    other.insert("fc", lin(2, 2)).unwrap();
+    other.insert("conv", lin(3, 3)).unwrap();
+    d.update(other);
+    assert_eq!(d.keys().collect::<Vec<_>>(), ["conv", "relu", "fc"]);
+    assert_eq!(d.get::<Linear>("conv").unwrap().in_features, 3, "replaced in place");
+    assert_eq!(d.values().count(), 3);
+    assert_eq!(d.items().map(|(k, _)| k).collect::<Vec<_>>(), ["conv", "relu", "fc"]);
+    assert!(d.pop("relu").is_some());
+    assert_eq!(d.keys().collect::<Vec<_>>(), ["conv", "fc"]);
+    d.clear();
+    assert!(d.is_empty());
+}
+
+/// test_nn.py::TestNN::test_ParameterList: extend, +=, setitem (negative too), slices sharing parameters.
+#[test]
+fn parameter_list_has_pythons_list_api() {
+    let p = |v: f32| Param::new(Tensor::from_vec(vec![v], [1]).unwrap());
+    let mut list = ParameterList::new();
+    list.extend([p(0.0), p(1.0)]);
+    list += ParameterList::from_params(vec![p(2.0), p(3.0)]);
+    assert_eq!(list.len(), 4);
+    list.set(-1, p(30.0)).unwrap();
+    list.set(0, p(10.0)).unwrap();
+    assert!(list.set(4, p(0.0)).is_err());
+    let values = |l: &ParameterList| {
+        l.iter()
+            .map(|q| q.data().to_vec::<f32>().unwrap()[0])
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(values(&list), [10.0, 1.0, 2.0, 30.0]);
+    assert_eq!(values(&list.slice(Some(1), Some(3))), [1.0, 2.0]);
+    assert_eq!(values(&list.slice(Some(-2), None)), [2.0, 30.0]);
+    assert_eq!(values(&list.slice(Some(3), Some(1))), Vec::<f32>::new());
+    assert_eq!(values(&list.slice(None, Some(100))), [10.0, 1.0, 2.0, 30.0]);
+    // A slice shares the parameters.
+    list.slice(Some(1), Some(2)).at(0).unwrap().data().fill_(7.0).unwrap();
+    assert_eq!(list.at(1).unwrap().data().to_vec::<f32>().unwrap(), [7.0]);
+    assert_eq!(list.at(-4).unwrap().data().to_vec::<f32>().unwrap(), [10.0]);
+    assert!(list.at(-5).is_err());
+}
+
+/// test_nn.py::TestNN::test_ParameterDict: popitem (last), setdefault, update, copy (shared), fromkeys, |, clear,
+/// iteration over keys.
+#[test]
+fn parameter_dict_has_pythons_dict_api() {
+    let p = |v: f32| Param::new(Tensor::from_vec(vec![v], [1]).unwrap());
+    let value = |q: &Param| q.data().to_vec::<f32>().unwrap()[0];
+    let mut d = ParameterDict::new();
+    d.update([("p1", p(1.0)), ("p2", p(2.0)), ("p3", p(3.0))]).unwrap();
+    let (k, q) = d.popitem().unwrap();
+    assert_eq!((k.as_str(), value(&q)), ("p3", 3.0));
+    assert_eq!(value(d.setdefault("p1", p(9.0)).unwrap()), 1.0, "present: kept");
+    assert_eq!(value(d.setdefault("p4", p(4.0)).unwrap()), 4.0, "absent: inserted");
+    assert_eq!(d.keys().collect::<Vec<_>>(), ["p1", "p2", "p4"]);
+
+    let copy = d.copy();
+    copy.get("p1").unwrap().data().fill_(5.0).unwrap();
+    assert_eq!(value(d.get("p1").unwrap()), 5.0, "copy shares the parameters");
+
+    let mut other = ParameterDict::new();
+    other.update([("p2", p(20.0)), ("p5", p(50.0))]).unwrap();
+    let union = &d | &other;
+    assert_eq!(union.keys().collect::<Vec<_>>(), ["p1", "p2", "p4", "p5"]);
+    assert_eq!(union.values().map(value).collect::<Vec<_>>(), [5.0, 20.0, 4.0, 50.0]);
+    assert_eq!(d.keys().count(), 3, "| leaves the operands");
+
+    let f = ParameterDict::fromkeys(["a", "b"], p(0.5)).unwrap();
+    assert_eq!(
+        f.items().map(|(k, q)| (k, value(q))).collect::<Vec<_>>(),
+        [("a", 0.5), ("b", 0.5)]
+    );
+    d.clear();
+    assert!(d.is_empty());
+}

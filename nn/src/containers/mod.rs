@@ -14,3 +14,39 @@ pub use module_list::ModuleList;
 pub use parameter_dict::ParameterDict;
 pub use parameter_list::ParameterList;
 pub use sequential::Sequential;
+
+use std::ops::Range;
+
+use crate::{Error, Result};
+
+/// Python's `items[index]` position: a negative index counts from the end; out of range is PyTorch's
+/// `IndexError`, as a typed error of `op`.
+pub(crate) fn py_index(op: &'static str, index: isize, len: usize) -> Result<usize> {
+    let position = if index < 0 {
+        len.checked_sub(index.unsigned_abs())
+    } else {
+        Some(index as usize)
+    };
+    match position {
+        Some(i) if i < len => Ok(i),
+        _ => Err(Error::invalid(
+            op,
+            format!("index {index} is out of range for {len} items"),
+        )),
+    }
+}
+
+/// Python's `items[start:stop]` positions: negative bounds count from the end, and bounds past either end
+/// are clamped (an empty range when `start >= stop`).
+pub(crate) fn py_slice(start: Option<isize>, stop: Option<isize>, len: usize) -> Range<usize> {
+    let clamp = |bound: isize| -> usize {
+        if bound < 0 {
+            len.saturating_sub(bound.unsigned_abs())
+        } else {
+            (bound as usize).min(len)
+        }
+    };
+    let start = start.map_or(0, clamp);
+    let stop = stop.map_or(len, clamp);
+    start..stop.max(start)
+}

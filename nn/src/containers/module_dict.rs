@@ -54,9 +54,37 @@ impl ModuleDict {
         self.items.shift_remove(key)
     }
 
+    /// PyTorch's `pop(key)`: [`remove`](Self::remove).
+    pub fn pop(&mut self, key: &str) -> Option<Box<dyn ModuleField>> {
+        self.remove(key)
+    }
+
+    /// PyTorch's `clear()`.
+    pub fn clear(&mut self) {
+        self.items.clear();
+    }
+
+    /// PyTorch's `update(other)`: moves every module of `other` in, in its order (a key already present is
+    /// replaced in place).
+    pub fn update(&mut self, other: ModuleDict) {
+        for (key, module) in other.items {
+            self.items.insert(key, module);
+        }
+    }
+
     /// The keys, in order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.items.keys().map(String::as_str)
+    }
+
+    /// The modules, in order.
+    pub fn values(&self) -> impl Iterator<Item = &dyn ModuleField> {
+        self.items.values().map(|m| &**m)
+    }
+
+    /// `(key, module)` pairs, in order.
+    pub fn items(&self) -> impl Iterator<Item = (&str, &dyn ModuleField)> {
+        self.items.iter().map(|(k, m)| (k.as_str(), &**m))
     }
 
     /// Number of modules.

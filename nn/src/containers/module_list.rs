@@ -1,7 +1,8 @@
 //! [`ModuleList`]: modules of any types in a list.
 
-use crate::Module;
+use super::py_index;
 use crate::module::ModuleField;
+use crate::{Module, Result};
 
 /// PyTorch's `nn.ModuleList` with modules of any types (a `Vec<M>` field is the typed, static form).
 ///
@@ -68,6 +69,38 @@ impl ModuleList {
     pub fn get<T: ModuleField>(&self, index: usize) -> Option<&T> {
         let item: &dyn std::any::Any = &**self.items.get(index)?;
         item.downcast_ref::<T>()
+    }
+
+    /// PyTorch's `pop(index)`: removes and returns the module at `index` (negative counts from the end); later
+    /// modules move down one key.
+    pub fn pop(&mut self, index: isize) -> Result<Box<dyn ModuleField>> {
+        let i = py_index("ModuleList::pop", index, self.len())?;
+        Ok(self.items.remove(i))
+    }
+
+    /// PyTorch's `del list[index]`: [`pop`](Self::pop), dropping the module.
+    pub fn remove(&mut self, index: isize) -> Result<()> {
+        self.pop(index).map(drop)
+    }
+
+    /// PyTorch's `extend`: appends every module of `other`, in order (`+=` does the same, `+` makes a new list).
+    pub fn extend(&mut self, other: ModuleList) {
+        self.items.extend(other.items);
+    }
+}
+
+impl std::ops::AddAssign<ModuleList> for ModuleList {
+    fn add_assign(&mut self, other: ModuleList) {
+        self.extend(other);
+    }
+}
+
+impl std::ops::Add<ModuleList> for ModuleList {
+    type Output = ModuleList;
+    /// PyTorch's `+`: the modules of both, in order (here moved: a Rust module has one owner).
+    fn add(mut self, other: ModuleList) -> ModuleList {
+        self.extend(other);
+        self
     }
 }
 

@@ -2,6 +2,7 @@
 
 use indexmap::IndexMap;
 
+use super::py_index;
 use crate::module::Layer;
 use crate::module::check_name;
 use crate::{Forward, Module, Result, Tensor};
@@ -71,6 +72,85 @@ impl Sequential {
     /// The layer at `index`.
     pub fn get(&self, index: usize) -> Option<&Layer> {
         self.layers.get_index(index).map(|(_, l)| l)
+    }
+
+    /// `seq[index]`, a negative index counting from the end; out of range is an error.
+    pub fn at(&self, index: isize) -> Result<&Layer> {
+        let i = py_index("Sequential[index]", index, self.len())?;
+        Ok(&self.layers[i])
+    }
+
+    /// PyTorch's `insert(index, module)`: `index` in `-len..=len` (negative counts from the end); the layers
+    /// are keyed `0`, `1`, … again.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let mut seq = Sequential::new().append(ReLU::new(false)).append(Tanh::new());
+    /// seq.insert(-1, GELU::new("none").unwrap()).unwrap();
+    /// assert_eq!(seq.to_string(), "Sequential(\n  (0): ReLU()\n  (1): GELU(approximate='none')\n  (2): Tanh()\n)");
+    /// ```
+    pub fn insert(&mut self, index: isize, layer: impl Into<Layer>) -> Result<()> {
+        let n = self.len();
+        let i = if index == n as isize {
+            n
+        } else {
+            py_index("Sequential::insert", index, n)?
+        };
+        let mut layers: Vec<Layer> = std::mem::take(&mut self.layers).into_values().collect();
+        layers.insert(i, layer.into());
+        self.renumber(layers);
+        Ok(())
+    }
+
+    /// PyTorch's `pop(index)`: removes and returns the layer at `index`; the rest are keyed `0`, `1`, … again.
+    pub fn pop(&mut self, index: isize) -> Result<Layer> {
+        let i = py_index("Sequential::pop", index, self.len())?;
+        let mut layers: Vec<Layer> = std::mem::take(&mut self.layers).into_values().collect();
+        let layer = layers.remove(i);
+        self.renumber(layers);
+        Ok(layer)
+    }
+
+    /// PyTorch's `del seq[index]`: [`pop`](Self::pop), dropping the layer.
+    pub fn remove(&mut self, index: isize) -> Result<()> {
+        self.pop(index).map(drop)
+    }
+
+    /// PyTorch's `extend`: appends every layer of `layers` (`+=` with a sequential does the same).
+    pub fn extend<L: Into<Layer>>(&mut self, layers: impl IntoIterator<Item = L>) {
+        for layer in layers {
+            self.push(layer);
+        }
+    }
+
+    /// The layers, consumed, in order.
+    pub fn into_layers(self) -> impl Iterator<Item = Layer> {
+        self.layers.into_values()
+    }
+
+    /// Keys the layers `0`, `1`, … in order (PyTorch renumbers after `insert` and `del`).
+    fn renumber(&mut self, layers: Vec<Layer>) {
+        self.layers = layers
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| (i.to_string(), l))
+            .collect();
+    }
+}
+
+impl std::ops::AddAssign<Sequential> for Sequential {
+    /// PyTorch's `+=`: appends `other`'s layers.
+    fn add_assign(&mut self, other: Sequential) {
+        self.extend(other.into_layers());
+    }
+}
+
+impl std::ops::Add<Sequential> for Sequential {
+    type Output = Sequential;
+    /// PyTorch's `+`: the layers of both, in order (here moved: a Rust module has one owner).
+    fn add(mut self, other: Sequential) -> Sequential {
+        self += other;
+        self
     }
 }
 

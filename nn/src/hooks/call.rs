@@ -114,6 +114,7 @@ where
 }
 
 /// Runs the live forward pre-hooks in order; the first error stops them.
+#[inline(always)]
 fn run_pre_hooks<M: Module + Forward>(module: &M, hooks: &Hooks, input: &mut M::Input) -> Result<()> {
     for entry in hooks.of(HookKind::ForwardPre) {
         if entry.live()
