@@ -75,8 +75,6 @@ struct Place {
     view: usize,
     /// Whether that view is its own (it has load pre-hooks).
     owns_view: bool,
-    /// The names of its own entries: parameters, persistent buffers, `_extra_state`.
-    own: HashSet<String>,
 }
 
 /// Phase one, in PyTorch's order: each module's load pre-hooks and its
@@ -96,17 +94,13 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
         error: Option<Error>,
     }
     impl Prepare {
-        /// The view of the module whose members the walk is at, recording `key`'s last name as one of its own.
-        fn own_entry(&mut self, key: &str) -> &mut View {
-            let Some(&at) = self.open.last() else {
-                return &mut self.views[0];
-            };
-            let place = &mut self.places[at];
-            place.own.insert(last_name(key).to_owned());
-            &mut self.views[place.view]
+        /// The view of the module whose members the walk is at.
+        fn current_view(&mut self) -> &mut View {
+            let view = self.open.last().map_or(0, |&at| self.places[at].view);
+            &mut self.views[view]
         }
         fn tensor(&mut self, key: &str, target: &Tensor) {
-            let view = self.own_entry(key);
+            let view = self.current_view();
             let Some(input) = view.dict.get(key).cloned() else {
                 self.missing.push(key.to_owned());
                 self.plan.tensors.push(Action::Skip);
@@ -168,7 +162,6 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
                 path: path.to_owned(),
                 view,
                 owns_view,
-                own: HashSet::new(),
             });
             self.open.push(index);
             let version = self.views[0].dict.version(path);
@@ -198,7 +191,7 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
                 return;
             }
             let key = extra_state_key(path);
-            let view = self.own_entry(&key);
+            let view = self.current_view();
             match view.dict.get(&key) {
                 Some(state) => {
                     let state = state.clone();
@@ -245,17 +238,13 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
     })
 }
 
-/// The last component of a dotted key.
-fn last_name(key: &str) -> &str {
-    key.rsplit_once('.').map_or(key, |(_, name)| name)
-}
-
 /// PyTorch's unexpected keys (`_load_from_state_dict`): a key no module read is reported by the deepest module
 /// its path reaches in the view it sits in: there a dotted rest whose first name is no child, or an undotted
 /// one that is none of the module's own entries, is unexpected (so `weight.x` under a module with a `weight`
-/// is, and so is a key naming a child module itself). Keys under a child with a view of its own are that
-/// view's to report, and keys outside a view's prefix (added by a hook) are ignored. In load order, then in
-/// the view's order.
+/// is, and so is a key naming a child module itself). Every own entry of a module was looked up in its view
+/// under exactly its key, so an undotted key left unread there is none of them. Keys under a child with a view
+/// of its own are that view's to report, and keys outside a view's prefix (added by a hook) are ignored. In
+/// load order, then in the view's order.
 fn unexpected_keys(views: &[View], places: &[Place]) -> Vec<String> {
     let by_path: HashMap<&str, usize> = places.iter().enumerate().map(|(i, p)| (p.path.as_str(), i)).collect();
     let mut found: Vec<(usize, usize, &str)> = Vec::new();
@@ -272,7 +261,7 @@ fn unexpected_keys(views: &[View], places: &[Place]) -> Vec<String> {
             let mut at = view.owner;
             let reporter = loop {
                 let Some((first, tail)) = rest.split_once('.') else {
-                    break (!places[at].own.contains(rest)).then_some(at);
+                    break Some(at);
                 };
                 let child_path = hook_state::prefix_of("", &places[at].path) + first;
                 match by_path.get(child_path.as_str()) {
