@@ -111,7 +111,8 @@ fn batch_norm_loads_dicts_saved_before_num_batches_tracked() {
     let count = bn.num_batches_tracked.as_ref().unwrap();
     assert_eq!(count.dtype(), DType::I64);
     assert_eq!(count.to_vec::<i64>().unwrap(), [0]);
-    sd.remove_version("");
+    sd.clear_versions();
+    assert_eq!(sd.version(""), None);
     bn.load_state_dict(&sd, true, false).unwrap();
     assert_eq!(bn.num_batches_tracked.as_ref().unwrap().to_vec::<i64>().unwrap(), [0]);
 
@@ -152,7 +153,15 @@ fn state_dict_records_each_modules_version() {
         .append(Linear::new(2, 2, true))
         .append(BatchNorm1d::new(2));
     let sd = model.state_dict();
-    assert_eq!(sd.versions().collect::<Vec<_>>(), [("", 1), ("0", 1), ("1", 2)]);
+    assert_eq!(
+        [sd.version(""), sd.version("0"), sd.version("1")],
+        [Some(1), Some(1), Some(2)]
+    );
+    // Only the versions other than 1 are stored.
+    assert_eq!(sd.versions().collect::<Vec<_>>(), [("1", 2)]);
+    // A dict collected from entries (as one read from a file) has none.
+    let from_entries: StateDict = sd.clone().into_iter().collect();
+    assert_eq!(from_entries.version(""), None);
     let sd = model.state_dict_with_prefix("m.");
     assert_eq!(sd.version("m"), Some(1));
     assert_eq!(sd.version("m.1"), Some(2));
@@ -375,7 +384,11 @@ fn consume_prefix_strips_data_parallels_module_prefix() {
             "1.num_batches_tracked"
         ]
     );
-    assert_eq!(sd.versions().collect::<Vec<_>>(), [("", 1), ("0", 1), ("1", 2)]);
+    assert_eq!(
+        [sd.version(""), sd.version("0"), sd.version("1")],
+        [Some(1), Some(1), Some(2)]
+    );
+    assert_eq!(sd.versions().collect::<Vec<_>>(), [("1", 2)]);
     sd.shift_remove("other.weight");
     let mut fresh = Sequential::new()
         .append(Linear::new(2, 2, true))

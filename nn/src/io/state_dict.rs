@@ -13,7 +13,8 @@ use crate::Tensor;
 ///
 /// Beside the tensors it carries PyTorch's `_metadata` versions: the layout version of the module at each
 /// path ([`Module::state_dict_version`](crate::Module::state_dict_version)), recorded by `state_dict()` and
-/// read by `load_state_dict` (a dict from a file has none, as PyTorch's from safetensors has none).
+/// read by `load_state_dict`. A dict from a file has none, as PyTorch's from safetensors has none; one from
+/// `state_dict()` stores the versions other than 1 (the default), and reports 1 for every other path.
 ///
 /// ```
 /// use nn::prelude::*;
@@ -25,7 +26,8 @@ use crate::Tensor;
 #[derive(Clone, Default, Debug)]
 pub struct StateDict {
     entries: IndexMap<String, Tensor>,
-    versions: IndexMap<String, u32>,
+    /// `None`: no versions (a dict from a file). Else the versions other than 1, by path.
+    versions: Option<IndexMap<String, u32>>,
 }
 
 impl StateDict {
@@ -58,17 +60,32 @@ impl StateDict {
     /// assert_eq!(sd.version(""), Some(1));
     /// ```
     pub fn version(&self, path: &str) -> Option<u32> {
-        self.versions.get(path).copied()
+        let versions = self.versions.as_ref()?;
+        if versions.is_empty() {
+            return Some(1);
+        }
+        Some(versions.get(path).copied().unwrap_or(1))
     }
 
-    /// Records `version` for the module at `path`.
+    /// Records `version` for the module at `path` (the dict then has versions: 1 for every other path).
     pub fn set_version(&mut self, path: impl Into<String>, version: u32) {
-        self.versions.insert(path.into(), version);
+        let versions = self.versions.get_or_insert_with(IndexMap::new);
+        let path = path.into();
+        if version == 1 {
+            versions.shift_remove(&path);
+        } else {
+            versions.insert(path, version);
+        }
     }
 
-    /// Forgets the version of the module at `path` (a dict as old PyTorch wrote it).
-    pub fn remove_version(&mut self, path: &str) -> Option<u32> {
-        self.versions.shift_remove(path)
+    /// Marks the dict as carrying versions (every path at 1 until [`set_version`](Self::set_version)).
+    pub(crate) fn mark_versioned(&mut self) {
+        self.versions.get_or_insert_with(IndexMap::new);
+    }
+
+    /// Forgets every version: the dict is then as one from a file (PyTorch's without `_metadata`).
+    pub fn clear_versions(&mut self) {
+        self.versions = None;
     }
 
     /// PyTorch's `consume_prefix_in_state_dict_if_present(state_dict, prefix)`: every key that starts with
@@ -89,24 +106,23 @@ impl StateDict {
                 self.entries.insert(key[prefix.len()..].to_owned(), t);
             }
         }
+        let Some(versions) = &mut self.versions else { return };
         let bare = prefix.replace('.', "");
-        let paths: Vec<String> = self
-            .versions
+        let paths: Vec<String> = versions
             .keys()
             .filter(|k| !k.is_empty() && (**k == bare || k.starts_with(prefix)))
             .cloned()
             .collect();
         for path in paths {
-            if let Some(v) = self.versions.shift_remove(&path) {
-                self.versions
-                    .insert(path.get(prefix.len()..).unwrap_or("").to_owned(), v);
+            if let Some(v) = versions.shift_remove(&path) {
+                versions.insert(path.get(prefix.len()..).unwrap_or("").to_owned(), v);
             }
         }
     }
 
-    /// Every recorded `(path, version)`, in the order recorded.
+    /// Every recorded version other than 1, `(path, version)`, in the order recorded.
     pub fn versions(&self) -> impl Iterator<Item = (&str, u32)> {
-        self.versions.iter().map(|(k, v)| (k.as_str(), *v))
+        self.versions.iter().flatten().map(|(k, v)| (k.as_str(), *v))
     }
 }
 
@@ -127,7 +143,7 @@ impl FromIterator<(String, Tensor)> for StateDict {
     fn from_iter<I: IntoIterator<Item = (String, Tensor)>>(iter: I) -> StateDict {
         StateDict {
             entries: iter.into_iter().collect(),
-            versions: IndexMap::new(),
+            versions: None,
         }
     }
 }

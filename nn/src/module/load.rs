@@ -6,7 +6,7 @@
 //! are gathered there, all of them. Phase two walks the tree again in the same order and applies the actions;
 //! what it replaces is kept, so that the load can be rolled back if a later step refuses it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::Module;
 use super::state::extra_state_key;
@@ -59,22 +59,10 @@ struct Prepared {
 
 /// A state dict that modules read from: the one given to the load (the root's), or the copy of its
 /// ancestor's entries under its prefix that a module with load pre-hooks gets (PyTorch's `local_state_dict`),
-/// which its hooks may edit without touching what other modules see.
+/// which its hooks may edit without touching what other modules see. An entry a module read is replaced by
+/// the load's `taken` marker, so that what is left unread is known whatever hooks later do to the dict.
 struct View {
     dict: StateDict,
-    /// The place that owns the view.
-    owner: usize,
-    /// Keys a module read (loaded, or refused for their shape).
-    used: HashSet<String>,
-}
-
-/// One place of the tree as the load saw it.
-struct Place {
-    path: String,
-    /// The view its entries are read from.
-    view: usize,
-    /// Whether that view is its own (it has load pre-hooks).
-    owns_view: bool,
 }
 
 /// Phase one, in PyTorch's order: each module's load pre-hooks and its
@@ -83,9 +71,12 @@ struct Place {
 fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
     struct Prepare {
         views: Vec<View>,
-        places: Vec<Place>,
-        /// Places whose members are being walked, innermost last.
+        /// The view of each module whose members are being walked, innermost last.
         open: Vec<usize>,
+        /// The current module's prefix, rebuilt in place.
+        prefix: String,
+        /// What a read entry is replaced with.
+        taken: Tensor,
         post_hooks: bool,
         assign: bool,
         plan: Plan,
@@ -94,19 +85,18 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
         error: Option<Error>,
     }
     impl Prepare {
-        /// The view of the module whose members the walk is at.
-        fn current_view(&mut self) -> &mut View {
-            let view = self.open.last().map_or(0, |&at| self.places[at].view);
-            &mut self.views[view]
+        /// The entry `key` of the current module's view, taken out of it (`None`: missing).
+        fn take(&mut self, key: &str) -> Option<Tensor> {
+            let view = self.open.last().copied().unwrap_or(0);
+            let slot = self.views[view].dict.get_mut(key)?;
+            Some(std::mem::replace(slot, self.taken.clone()))
         }
         fn tensor(&mut self, key: &str, target: &Tensor) {
-            let view = self.current_view();
-            let Some(input) = view.dict.get(key).cloned() else {
+            let Some(input) = self.take(key) else {
                 self.missing.push(key.to_owned());
                 self.plan.tensors.push(Action::Skip);
                 return;
             };
-            view.used.insert(key.to_owned());
             if input.shape() != target.shape() {
                 self.mismatched.push(ShapeMismatch {
                     key: key.to_owned(),
@@ -135,43 +125,37 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
     }
     impl Walker for Prepare {
         fn module(&mut self, path: &str, module: &dyn Module) {
-            let index = self.places.len();
-            let prefix = hook_state::prefix_of("", path);
-            let parent_view = self.open.last().map_or(0, |&p| self.places[p].view);
+            let parent_view = self.open.last().copied().unwrap_or(0);
             let hooks = module.hooks();
             self.post_hooks |= hooks.is_some_and(|h| h.has(HookKind::LoadStateDictPost));
             let pre_hooks = hooks.is_some_and(|h| h.has(HookKind::LoadStateDictPre));
-            let owns_view = pre_hooks && !self.open.is_empty();
-            let view = if owns_view {
+            let prefix = &mut self.prefix;
+            prefix.clear();
+            prefix.push_str(path);
+            if !path.is_empty() {
+                prefix.push('.');
+            }
+            let view = if pre_hooks && !self.open.is_empty() {
                 let dict = self.views[parent_view]
                     .dict
                     .iter()
-                    .filter(|(k, _)| k.starts_with(&prefix))
+                    .filter(|(k, _)| k.starts_with(prefix.as_str()))
                     .map(|(k, t)| (k.clone(), t.clone()))
                     .collect();
-                self.views.push(View {
-                    dict,
-                    owner: index,
-                    used: HashSet::new(),
-                });
+                self.views.push(View { dict });
                 self.views.len() - 1
             } else {
                 parent_view
             };
-            self.places.push(Place {
-                path: path.to_owned(),
-                view,
-                owns_view,
-            });
-            self.open.push(index);
+            self.open.push(view);
             let version = self.views[0].dict.version(path);
             let dict = &mut self.views[view].dict;
             if pre_hooks {
                 hook_state::each::<hook_state::LoadPreHook>(module, HookKind::LoadStateDictPre, |hook| {
-                    hook(module, dict, &prefix)
+                    hook(module, dict, prefix)
                 });
             }
-            if let Err(e) = module.load_from_state_dict(dict, &prefix, version) {
+            if let Err(e) = module.load_from_state_dict(dict, prefix, version) {
                 self.error.get_or_insert(e);
             }
         }
@@ -191,13 +175,8 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
                 return;
             }
             let key = extra_state_key(path);
-            let view = self.current_view();
-            match view.dict.get(&key) {
-                Some(state) => {
-                    let state = state.clone();
-                    view.used.insert(key);
-                    self.plan.extra.push(Some(state));
-                }
+            match self.take(&key) {
+                Some(state) => self.plan.extra.push(Some(state)),
                 None => {
                     self.missing.push(key);
                     self.plan.extra.push(None);
@@ -206,13 +185,10 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
         }
     }
     let mut prepare = Prepare {
-        views: vec![View {
-            dict: sd,
-            owner: 0,
-            used: HashSet::new(),
-        }],
-        places: Vec::new(),
+        views: vec![View { dict: sd }],
         open: Vec::new(),
+        prefix: String::new(),
+        taken: Tensor::zeros([0], crate::DType::U8),
         post_hooks: false,
         assign,
         plan: Plan {
@@ -227,10 +203,17 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
     if let Some(e) = prepare.error {
         return Err(e);
     }
+    let taken = &prepare.taken;
+    let unread = |view: &View| view.dict.values().any(|t| !t.shares_storage(taken));
+    let unexpected_keys = if prepare.views.iter().any(unread) {
+        unexpected_keys(root, &prepare.views, taken)
+    } else {
+        Vec::new()
+    };
     Ok(Prepared {
         keys: IncompatibleKeys {
             missing_keys: prepare.missing,
-            unexpected_keys: unexpected_keys(&prepare.views, &prepare.places),
+            unexpected_keys,
         },
         plan: prepare.plan,
         mismatched: prepare.mismatched,
@@ -244,29 +227,42 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
 /// is, and so is a key naming a child module itself). Every own entry of a module was looked up in its view
 /// under exactly its key, so an undotted key left unread there is none of them. Keys under a child with a view
 /// of its own are that view's to report, and keys outside a view's prefix (added by a hook) are ignored. In
-/// load order, then in the view's order.
-fn unexpected_keys(views: &[View], places: &[Place]) -> Vec<String> {
-    let by_path: HashMap<&str, usize> = places.iter().enumerate().map(|(i, p)| (p.path.as_str(), i)).collect();
+/// load order, then in the view's order. Runs only when some key is left unread: a second walk finds the
+/// places and which of them own the views, in the order the first walk made them.
+fn unexpected_keys(root: &dyn Module, views: &[View], taken: &Tensor) -> Vec<String> {
+    /// Each place's path and whether it owns a view (it has load pre-hooks and is not the root).
+    struct Places(Vec<(String, bool)>);
+    impl Walker for Places {
+        fn module(&mut self, path: &str, module: &dyn Module) {
+            let owns = !self.0.is_empty() && module.hooks().is_some_and(|h| h.has(HookKind::LoadStateDictPre));
+            self.0.push((path.to_owned(), owns));
+        }
+    }
+    let mut places = Places(Vec::new());
+    walk(root, &mut places, WalkOptions::all());
+    let places = places.0;
+    let by_path: HashMap<&str, usize> = places.iter().enumerate().map(|(i, (p, _))| (p.as_str(), i)).collect();
+    // View 0 is the root's; view k is owned by the k-th place that owns one.
+    let owners = std::iter::once(0).chain(places.iter().enumerate().filter(|(_, (_, owns))| *owns).map(|(i, _)| i));
     let mut found: Vec<(usize, usize, &str)> = Vec::new();
-    for view in views {
-        let owner = &places[view.owner];
-        let prefix = hook_state::prefix_of("", &owner.path);
-        for (position, key) in view.dict.keys().enumerate() {
-            if view.used.contains(key) {
+    for (view, owner) in views.iter().zip(owners) {
+        let prefix = hook_state::prefix_of("", &places[owner].0);
+        for (position, (key, tensor)) in view.dict.iter().enumerate() {
+            if tensor.shares_storage(taken) {
                 continue;
             }
             let Some(mut rest) = key.strip_prefix(&prefix) else {
                 continue;
             };
-            let mut at = view.owner;
+            let mut at = owner;
             let reporter = loop {
                 let Some((first, tail)) = rest.split_once('.') else {
                     break Some(at);
                 };
-                let child_path = hook_state::prefix_of("", &places[at].path) + first;
+                let child_path = hook_state::prefix_of("", &places[at].0) + first;
                 match by_path.get(child_path.as_str()) {
                     None => break Some(at),
-                    Some(&child) if places[child].owns_view => break None,
+                    Some(&child) if places[child].1 => break None,
                     Some(&child) => {
                         at = child;
                         rest = tail;

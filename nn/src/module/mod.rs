@@ -492,9 +492,10 @@ pub trait CustomStateDict {
     }
 
     /// Before the module reads its own entries: `state` is the module's view of the dict being loaded (its
-    /// keys under `prefix`, after its load pre-hooks), `version` the version it was saved with (`None` when
-    /// the dict records none). May add, rename or remove entries under `prefix`; an error stops the load and
-    /// leaves the module unchanged.
+    /// keys under `prefix`, after its load pre-hooks; entries that modules loaded before it have read are
+    /// there as empty markers), `version` the version it was saved with (`None` when the dict records none).
+    /// May add, rename or remove entries under `prefix`; an error stops the load and leaves the module
+    /// unchanged.
     fn load_from_state_dict(&self, state: &mut StateDict, prefix: &str, version: Option<u32>) -> Result<()> {
         let _ = (state, prefix, version);
         Ok(())

@@ -20,6 +20,8 @@ pub(crate) fn state_dict_with(root: &dyn Module, prefix: &str, keep_vars: bool) 
         prefix: &'p str,
         keep_vars: bool,
         out: StateDict,
+        /// The current module's prefix, rebuilt in place for each module.
+        module_prefix: String,
     }
     impl Collect<'_> {
         fn key(&self, path: &str) -> String {
@@ -31,12 +33,15 @@ pub(crate) fn state_dict_with(root: &dyn Module, prefix: &str, keep_vars: bool) 
     }
     impl Walker for Collect<'_> {
         fn module(&mut self, path: &str, module: &dyn Module) {
-            let prefix = hook_state::prefix_of(self.prefix, path);
             hook_state::each::<hook_state::StateDictPreHook>(module, HookKind::StateDictPre, |hook| {
-                hook(module, &prefix)
+                hook(module, &hook_state::prefix_of(self.prefix, path))
             });
-            let at = prefix.strip_suffix('.').unwrap_or(&prefix);
-            self.out.set_version(at, module.state_dict_version());
+            let version = module.state_dict_version();
+            if version != 1 {
+                let prefix = hook_state::prefix_of(self.prefix, path);
+                self.out
+                    .set_version(prefix.strip_suffix('.').unwrap_or(&prefix), version);
+            }
         }
         fn module_end(&mut self, path: &str, module: &dyn Module) {
             let out = &mut self.out;
@@ -62,13 +67,23 @@ pub(crate) fn state_dict_with(root: &dyn Module, prefix: &str, keep_vars: bool) 
                 let key = self.key(&extra_state_key(path));
                 self.out.insert(key, state);
             }
-            module.save_to_state_dict(&mut self.out, &hook_state::prefix_of(self.prefix, path));
+            let prefix = &mut self.module_prefix;
+            prefix.clear();
+            prefix.push_str(self.prefix);
+            prefix.push_str(path);
+            if !path.is_empty() {
+                prefix.push('.');
+            }
+            module.save_to_state_dict(&mut self.out, prefix);
         }
     }
+    let mut out = StateDict::new();
+    out.mark_versioned();
     let mut collect = Collect {
         prefix,
         keep_vars,
-        out: StateDict::new(),
+        out,
+        module_prefix: String::new(),
     };
     walk_with(root, &mut collect, WalkOptions::all());
     collect.out
