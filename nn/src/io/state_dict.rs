@@ -61,9 +61,6 @@ impl StateDict {
     /// ```
     pub fn version(&self, path: &str) -> Option<u32> {
         let versions = self.versions.as_ref()?;
-        if versions.is_empty() {
-            return Some(1);
-        }
         Some(versions.get(path).copied().unwrap_or(1))
     }
 

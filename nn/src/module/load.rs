@@ -57,20 +57,17 @@ struct Prepared {
     post_hooks: bool,
 }
 
-/// A state dict that modules read from: the one given to the load (the root's), or the copy of its
-/// ancestor's entries under its prefix that a module with load pre-hooks gets (PyTorch's `local_state_dict`),
-/// which its hooks may edit without touching what other modules see. An entry a module read is replaced by
-/// the load's `taken` marker, so that what is left unread is known whatever hooks later do to the dict.
-struct View {
-    dict: StateDict,
-}
-
 /// Phase one, in PyTorch's order: each module's load pre-hooks and its
 /// [`load_from_state_dict`](Module::load_from_state_dict) run on its view of the dict before it reads its
 /// entries; unexpected keys are each reported by the deepest module its path reaches, in load order.
+///
+/// A view is the dict given to the load (the root's), or the copy of its ancestor's entries under its prefix
+/// that a module with load pre-hooks gets (PyTorch's `local_state_dict`), which its hooks may edit without
+/// touching what other modules see. An entry a module reads is replaced by the load's `taken` marker, so that
+/// what is left unread is known whatever hooks later do to the dict.
 fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
     struct Prepare {
-        views: Vec<View>,
+        views: Vec<StateDict>,
         /// The view of each module whose members are being walked, innermost last.
         open: Vec<usize>,
         /// The current module's prefix, rebuilt in place.
@@ -88,7 +85,7 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
         /// The entry `key` of the current module's view, taken out of it (`None`: missing).
         fn take(&mut self, key: &str) -> Option<Tensor> {
             let view = self.open.last().copied().unwrap_or(0);
-            let slot = self.views[view].dict.get_mut(key)?;
+            let slot = self.views[view].get_mut(key)?;
             Some(std::mem::replace(slot, self.taken.clone()))
         }
         fn tensor(&mut self, key: &str, target: &Tensor) {
@@ -137,19 +134,18 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
             }
             let view = if pre_hooks && !self.open.is_empty() {
                 let dict = self.views[parent_view]
-                    .dict
                     .iter()
                     .filter(|(k, _)| k.starts_with(prefix.as_str()))
                     .map(|(k, t)| (k.clone(), t.clone()))
                     .collect();
-                self.views.push(View { dict });
+                self.views.push(dict);
                 self.views.len() - 1
             } else {
                 parent_view
             };
             self.open.push(view);
-            let version = self.views[0].dict.version(path);
-            let dict = &mut self.views[view].dict;
+            let version = self.views[0].version(path);
+            let dict = &mut self.views[view];
             if pre_hooks {
                 hook_state::each::<hook_state::LoadPreHook>(module, HookKind::LoadStateDictPre, |hook| {
                     hook(module, dict, prefix)
@@ -185,7 +181,7 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
         }
     }
     let mut prepare = Prepare {
-        views: vec![View { dict: sd }],
+        views: vec![sd],
         open: Vec::new(),
         prefix: String::new(),
         taken: Tensor::zeros([0], crate::DType::U8),
@@ -204,7 +200,7 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
         return Err(e);
     }
     let taken = &prepare.taken;
-    let unread = |view: &View| view.dict.values().any(|t| !t.shares_storage(taken));
+    let unread = |view: &StateDict| view.values().any(|t| !t.shares_storage(taken));
     let unexpected_keys = if prepare.views.iter().any(unread) {
         unexpected_keys(root, &prepare.views, taken)
     } else {
@@ -229,7 +225,7 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
 /// of its own are that view's to report, and keys outside a view's prefix (added by a hook) are ignored. In
 /// load order, then in the view's order. Runs only when some key is left unread: a second walk finds the
 /// places and which of them own the views, in the order the first walk made them.
-fn unexpected_keys(root: &dyn Module, views: &[View], taken: &Tensor) -> Vec<String> {
+fn unexpected_keys(root: &dyn Module, views: &[StateDict], taken: &Tensor) -> Vec<String> {
     /// Each place's path and whether it owns a view (it has load pre-hooks and is not the root).
     struct Places(Vec<(String, bool)>);
     impl Walker for Places {
@@ -247,7 +243,7 @@ fn unexpected_keys(root: &dyn Module, views: &[View], taken: &Tensor) -> Vec<Str
     let mut found: Vec<(usize, usize, &str)> = Vec::new();
     for (view, owner) in views.iter().zip(owners) {
         let prefix = hook_state::prefix_of("", &places[owner].0);
-        for (position, (key, tensor)) in view.dict.iter().enumerate() {
+        for (position, (key, tensor)) in view.iter().enumerate() {
             if tensor.shares_storage(taken) {
                 continue;
             }
