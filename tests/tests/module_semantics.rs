@@ -143,6 +143,18 @@ fn batch_norm_loads_dicts_saved_before_num_batches_tracked() {
             .unwrap(),
         [7]
     );
+
+    // Behind a `Box<dyn TensorModule>` the BatchNorm's own load step and version are the same.
+    let mut boxed: Box<dyn TensorModule> = Box::new(BatchNorm2d::new(2));
+    assert_eq!(boxed.state_dict().version(""), Some(2));
+    let old: StateDict = boxed
+        .state_dict()
+        .deep_copy()
+        .unwrap()
+        .into_iter()
+        .filter(|(k, _)| !k.ends_with("num_batches_tracked"))
+        .collect();
+    boxed.load_state_dict(&old, true, false).unwrap();
 }
 
 /// `state_dict()` records every module's version under its path (test_nn.py::TestNN::test_state_dict:

@@ -149,6 +149,43 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A PyTorch checkpoint (`.pt`, `.pth`) that cannot be parsed or holds what cannot be loaded.
+    #[error("PyTorch checkpoint {path}: {message}")]
+    Checkpoint {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A checkpoint's tensor whose dtype nn does not have.
+    #[error(
+        "PyTorch checkpoint {path}: tensor {key} has dtype {dtype}, which nn does not have (it reads \
+         float16, bfloat16, float32, float64, int64, int32, uint8 and bool)"
+    )]
+    CheckpointDType {
+        /// The file.
+        path: String,
+        /// The tensor's key.
+        key: String,
+        /// PyTorch's name of its dtype.
+        dtype: String,
+    },
+    /// A checkpoint whose weights are not at its top level (`{"state_dict": …, "epoch": 3}`), read without
+    /// saying under which key they are.
+    #[error(
+        "PyTorch checkpoint {path} holds no tensor at its top level; its top-level keys are {}: the weights are \
+         nested{}",
+        quoted(top_level_keys),
+        suggestion.as_ref().map(|k| format!(", read them with PtOptions::new().key(\"{k}\")")).unwrap_or_default()
+    )]
+    NestedCheckpoint {
+        /// The file.
+        path: String,
+        /// Every top-level key, sorted.
+        top_level_keys: Vec<String>,
+        /// The key that most likely holds the weights.
+        suggestion: Option<String>,
+    },
     /// A module's extra state was refused by its `set_extra_state`.
     #[error("extra state of {module}: {message}")]
     ExtraState {
@@ -157,6 +194,11 @@ pub enum Error {
         /// Why it was refused.
         message: String,
     },
+}
+
+/// Keys in double quotes, comma separated.
+fn quoted(keys: &[String]) -> String {
+    keys.iter().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(", ")
 }
 
 /// `Result` with this crate's [`Error`].

@@ -136,3 +136,58 @@ pub fn state_dict_from_bytes(bytes: &[u8], name: &str) -> Result<StateDict> {
     }
     Ok(out)
 }
+
+/// The keys, dtypes and shapes of a safetensors file's tensors, in the file's order, reading only its header.
+pub fn inspect_safetensors(path: &Path) -> Result<Vec<super::TensorInfo>> {
+    use std::io::Read;
+    let name = path.display().to_string();
+    let err = |message: String| Error::SafeTensors {
+        path: name.clone(),
+        message,
+    };
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let file_len = file.metadata().map_err(io)?.len();
+    let mut prefix = [0u8; 8];
+    file.read_exact(&mut prefix)
+        .map_err(|_| err(format!("a file of {file_len} bytes has no 8-byte header length")))?;
+    let header_len = u64::from_le_bytes(prefix);
+    if header_len > MAX_HEADER_BYTES || header_len > file_len - 8 {
+        return Err(err(format!(
+            "its header claims {header_len} bytes, the file holds {} after the length (at most {MAX_HEADER_BYTES})",
+            file_len - 8
+        )));
+    }
+    let mut header = vec![0u8; header_len as usize];
+    file.read_exact(&mut header).map_err(io)?;
+    let metadata: safetensors::tensor::Metadata =
+        serde_json::from_slice(&header).map_err(|e| err(format!("its header does not parse: {e}")))?;
+    let data_len = file_len - 8 - header_len;
+    let mut infos: Vec<(String, &safetensors::tensor::TensorInfo)> = metadata.tensors().into_iter().collect();
+    infos.sort_by_key(|(_, info)| info.data_offsets.0);
+    infos
+        .into_iter()
+        .map(|(key, info)| {
+            let (begin, end) = info.data_offsets;
+            if begin > end || end as u64 > data_len {
+                return Err(err(format!(
+                    "tensor {key} claims bytes {begin}..{end} of a data section of {data_len}"
+                )));
+            }
+            let nn_dtype = from_safetensors_dtype(info.dtype);
+            Ok(super::TensorInfo {
+                dtype: nn_dtype.map_or_else(|| format!("{:?}", info.dtype), |d| format!("torch.{}", d.name())),
+                key,
+                nn_dtype,
+                shape: info.shape.clone(),
+                bytes: (end - begin) as u64,
+            })
+        })
+        .collect()
+}
+
+/// The largest safetensors header read (the safetensors crate's own limit).
+const MAX_HEADER_BYTES: u64 = 100_000_000;

@@ -45,6 +45,17 @@ impl StateDict {
         })
     }
 
+    /// A PyTorch checkpoint's state dict (`torch.save(model.state_dict(), path)`), in its saved order:
+    /// [`io::load_pt`](crate::io::load_pt) with the default options.
+    ///
+    /// ```no_run
+    /// let sd = nn::StateDict::from_pt("model.pt")?;
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn from_pt(path: impl AsRef<std::path::Path>) -> crate::Result<StateDict> {
+        super::load_pt(path.as_ref(), &super::PtOptions::new())
+    }
+
     /// The entries, consumed.
     pub fn into_inner(self) -> IndexMap<String, Tensor> {
         self.entries

@@ -300,6 +300,46 @@ pub trait ModuleExt: AsDynModule {
         load_state_dict(self.as_dyn_mut(), sd, strict, false)
     }
 
+    /// Loads a PyTorch checkpoint (`torch.save(model.state_dict(), path)`, zip or legacy format) with
+    /// `load_state_dict(_, strict, assign = false)`: the same casts, key checks and all-or-nothing contract
+    /// as [`load_safetensors`](Self::load_safetensors). A checkpoint that nests its weights
+    /// (`{"state_dict": …}`) or prefixes them (`DataParallel`'s `module.`) is read with
+    /// [`load_pt_with`](Self::load_pt_with).
+    ///
+    /// ```no_run
+    /// use nn::prelude::*;
+    /// let mut fc = Linear::new(4, 2, true);
+    /// fc.load_pt("linear.pt", true)?;
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    fn load_pt(&mut self, path: impl AsRef<Path>, strict: bool) -> Result<IncompatibleKeys>
+    where
+        Self: Sized,
+    {
+        self.load_pt_with(path, strict, &crate::io::PtOptions::new())
+    }
+
+    /// [`load_pt`](Self::load_pt) with where the weights are in the checkpoint and what prefix to strip.
+    ///
+    /// ```no_run
+    /// use nn::{prelude::*, io::PtOptions};
+    /// let mut fc = Linear::new(4, 2, true);
+    /// fc.load_pt_with("checkpoint.pth", true, &PtOptions::new().key("model").strip_prefix("module."))?;
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    fn load_pt_with(
+        &mut self,
+        path: impl AsRef<Path>,
+        strict: bool,
+        options: &crate::io::PtOptions,
+    ) -> Result<IncompatibleKeys>
+    where
+        Self: Sized,
+    {
+        let sd = crate::io::load_pt(path.as_ref(), options)?;
+        load_state_dict(self.as_dyn_mut(), sd, strict, false)
+    }
+
     /// `get_submodule("a.b")`: the module at a dotted path (`""` is this module).
     fn get_submodule(&self, path: &str) -> Result<ModuleRef<'_>> {
         access::get_submodule("get_submodule", self.as_dyn(), path, path)

@@ -137,4 +137,18 @@ impl<M: Module + ?Sized> Module for Box<M> {
     fn set_extra_state(&mut self, state: Tensor) -> crate::Result<()> {
         (**self).set_extra_state(state)
     }
+    fn state_dict_version(&self) -> u32 {
+        (**self).state_dict_version()
+    }
+    fn save_to_state_dict(&self, state: &mut crate::StateDict, prefix: &str) {
+        (**self).save_to_state_dict(state, prefix)
+    }
+    fn load_from_state_dict(
+        &self,
+        state: &mut crate::StateDict,
+        prefix: &str,
+        version: Option<u32>,
+    ) -> crate::Result<()> {
+        (**self).load_from_state_dict(state, prefix, version)
+    }
 }

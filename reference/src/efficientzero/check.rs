@@ -1,6 +1,6 @@
 //! [`check_export`]: a `DynamicsNetwork` against a PyTorch export directory.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::config::DynamicsConfig;
 use super::dynamics::DynamicsNetwork;
@@ -10,18 +10,51 @@ use crate::parity::{
 use nn::io::load_safetensors;
 use nn::{Device, Forward, ModuleExt, Result, StateDict, Tensor};
 
-/// Builds the network of `dir/config.json`, loads `dir/weights.safetensors` strictly, moves it to `device`,
+/// [`check_export_with`] the folder's own weights ([`folder_weights`]).
+pub fn check_export(dir: &Path, device: Device) -> Report {
+    check_export_with(dir, &folder_weights(dir), device)
+}
+
+/// The weights of an export folder: `weights.safetensors`, else `weights.pt` (PyTorch's
+/// `torch.save(model.state_dict())`).
+pub fn folder_weights(dir: &Path) -> PathBuf {
+    let safetensors = dir.join("weights.safetensors");
+    let pt = dir.join("weights.pt");
+    if !safetensors.exists() && pt.exists() {
+        pt
+    } else {
+        safetensors
+    }
+}
+
+/// Loads a weights file strictly, safetensors or a PyTorch checkpoint (told apart by its first bytes).
+pub fn load_weights(net: &mut DynamicsNetwork, weights: &Path) -> Result<()> {
+    if nn::io::is_safetensors(weights)? {
+        net.load_safetensors(weights, true)?;
+    } else {
+        net.load_pt(weights, true)?;
+    }
+    Ok(())
+}
+
+/// Builds the network of `dir/config.json`, loads `weights` strictly (safetensors or `.pt`), moves it to `device`,
 /// and checks it against the export: state dict, listings and `repr`; eval-mode outputs vs `io.safetensors`'
 /// `eval.*`; one train-mode forward vs `train.*` and the state after it vs `train.state_after.*`; dtypes after
 /// `half()` vs `state_dict_after_half.txt`; and when the folder has `grad.safetensors` (written by
 /// `tests/fixtures/generate/dynamics_grad.py`), one backward pass in train and in eval mode: every parameter's
 /// and input's gradient vs PyTorch's. A step that cannot run is a failed check, not an error.
-pub fn check_export(dir: &Path, device: Device) -> Report {
+pub fn check_export_with(dir: &Path, weights: &Path, device: Device) -> Report {
     let mut report = Report::default();
+    let load_name = format!(
+        "build and load {} (strict)",
+        weights
+            .file_name()
+            .map_or_else(|| weights.display().to_string(), |n| n.to_string_lossy().into_owned())
+    );
     let setup = || -> Result<(DynamicsNetwork, StateDict)> {
         let config = DynamicsConfig::from_file(&dir.join("config.json"))?;
         let mut net = DynamicsNetwork::new(config)?;
-        net.load_safetensors(dir.join("weights.safetensors"), true)?;
+        load_weights(&mut net, weights)?;
         net.to_device(device)?;
         let io = load_safetensors(&dir.join("io.safetensors"))?;
         Ok((net, io))
@@ -29,12 +62,12 @@ pub fn check_export(dir: &Path, device: Device) -> Report {
     let (mut net, io) = match setup() {
         Ok(v) => v,
         Err(e) => {
-            report.push(failed("build and load weights.safetensors (strict)", e.to_string()));
+            report.push(failed(&load_name, e.to_string()));
             return report;
         }
     };
     report.push(Check {
-        name: "build and load weights.safetensors (strict)".into(),
+        name: load_name,
         passed: true,
         errors: None,
         detail: String::new(),
@@ -71,7 +104,7 @@ pub fn check_export(dir: &Path, device: Device) -> Report {
             Err(e) => report.push(failed(&format!("{mode} forward"), e.to_string())),
         }
     }
-    for check in gradient_checks(dir, device) {
+    for check in gradient_checks(dir, weights, device) {
         report.push(check);
     }
     let after = net.state_dict();
@@ -135,7 +168,7 @@ pub fn projected_sum(
 
 /// One backward pass per mode from freshly loaded weights, every gradient against `grad.safetensors`' f32
 /// ones (`{mode}.f32.grad.{name}`, `{mode}.f32.grad.input.{input}`): one check per mode, with the worst error.
-fn gradient_checks(dir: &Path, device: Device) -> Vec<Check> {
+fn gradient_checks(dir: &Path, weights: &Path, device: Device) -> Vec<Check> {
     let path = dir.join("grad.safetensors");
     if !path.exists() {
         return vec![Check {
@@ -152,7 +185,7 @@ fn gradient_checks(dir: &Path, device: Device) -> Vec<Check> {
             guard(&name, || {
                 let grads = load_safetensors(&path)?;
                 let mut net = DynamicsNetwork::new(DynamicsConfig::from_file(&dir.join("config.json"))?)?;
-                net.load_safetensors(dir.join("weights.safetensors"), true)?;
+                load_weights(&mut net, weights)?;
                 net.to_device(device)?;
                 net.train(mode == "train");
                 let input = |k: &str| -> Result<Tensor> {

@@ -8,7 +8,7 @@ mod dynamics;
 mod mlp;
 mod res_block;
 
-pub use check::{check_export, projected_sum};
+pub use check::{check_export, check_export_with, folder_weights, load_weights, projected_sum};
 pub use config::{ActivationKind, DynamicsConfig, NormType};
 pub use dynamics::DynamicsNetwork;
 pub use mlp::{MlpOptions, mlp};
