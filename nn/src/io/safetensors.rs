@@ -100,14 +100,24 @@ pub fn save_safetensors(state: &StateDict, path: &Path) -> Result<()> {
     })
 }
 
-/// Reads a safetensors file into a state dict, in the file's order, each tensor copied once into its own
+/// Reads a safetensors file into a state dict, in the file's order: the header first (checked against the
+/// file's length before anything else is allocated), then each tensor straight from the file into its own
 /// aligned storage.
 pub fn load_safetensors(path: &Path) -> Result<StateDict> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    state_dict_from_bytes(&bytes, &path.display().to_string())
+    let (mut file, mut header) = read_header(path)?;
+    let mut out = StateDict::new();
+    for entry in std::mem::take(&mut header.entries) {
+        let dtype = from_safetensors_dtype(entry.dtype).ok_or_else(|| {
+            header.error(format!(
+                "tensor {} has dtype {:?}, which nn does not support",
+                entry.key, entry.dtype
+            ))
+        })?;
+        let tensor = Tensor::read_from(&mut file, entry.shape.as_slice(), dtype)
+            .map_err(|e| header.error(format!("tensor {}: {e}", entry.key)))?;
+        out.insert(entry.key, tensor);
+    }
+    Ok(out)
 }
 
 /// Parses safetensors bytes (`name` labels errors).
@@ -139,54 +149,109 @@ pub fn state_dict_from_bytes(bytes: &[u8], name: &str) -> Result<StateDict> {
 
 /// The keys, dtypes and shapes of a safetensors file's tensors, in the file's order, reading only its header.
 pub fn inspect_safetensors(path: &Path) -> Result<Vec<super::TensorInfo>> {
+    let (_, header) = read_header(path)?;
+    Ok(header
+        .entries
+        .into_iter()
+        .map(|entry| {
+            let nn_dtype = from_safetensors_dtype(entry.dtype);
+            super::TensorInfo {
+                dtype: nn_dtype.map_or_else(|| format!("{:?}", entry.dtype), |d| format!("torch.{}", d.name())),
+                key: entry.key,
+                nn_dtype,
+                shape: entry.shape,
+                bytes: entry.bytes,
+            }
+        })
+        .collect())
+}
+
+/// One tensor of a safetensors header.
+struct Entry {
+    key: String,
+    dtype: Dtype,
+    shape: Vec<usize>,
+    bytes: u64,
+}
+
+/// A safetensors file's header, checked against the file: its tensors in data order, which cover the data
+/// section exactly, each as many bytes as its shape and dtype take.
+struct Header {
+    name: String,
+    entries: Vec<Entry>,
+}
+
+impl Header {
+    fn error(&self, message: String) -> Error {
+        Error::SafeTensors {
+            path: self.name.clone(),
+            message,
+        }
+    }
+}
+
+/// Opens a safetensors file and reads its header, leaving the file at the start of the data section.
+fn read_header(path: &Path) -> Result<(std::io::BufReader<std::fs::File>, Header)> {
     use std::io::Read;
-    let name = path.display().to_string();
-    let err = |message: String| Error::SafeTensors {
-        path: name.clone(),
-        message,
+    let mut header = Header {
+        name: path.display().to_string(),
+        entries: Vec::new(),
     };
     let io = |source| Error::Io {
         path: path.to_owned(),
         source,
     };
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    let file = std::fs::File::open(path).map_err(io)?;
     let file_len = file.metadata().map_err(io)?.len();
+    let mut file = std::io::BufReader::with_capacity(1 << 16, file);
     let mut prefix = [0u8; 8];
     file.read_exact(&mut prefix)
-        .map_err(|_| err(format!("a file of {file_len} bytes has no 8-byte header length")))?;
+        .map_err(|_| header.error(format!("a file of {file_len} bytes has no 8-byte header length")))?;
     let header_len = u64::from_le_bytes(prefix);
     if header_len > MAX_HEADER_BYTES || header_len > file_len - 8 {
-        return Err(err(format!(
+        return Err(header.error(format!(
             "its header claims {header_len} bytes, the file holds {} after the length (at most {MAX_HEADER_BYTES})",
             file_len - 8
         )));
     }
-    let mut header = vec![0u8; header_len as usize];
-    file.read_exact(&mut header).map_err(io)?;
+    let mut text = vec![0u8; header_len as usize];
+    file.read_exact(&mut text).map_err(io)?;
     let metadata: safetensors::tensor::Metadata =
-        serde_json::from_slice(&header).map_err(|e| err(format!("its header does not parse: {e}")))?;
+        serde_json::from_slice(&text).map_err(|e| header.error(format!("its header does not parse: {e}")))?;
     let data_len = file_len - 8 - header_len;
     let mut infos: Vec<(String, &safetensors::tensor::TensorInfo)> = metadata.tensors().into_iter().collect();
-    infos.sort_by_key(|(_, info)| info.data_offsets.0);
-    infos
-        .into_iter()
-        .map(|(key, info)| {
-            let (begin, end) = info.data_offsets;
-            if begin > end || end as u64 > data_len {
-                return Err(err(format!(
-                    "tensor {key} claims bytes {begin}..{end} of a data section of {data_len}"
-                )));
-            }
-            let nn_dtype = from_safetensors_dtype(info.dtype);
-            Ok(super::TensorInfo {
-                dtype: nn_dtype.map_or_else(|| format!("{:?}", info.dtype), |d| format!("torch.{}", d.name())),
-                key,
-                nn_dtype,
-                shape: info.shape.clone(),
-                bytes: (end - begin) as u64,
-            })
-        })
-        .collect()
+    infos.sort_by_key(|(_, info)| info.data_offsets);
+    let mut at = 0u64;
+    for (key, info) in infos {
+        let (begin, end) = (info.data_offsets.0 as u64, info.data_offsets.1 as u64);
+        let bits = info
+            .shape
+            .iter()
+            .try_fold(info.dtype.bitsize() as u64, |n, &d| n.checked_mul(d as u64));
+        let bytes = bits.filter(|b| b % 8 == 0).map(|b| b / 8);
+        if begin != at || end < begin || Some(end - begin) != bytes {
+            return Err(header.error(format!(
+                "tensor {key} ({:?}, shape {:?}) claims bytes {begin}..{end} of the data section where bytes {at}.. \
+                 of {} were expected",
+                info.dtype,
+                info.shape,
+                bytes.map_or_else(|| "an overflowing size".to_owned(), |b| b.to_string())
+            )));
+        }
+        at = end;
+        header.entries.push(Entry {
+            key,
+            dtype: info.dtype,
+            shape: info.shape.clone(),
+            bytes: end - begin,
+        });
+    }
+    if at != data_len {
+        return Err(header.error(format!(
+            "its tensors take {at} bytes, its data section holds {data_len}"
+        )));
+    }
+    Ok((file, header))
 }
 
 /// The largest safetensors header read (the safetensors crate's own limit).

@@ -67,6 +67,21 @@ impl Tensor {
         Ok(Tensor::from_cpu(CpuData::from_bytes(dtype, bytes)?, shape))
     }
 
+    /// A tensor of `shape` and `dtype` whose little-endian bytes are read from `reader`, straight into the
+    /// tensor's storage (no intermediate buffer): how the loaders read a file. The storage is allocated before
+    /// the read, so check the size against what the source holds first.
+    ///
+    /// ```
+    /// let bytes = 1.5f32.to_le_bytes();
+    /// let t = nn::Tensor::read_from(&mut &bytes[..], [1], nn::DType::F32).unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), [1.5]);
+    /// ```
+    pub fn read_from(reader: &mut dyn std::io::Read, shape: impl Into<Shape>, dtype: DType) -> std::io::Result<Tensor> {
+        let shape = shape.into();
+        let n = shape.numel();
+        Ok(Tensor::from_cpu(CpuData::read_from(dtype, n, reader)?, shape))
+    }
+
     /// A tensor of zeros.
     ///
     /// # Panics

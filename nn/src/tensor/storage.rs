@@ -125,6 +125,44 @@ impl CpuData {
         }
     }
 
+    /// Reads `n` elements of `dtype` (little-endian) from `reader` straight into a new aligned buffer: no
+    /// intermediate copy. A size past `isize::MAX` bytes, or a bool byte other than 0 or 1, is an error.
+    pub(crate) fn read_from(dtype: DType, n: usize, reader: &mut dyn std::io::Read) -> std::io::Result<CpuData> {
+        fn read<T: bytemuck::Pod>(n: usize, reader: &mut dyn std::io::Read) -> std::io::Result<Vec<T>> {
+            let mut v = vec![T::zeroed(); n];
+            reader.read_exact(bytemuck::cast_slice_mut(&mut v))?;
+            Ok(v)
+        }
+        let fits = n
+            .checked_mul(dtype.size_in_bytes())
+            .is_some_and(|b| b <= isize::MAX as usize);
+        if !fits {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{n} elements of {dtype} do not fit in memory"),
+            ));
+        }
+        Ok(match dtype {
+            DType::F16 => CpuData::F16(read(n, reader)?),
+            DType::BF16 => CpuData::BF16(read(n, reader)?),
+            DType::F32 => CpuData::F32(read(n, reader)?),
+            DType::F64 => CpuData::F64(read(n, reader)?),
+            DType::I64 => CpuData::I64(read(n, reader)?),
+            DType::I32 => CpuData::I32(read(n, reader)?),
+            DType::U8 => CpuData::U8(read(n, reader)?),
+            DType::Bool => {
+                let v: Vec<u8> = read(n, reader)?;
+                if let Some(i) = v.iter().position(|&b| b > 1) {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("byte {i} of a bool tensor is {}; a bool byte must be 0 or 1", v[i]),
+                    ));
+                }
+                CpuData::Bool(v.into_iter().map(|b| b == 1).collect())
+            }
+        })
+    }
+
     /// Reads `bytes` (little-endian, any alignment) as elements of `dtype`: one copy into an aligned buffer.
     pub(crate) fn from_bytes(dtype: DType, bytes: &[u8]) -> Result<CpuData> {
         let size = dtype.size_in_bytes();
