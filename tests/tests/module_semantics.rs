@@ -98,6 +98,12 @@ fn unexpected_keys_follow_pytorchs_rule() {
     assert!(report.missing_keys.is_empty());
 }
 
+/// A copy of `sd` without its `num_batches_tracked` entries and versions, as a checkpoint from before them.
+fn without_counts(sd: &StateDict) -> StateDict {
+    let copy = sd.deep_copy().unwrap().into_iter();
+    copy.filter(|(k, _)| !k.ends_with("num_batches_tracked")).collect()
+}
+
 /// test_load_state_dict.py::TestLoadStateDict::test_load_state_dict_BC: BatchNorm's `num_batches_tracked`
 /// (added at version 2) is filled when a dict of version 1, or without a version, lacks it.
 #[test]
@@ -127,14 +133,9 @@ fn batch_norm_loads_dicts_saved_before_num_batches_tracked() {
         .append(Linear::new(1, 2, true))
         .append(BatchNorm2d::new(2));
     model.get_buffer("1.num_batches_tracked").unwrap().fill_(7.0).unwrap();
-    let old: StateDict = model
-        .state_dict()
-        .deep_copy()
-        .unwrap()
-        .into_iter()
-        .filter(|(k, _)| !k.ends_with("num_batches_tracked"))
-        .collect();
-    model.load_state_dict(&old, true, false).unwrap();
+    model
+        .load_state_dict(&without_counts(&model.state_dict()), true, false)
+        .unwrap();
     assert_eq!(
         model
             .get_buffer("1.num_batches_tracked")
@@ -147,14 +148,9 @@ fn batch_norm_loads_dicts_saved_before_num_batches_tracked() {
     // Behind a `Box<dyn TensorModule>` the BatchNorm's own load step and version are the same.
     let mut boxed: Box<dyn TensorModule> = Box::new(BatchNorm2d::new(2));
     assert_eq!(boxed.state_dict().version(""), Some(2));
-    let old: StateDict = boxed
-        .state_dict()
-        .deep_copy()
-        .unwrap()
-        .into_iter()
-        .filter(|(k, _)| !k.ends_with("num_batches_tracked"))
-        .collect();
-    boxed.load_state_dict(&old, true, false).unwrap();
+    boxed
+        .load_state_dict(&without_counts(&boxed.state_dict()), true, false)
+        .unwrap();
 }
 
 /// `state_dict()` records every module's version under its path (test_nn.py::TestNN::test_state_dict:

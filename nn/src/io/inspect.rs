@@ -56,10 +56,10 @@ pub fn is_safetensors(path: &Path) -> Result<bool> {
     };
     let mut file = std::fs::File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
-    let mut start = [0u8; 9];
-    if file.read_exact(&mut start).is_err() {
+    let mut length = [0u8; 8];
+    let mut brace = [0u8; 1];
+    if file.read_exact(&mut length).is_err() || file.read_exact(&mut brace).is_err() {
         return Ok(false);
     }
-    let header = u64::from_le_bytes(start[..8].try_into().expect("8 bytes"));
-    Ok(start[8] == b'{' && header <= len - 8)
+    Ok(brace[0] == b'{' && u64::from_le_bytes(length) <= len - 8)
 }

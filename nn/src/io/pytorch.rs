@@ -99,8 +99,9 @@ pub fn load_pt(path: &Path, options: &PtOptions) -> Result<StateDict> {
         .max_bytes
         .unwrap_or_else(|| checkpoint.file_len.saturating_mul(2) + MATERIALIZE_SLACK);
     let mut total = 0u64;
-    for (info, _) in &checkpoint.tensors {
-        info.nn_dtype.ok_or_else(|| Error::CheckpointDType {
+    let mut planned = Vec::with_capacity(checkpoint.tensors.len());
+    for (info, tensor) in &checkpoint.tensors {
+        let dtype = info.nn_dtype.ok_or_else(|| Error::CheckpointDType {
             path: checkpoint.name.clone(),
             key: info.key.clone(),
             dtype: info.dtype.clone(),
@@ -113,19 +114,14 @@ pub fn load_pt(path: &Path, options: &PtOptions) -> Result<StateDict> {
                 info.key, info.shape, checkpoint.file_len
             )));
         }
+        planned.push((info, tensor, dtype));
     }
     let mut out = StateDict::new();
-    for (info, tensor) in checkpoint.tensors {
-        let bytes = tensor.read().map_err(|e| Error::Checkpoint {
-            path: checkpoint.name.clone(),
-            message: e.to_string(),
-        })?;
-        let dtype = info.nn_dtype.expect("checked above");
-        let tensor = Tensor::from_bytes(&bytes, info.shape.as_slice(), dtype).map_err(|e| Error::Checkpoint {
-            path: checkpoint.name.clone(),
-            message: format!("tensor {}: {e}", info.key),
-        })?;
-        out.insert(info.key, tensor);
+    for (info, tensor, dtype) in planned {
+        let bytes = tensor.read().map_err(|e| checkpoint.error(e.to_string()))?;
+        let tensor = Tensor::from_bytes(&bytes, info.shape.as_slice(), dtype)
+            .map_err(|e| checkpoint.error(format!("tensor {}: {e}", info.key)))?;
+        out.insert(info.key.clone(), tensor);
     }
     Ok(out)
 }
