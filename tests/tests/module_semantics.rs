@@ -3,6 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use integration_tests::assert_close;
+use nn::Grads;
 use nn::module::CustomStateDict;
 use nn::prelude::*;
 
@@ -596,4 +598,345 @@ fn parameter_dict_has_pythons_dict_api() {
     );
     d.clear();
     assert!(d.is_empty());
+}
+
+/// A global hook that acts only on the thread that registered it: the other tests of this binary run beside
+/// it, and a global hook sees their calls too.
+fn this_thread() -> impl Fn() -> bool + Send + Sync + 'static {
+    let me = std::thread::current().id();
+    move || std::thread::current().id() == me
+}
+
+fn ones_grad(x: &Tensor) -> Tensor {
+    Tensor::full(x.shape().clone(), 2.0, DType::F32)
+}
+
+/// test_module_hooks.py::TestModuleGlobalHooks::test_module_global_hooks: a global forward hook runs for every
+/// module call (three Sigmoids), a global full backward hook for every backward pass through one (sigmoid(1)
+/// = 1 / (1 + 1/e), gradient of the output 2), the counts PyTorch's test asserts, removal of each.
+#[test]
+fn global_hooks_run_for_every_module_call() {
+    let mine = Arc::new(this_thread());
+    let forwards = Arc::new(Mutex::new(0));
+    let backwards = Arc::new(Mutex::new(0));
+    let fw_hook = |inc: i32| {
+        let (forwards, mine) = (forwards.clone(), mine.clone());
+        move |module: &dyn Module, input: &dyn std::any::Any, output: Option<&mut dyn std::any::Any>| {
+            if !mine() {
+                return;
+            }
+            assert_eq!(module.type_name(), "Sigmoid");
+            let x = input.downcast_ref::<Tensor>().unwrap();
+            assert_eq!(x.to_vec::<f32>().unwrap(), vec![1.0; 25]);
+            let y = output
+                .unwrap()
+                .downcast_ref::<Tensor>()
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap();
+            let expected = (1.0 / (1.0 + 1.0 / std::f64::consts::E)) as f32;
+            assert!(y.iter().all(|v| (v - expected).abs() < 1e-6), "{y:?}");
+            *forwards.lock().unwrap() += inc;
+        }
+    };
+    let bw_hook = |inc: i32| {
+        let (backwards, mine) = (backwards.clone(), mine.clone());
+        move |name: &'static str, grad_input: &Grads, grad_output: &Grads| {
+            if mine() {
+                assert_eq!(name, "Sigmoid");
+                assert_eq!(grad_input.len(), 1);
+                assert_eq!(grad_output[0].as_ref().unwrap().to_vec::<f32>().unwrap(), vec![2.0; 25]);
+                *backwards.lock().unwrap() += inc;
+            }
+            Ok(None)
+        }
+    };
+    let counts = || (*forwards.lock().unwrap(), *backwards.lock().unwrap());
+    let modules = [Sigmoid::new(), Sigmoid::new(), Sigmoid::new()];
+    let input = Tensor::ones([5, 5], DType::F32).requires_grad_(true).unwrap();
+    let call = |i: usize| modules[i].call(input.clone()).unwrap();
+    let backward = |y: &Tensor, retain_graph: bool| {
+        let gradient = ones_grad(y);
+        y.backward_opts(nn::autograd::BackwardOptions {
+            gradient: Some(&gradient),
+            retain_graph,
+        })
+        .unwrap()
+    };
+
+    let test_fwd = nn::hooks::register_module_forward_hook(fw_hook(1), HookOptions::default());
+    (0..3).for_each(|i| drop(call(i)));
+    assert_eq!(counts(), (3, 0));
+
+    let test_bwd = nn::hooks::register_module_full_backward_hook(bw_hook(1));
+    let outputs: Vec<Tensor> = (0..3).map(call).collect();
+    assert_eq!(counts(), (6, 0));
+    backward(&outputs[0], true);
+    backward(&outputs[1], false);
+    backward(&outputs[2], false);
+    assert_eq!(counts(), (6, 3));
+    backward(&outputs[0], true);
+    assert_eq!(counts(), (6, 4));
+
+    let test2_fwd = nn::hooks::register_module_forward_hook(fw_hook(2), HookOptions::default());
+    (0..3).for_each(|i| drop(call(i)));
+    assert_eq!(counts(), (15, 4));
+
+    let test2_bwd = nn::hooks::register_module_full_backward_hook(bw_hook(2));
+    backward(&call(0), false);
+    assert_eq!(counts(), (18, 7));
+    test2_bwd.remove();
+    backward(&call(1), false);
+    assert_eq!(counts(), (21, 8));
+    test2_fwd.remove();
+    backward(&call(2), false);
+    assert_eq!(counts(), (22, 9));
+    test_fwd.remove();
+    test_bwd.remove();
+    backward(&call(2), false);
+    assert_eq!(counts(), (22, 9), "removed global hooks do not run");
+}
+
+/// test_module_hooks.py::TestModuleGlobalHooks::test_module_global_hook_invalid_outputs: a global backward
+/// hook returning fewer or more input gradients than the module has fails the backward with a typed error.
+#[test]
+fn a_global_backward_hooks_wrong_replacement_is_an_error() {
+    let mine = Arc::new(this_thread());
+    let input = Tensor::randn([5, 5], DType::F32).requires_grad_(true).unwrap();
+    for (extra, expected) in [
+        (false, "returned 0 grad_input gradients for 1"),
+        (true, "returned 2 grad_input gradients for 1"),
+    ] {
+        let m = mine.clone();
+        let handle = nn::hooks::register_module_full_backward_hook(move |_, grad_input, _| {
+            if !m() {
+                return Ok(None);
+            }
+            let mut new: Vec<Option<Tensor>> = grad_input[..grad_input.len() - 1].to_vec();
+            if extra {
+                new = grad_input.to_vec();
+                new.push(Some(Tensor::randn([2, 2], DType::F32)));
+            }
+            Ok(Some(new))
+        });
+        let err = Sigmoid::new()
+            .call(input.clone())
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward();
+        handle.remove();
+        let err = err.unwrap_err().to_string();
+        assert!(err.contains(expected), "{err}");
+    }
+}
+
+/// test_module_hooks.py::TestModuleGlobalHooks::test_module_backward_global_hook_writeable and
+/// test_module_global_forward_preforward_hook_writeable: global hooks replace the input gradients, the input
+/// (relu) and the output (negated); the values and gradients PyTorch's test expects.
+#[test]
+fn global_hooks_replace_inputs_outputs_and_gradients() {
+    let mine = Arc::new(this_thread());
+    let values: Vec<f32> = (0..25).map(|i| (i as f32 - 12.0) / 5.0).collect();
+    let sig = |v: f32| 1.0 / (1.0 + (-(v as f64)).exp());
+    let input = || {
+        Tensor::from_vec(values.clone(), [5, 5])
+            .unwrap()
+            .requires_grad_(true)
+            .unwrap()
+    };
+
+    let m = mine.clone();
+    let doubling = nn::hooks::register_module_full_backward_hook(move |_, grad_input, _| {
+        if !m() {
+            return Ok(None);
+        }
+        Ok(Some(
+            grad_input
+                .iter()
+                .map(|g| g.as_ref().map(|g| g.mul_scalar(2.0).unwrap()))
+                .collect(),
+        ))
+    });
+    let x = input();
+    let y = Sigmoid::new().call(x.clone()).unwrap();
+    y.backward_with(&Tensor::ones([5, 5], DType::F32)).unwrap();
+    doubling.remove();
+    let expected: Vec<f32> = values.iter().map(|&v| (sig(v) * (1.0 - sig(v)) * 2.0) as f32).collect();
+    assert_close(
+        "doubled input gradient",
+        &x.grad().unwrap(),
+        &Tensor::from_vec(expected, [5, 5]).unwrap(),
+    );
+
+    let (m1, m2) = (mine.clone(), mine.clone());
+    let pre = nn::hooks::register_module_forward_pre_hook(move |_, input| {
+        if m1()
+            && let Some(x) = input.downcast_mut::<Tensor>()
+        {
+            *x = ReLU::new(false).forward(x.clone())?;
+        }
+        Ok(())
+    });
+    let post = nn::hooks::register_module_forward_hook(
+        move |_, _, output| {
+            if m2()
+                && let Some(y) = output.and_then(|y| y.downcast_mut::<Tensor>())
+            {
+                *y = y.neg()?;
+            }
+            Ok(())
+        },
+        HookOptions::default(),
+    );
+    let x = input();
+    let y = Sigmoid::new().call(x.clone()).unwrap();
+    pre.remove();
+    post.remove();
+    let expected: Vec<f32> = values.iter().map(|&v| -sig(v.max(0.0)) as f32).collect();
+    assert_close("-sigmoid(relu(x))", &y, &Tensor::from_vec(expected, [5, 5]).unwrap());
+    y.backward_with(&ones_grad(&y)).unwrap();
+    let expected: Vec<f32> = values
+        .iter()
+        .map(|&v| {
+            if v > 0.0 {
+                (-sig(v) * (1.0 - sig(v)) * 2.0) as f32
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    assert_close(
+        "its input gradient",
+        &x.grad().unwrap(),
+        &Tensor::from_vec(expected, [5, 5]).unwrap(),
+    );
+}
+
+/// test_module_hooks.py::TestModuleGlobalHooks::test_global_and_local_hooks_order (and PyTorch's `_call_impl`,
+/// which chains `_global_forward_pre_hooks` before `self._forward_pre_hooks`, likewise for forward and backward
+/// hooks): global hooks run before the module's own, and a nested call runs the global hooks of every module
+/// (pre-hooks outer first, forward hooks inner first). A global hook may remove itself while it runs
+/// (test_module_forward_preforward_hook_removable).
+#[test]
+fn global_hooks_run_before_local_ones_for_every_module() {
+    let mine = Arc::new(this_thread());
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let entry = |what: &'static str| {
+        let (log, mine) = (log.clone(), mine.clone());
+        move |name: &str| {
+            if mine() {
+                log.lock().unwrap().push(format!("{what} {name}"));
+            }
+        }
+    };
+    let mut sigmoid = Sigmoid::new();
+    let (gp, gf, gb) = (entry("global pre"), entry("global forward"), entry("global backward"));
+    let (lp, lf, lb) = (entry("local pre"), entry("local forward"), entry("local backward"));
+    let handles = [
+        nn::hooks::register_module_forward_pre_hook(move |m, _| gp(m.type_name())),
+        nn::hooks::register_module_forward_hook(move |m, _, _| gf(m.type_name()), HookOptions::default()),
+        nn::hooks::register_module_full_backward_hook(move |name, _, _| {
+            gb(name);
+            Ok(None)
+        }),
+    ];
+    sigmoid.register_forward_pre_hook(move |m, _| lp(m.type_name()), false);
+    sigmoid.register_forward_hook(move |m, _, _| lf(m.type_name()), HookOptions::default());
+    sigmoid.register_full_backward_hook(move |_, _| {
+        lb("Sigmoid");
+        Ok(None)
+    });
+    let x = Tensor::randn([5, 5], DType::F32).requires_grad_(true).unwrap();
+    sigmoid
+        .call(x)
+        .unwrap()
+        .backward_with(&Tensor::ones([5, 5], DType::F32))
+        .unwrap();
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "global pre Sigmoid",
+            "local pre Sigmoid",
+            "global forward Sigmoid",
+            "local forward Sigmoid",
+            "global backward Sigmoid",
+            "local backward Sigmoid"
+        ]
+    );
+
+    log.lock().unwrap().clear();
+    let seq = Sequential::new()
+        .append(Linear::new(2, 2, true))
+        .append(ReLU::new(false));
+    seq.call(Tensor::ones([1, 2], DType::F32)).unwrap();
+    handles.iter().for_each(HookHandle::remove);
+    seq.call(Tensor::ones([1, 2], DType::F32)).unwrap();
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "global pre Sequential",
+            "global pre Linear",
+            "global forward Linear",
+            "global pre ReLU",
+            "global forward ReLU",
+            "global forward Sequential"
+        ]
+    );
+
+    // A global pre-hook that removes itself runs once.
+    let count = Arc::new(Mutex::new(0));
+    let handle: Arc<Mutex<Option<HookHandle>>> = Arc::default();
+    let (c, h, m) = (count.clone(), handle.clone(), mine.clone());
+    *handle.lock().unwrap() = Some(nn::hooks::register_module_forward_pre_hook(move |_, _| {
+        if m() {
+            *c.lock().unwrap() += 1;
+            if let Some(h) = h.lock().unwrap().as_ref() {
+                h.remove();
+            }
+        }
+    }));
+    let relu = ReLU::new(false);
+    relu.call(Tensor::ones([2], DType::F32)).unwrap();
+    relu.call(Tensor::ones([2], DType::F32)).unwrap();
+    assert_eq!(*count.lock().unwrap(), 1);
+}
+
+/// test_module_hooks.py::TestModuleHooks::test_always_called_forward_hooks (its global part): a global
+/// forward hook registered with `always_call` runs when the module's forward fails; one without does not.
+#[test]
+fn a_global_always_call_hook_runs_when_the_forward_fails() {
+    let mine = Arc::new(this_thread());
+    let stack = Arc::new(Mutex::new(Vec::<i32>::new()));
+    let model = FailsInForward {
+        net: Linear::new(10, 10, true),
+        fail: true.into(),
+        hooks: Hooks::new(),
+    };
+    let (s1, s2, m1, m2) = (stack.clone(), stack.clone(), mine.clone(), mine.clone());
+    let always = nn::hooks::register_module_forward_hook(
+        move |m, _, output| {
+            if m1() && m.type_name() == "FailsInForward" {
+                assert!(output.is_none());
+                s1.lock().unwrap().push(-1);
+            }
+        },
+        HookOptions {
+            always_call: true,
+            ..Default::default()
+        },
+    );
+    let plain = nn::hooks::register_module_forward_hook(
+        move |_, _, _| {
+            if m2() {
+                s2.lock().unwrap().push(-2);
+            }
+        },
+        HookOptions::default(),
+    );
+    let err = model.call(Tensor::ones([10, 10], DType::F32)).unwrap_err().to_string();
+    always.remove();
+    plain.remove();
+    assert!(err.contains("failing in forward"), "{err}");
+    assert_eq!(*stack.lock().unwrap(), [-1]);
 }

@@ -7,11 +7,13 @@
 //! inputs and of the outputs, and may replace the inputs' (what flows on to the modules before it). A module
 //! none of whose inputs requires a gradient calls its hooks from the output node, with no input gradients.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::Hooks;
+use super::call::CallHooks;
+use super::global::{GlobalBackwardPreHook, GlobalFullHook};
 use super::table::{Entry, HookKind};
 use crate::tensor::autograd::record_identity;
 use crate::{Error, Forward, Result, Tensor, is_grad_enabled};
@@ -90,6 +92,8 @@ pub(crate) struct BackwardCall<M: Forward> {
     full: Vec<Entry>,
     pre: Vec<Entry>,
     outputs: fn(&mut M::Output) -> Vec<&mut Tensor>,
+    /// The module's type name, for global hooks.
+    name: &'static str,
     state: Arc<CallState>,
 }
 
@@ -103,15 +107,25 @@ struct CallState {
 
 impl<M: Forward + 'static> BackwardCall<M> {
     /// Wraps the input's tensors that require a gradient, when `hooks` has backward hooks and autograd records.
-    pub(crate) fn setup(hooks: &Hooks, input: &mut M::Input) -> Option<BackwardCall<M>> {
-        let live = |kind| hooks.of(kind).iter().filter(|e| e.live()).cloned().collect::<Vec<_>>();
+    pub(crate) fn setup(hooks: CallHooks<'_>, name: &'static str, input: &mut M::Input) -> Option<BackwardCall<M>> {
+        let live = |kind| hooks.of(kind).filter(|e| e.live()).cloned().collect::<Vec<_>>();
         let (full, pre) = (live(HookKind::Backward), live(HookKind::BackwardPre));
-        let first = full.iter().chain(&pre).next()?;
-        let access = first.f.downcast_ref::<BackwardEntry<M>>()?;
-        if !is_grad_enabled() {
+        if full.is_empty() && pre.is_empty() || !is_grad_enabled() {
             return None;
         }
-        let (inputs, outputs) = (access.inputs, access.outputs);
+        // The module's own hooks know its input and output types; global ones find the tensors of the common
+        // argument shapes.
+        let (inputs, outputs) = match full
+            .iter()
+            .chain(&pre)
+            .find_map(|e| e.f.downcast_ref::<BackwardEntry<M>>())
+        {
+            Some(access) => (access.inputs, access.outputs),
+            None => (
+                dyn_tensors::<M::Input> as fn(&mut M::Input) -> Vec<&mut Tensor>,
+                dyn_tensors::<M::Output> as _,
+            ),
+        };
         let tensors = inputs(input);
         let n_inputs = tensors.len();
         let wrapped: Vec<usize> = (0..n_inputs).filter(|&i| tensors[i].requires_grad()).collect();
@@ -126,9 +140,7 @@ impl<M: Forward + 'static> BackwardCall<M> {
                 let mut grad_input = spread(grads, &positions, state_in.n_inputs);
                 let grad_output = state_in.grad_outputs.lock().clone().unwrap_or_default();
                 for entry in hooks.iter().filter(|e| e.live()) {
-                    if let Some(BackwardFn::Full(hook)) = backward_fn::<M>(entry)
-                        && let Some(new) = hook(&grad_input, &grad_output)?
-                    {
+                    if let Some(new) = run_full::<M>(entry, name, &grad_input, &grad_output)? {
                         grad_input = checked("register_full_backward_hook", "grad_input", new, &grad_input)?;
                     }
                 }
@@ -146,6 +158,7 @@ impl<M: Forward + 'static> BackwardCall<M> {
             full,
             pre,
             outputs,
+            name,
             state,
         })
     }
@@ -159,22 +172,21 @@ impl<M: Forward + 'static> BackwardCall<M> {
         if wrapped.is_empty() {
             return output;
         }
-        let BackwardCall { full, pre, state, .. } = self;
+        let BackwardCall {
+            full, pre, state, name, ..
+        } = self;
         let positions = wrapped.clone();
         let backward = move |grads: &[Tensor], _: &[bool]| -> Result<Vec<Option<Tensor>>> {
             let mut grad_output = spread(grads, &positions, n_outputs);
             for entry in pre.iter().filter(|e| e.live()) {
-                if let Some(BackwardFn::Pre(hook)) = backward_fn::<M>(entry)
-                    && let Some(new) = hook(&grad_output)?
-                {
+                if let Some(new) = run_pre::<M>(entry, name, &grad_output)? {
                     grad_output = checked("register_full_backward_pre_hook", "grad_output", new, &grad_output)?;
                 }
             }
             if !state.inputs_wrapped {
                 let grad_input = vec![None; state.n_inputs];
                 for entry in full.iter().filter(|e| e.live()) {
-                    if let Some(BackwardFn::Full(hook)) = backward_fn::<M>(entry)
-                        && let Some(new) = hook(&grad_input, &grad_output)?
+                    if let Some(new) = run_full::<M>(entry, name, &grad_input, &grad_output)?
                         && new.iter().any(Option::is_some)
                     {
                         return Err(Error::autograd(
@@ -201,9 +213,75 @@ impl<M: Forward + 'static> BackwardCall<M> {
     }
 }
 
-/// The hook of `entry`, if it is one of `M`'s.
-fn backward_fn<M: Forward + 'static>(entry: &Entry) -> Option<&BackwardFn> {
-    entry.f.downcast_ref::<BackwardEntry<M>>().map(|e| &e.f)
+/// Replacement gradients a backward hook may return.
+type Replacement = Result<Option<Vec<Option<Tensor>>>>;
+
+/// Runs the full backward hook of `entry` (one of `M`'s or a global one) on the gradients.
+fn run_full<M: Forward + 'static>(
+    entry: &Entry,
+    name: &'static str,
+    grad_input: &Grads,
+    grad_output: &Grads,
+) -> Replacement {
+    if let Some(BackwardEntry {
+        f: BackwardFn::Full(hook),
+        ..
+    }) = entry.f.downcast_ref::<BackwardEntry<M>>()
+    {
+        hook(grad_input, grad_output)
+    } else if let Some(hook) = entry.f.downcast_ref::<GlobalFullHook>() {
+        hook(name, grad_input, grad_output)
+    } else {
+        Ok(None)
+    }
+}
+
+/// Runs the backward pre-hook of `entry` (one of `M`'s or a global one) on the output gradients.
+fn run_pre<M: Forward + 'static>(entry: &Entry, name: &'static str, grad_output: &Grads) -> Replacement {
+    if let Some(BackwardEntry {
+        f: BackwardFn::Pre(hook),
+        ..
+    }) = entry.f.downcast_ref::<BackwardEntry<M>>()
+    {
+        hook(grad_output)
+    } else if let Some(hook) = entry.f.downcast_ref::<GlobalBackwardPreHook>() {
+        hook(name, grad_output)
+    } else {
+        Ok(None)
+    }
+}
+
+/// The tensors of a value of one of the common argument types (a tensor, an `Option`, a `Vec`, an array or a
+/// tuple of up to four of them, nested once): what a global backward hook sees of a module's input or output.
+/// Another type holds none that a global hook can reach (PyTorch warns the same of a non-tensor output).
+fn dyn_tensors<T: 'static>(value: &mut T) -> Vec<&mut Tensor> {
+    let any: &mut dyn Any = value;
+    macro_rules! known {
+        ($($t:ty),* $(,)?) => {
+            $(
+                if any.is::<$t>() {
+                    return any.downcast_mut::<$t>().map(TensorArgs::tensors_mut).unwrap_or_default();
+                }
+            )*
+        };
+    }
+    known!(
+        Tensor,
+        Option<Tensor>,
+        Vec<Tensor>,
+        (Tensor,),
+        (Tensor, Tensor),
+        (Tensor, Tensor, Tensor),
+        (Tensor, Tensor, Tensor, Tensor),
+        [Tensor; 2],
+        [Tensor; 3],
+        (Tensor, Option<Tensor>),
+        (Tensor, (Tensor, Tensor)),
+        (Tensor, Option<(Tensor, Tensor)>),
+        Option<(Tensor, Tensor)>,
+        Vec<(Tensor, Tensor)>,
+    );
+    Vec::new()
 }
 
 /// `n` gradients with `grads[k]` at `positions[k]` and `None` elsewhere.

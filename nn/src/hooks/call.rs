@@ -1,9 +1,11 @@
 //! [`Call`]: running a module with its hooks; [`RegisterHooks`]: its typed forward hooks.
 
+use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 
 use super::backward::{BackwardCall, BackwardEntry, BackwardFn, Grads, TensorArgs};
+use super::global::{self, GlobalPostHook, GlobalPreHook};
 use super::table::{Entry, HookHandle, HookKind, HookOptions};
 use super::{HasHooks, Hooks};
 use crate::{Forward, Module, Result, Tensor};
@@ -56,11 +58,11 @@ impl HookResult for Never {
 
 /// Calling a module: its forward, with its hooks around it (PyTorch's `module(x)`).
 ///
-/// Forward pre-hooks run first and may replace the input; then `forward`; then forward hooks, which may
-/// replace the output. If any of them fails (returns an error or panics), the `always_call` forward hooks that
-/// have not run yet run (with the output if the forward produced one), then the first error is returned or
-/// the panic resumes; a failure of an `always_call` hook during that is dropped, as PyTorch drops it with a
-/// warning. Calling `forward` directly skips every hook.
+/// Global pre-hooks then the module's forward pre-hooks run first and may replace the input; then `forward`;
+/// then global forward hooks and the module's, which may replace the output. If any of them fails (returns an
+/// error or panics), the `always_call` forward hooks that have not run yet run (with the output if the forward
+/// produced one), then the first error is returned or the panic resumes; a failure of an `always_call` hook
+/// during that is dropped, as PyTorch drops it with a warning. Calling `forward` directly skips every hook.
 pub trait Call: Module + Forward + Sized {
     /// Runs the module with its hooks.
     #[inline]
@@ -68,8 +70,11 @@ pub trait Call: Module + Forward + Sized {
     where
         Self::Input: Clone,
     {
+        if global::any_live() {
+            return call_with_global(self, input);
+        }
         match self.hooks() {
-            Some(hooks) if hooks.has_call_hooks() => call_with_hooks(self, hooks, input),
+            Some(hooks) if hooks.has_call_hooks() => call_with_hooks(self, CallHooks::local(hooks), input),
             _ => self.forward(input),
         }
     }
@@ -77,30 +82,66 @@ pub trait Call: Module + Forward + Sized {
 
 impl<M: Module + Forward> Call for M {}
 
+/// The hooks of one call: the global ones (run first), then the module's own.
+#[derive(Clone, Copy)]
+pub(crate) struct CallHooks<'h> {
+    global: Option<&'h Hooks>,
+    local: Option<&'h Hooks>,
+}
+
+impl<'h> CallHooks<'h> {
+    fn local(hooks: &'h Hooks) -> CallHooks<'h> {
+        CallHooks {
+            global: None,
+            local: Some(hooks),
+        }
+    }
+
+    /// The hooks of `kind` in running order, global first (removed ones included: test [`Entry::live`]).
+    #[inline(always)]
+    pub(crate) fn of(self, kind: HookKind) -> impl Iterator<Item = &'h Entry> + Clone {
+        let of = move |hooks: Option<&'h Hooks>| hooks.map_or(&[][..], |h| h.of(kind));
+        of(self.global).iter().chain(of(self.local))
+    }
+}
+
+/// [`Call::call`] while global hooks are registered: the global table's snapshot and the module's own hooks.
+#[cold]
+#[inline(never)]
+fn call_with_global<M: Module + Forward>(module: &M, input: M::Input) -> Result<M::Output>
+where
+    M::Input: Clone,
+{
+    let global = global::snapshot();
+    let hooks = CallHooks {
+        global: global.as_deref(),
+        local: module.hooks(),
+    };
+    call_with_hooks(module, hooks, input)
+}
+
 /// The slow path of [`Call::call`]: at least one forward or backward hook is registered. Forward pre-hooks,
 /// then the backward hooks' wrapping of the inputs, the forward and the forward hooks, then the wrapping of
 /// the outputs (PyTorch's order).
 #[inline(never)]
-fn call_with_hooks<M: Module + Forward>(module: &M, hooks: &Hooks, mut input: M::Input) -> Result<M::Output>
+fn call_with_hooks<M: Module + Forward>(module: &M, hooks: CallHooks<'_>, mut input: M::Input) -> Result<M::Output>
 where
     M::Input: Clone,
 {
     let post = hooks.of(HookKind::Forward);
-    if post.iter().any(|e| e.always_call && e.live()) {
+    if post.clone().any(|e| e.always_call && e.live()) {
         return call_guarded(module, hooks, input);
     }
     run_pre_hooks(module, hooks, &mut input)?;
-    let backward = BackwardCall::<M>::setup(hooks, &mut input);
-    let output = if post.iter().any(Entry::live) {
+    let backward = BackwardCall::<M>::setup(hooks, module.type_name(), &mut input);
+    let output = if post.clone().any(Entry::live) {
         // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
         // copy; the default clones the handle). With no `always_call` hook, nothing has to run when the
         // forward or a hook fails: an error returns and a panic goes on by itself.
         let mut output = module.forward_ref(&input)?;
         for entry in post {
-            if entry.live()
-                && let Some(hook) = post_hook::<M>(entry)
-            {
-                hook(module, &input, Some(&mut output))?;
+            if entry.live() {
+                run_post_hook(module, entry, &input, Some(&mut output))?;
             }
         }
         output
@@ -115,27 +156,41 @@ where
 
 /// Runs the live forward pre-hooks in order; the first error stops them.
 #[inline(always)]
-fn run_pre_hooks<M: Module + Forward>(module: &M, hooks: &Hooks, input: &mut M::Input) -> Result<()> {
+fn run_pre_hooks<M: Module + Forward>(module: &M, hooks: CallHooks<'_>, input: &mut M::Input) -> Result<()> {
     for entry in hooks.of(HookKind::ForwardPre) {
-        if entry.live()
-            && let Some(hook) = entry.f.downcast_ref::<PreHook<M>>()
-        {
+        if !entry.live() {
+            continue;
+        }
+        if let Some(hook) = entry.f.downcast_ref::<PreHook<M>>() {
+            hook(module, input)?;
+        } else if let Some(hook) = entry.f.downcast_ref::<GlobalPreHook>() {
             hook(module, input)?;
         }
     }
     Ok(())
 }
 
-/// The forward hook of `entry`, if it is one of `M`'s.
+/// Runs the forward hook of `entry`: one of `M`'s or a global one.
 #[inline(always)]
-fn post_hook<M: Module + Forward>(entry: &Entry) -> Option<&PostHook<M>> {
-    entry.f.downcast_ref::<PostHook<M>>()
+fn run_post_hook<M: Module + Forward>(
+    module: &M,
+    entry: &Entry,
+    input: &M::Input,
+    output: Option<&mut M::Output>,
+) -> Result<()> {
+    if let Some(hook) = entry.f.downcast_ref::<PostHook<M>>() {
+        hook(module, input, output)
+    } else if let Some(hook) = entry.f.downcast_ref::<GlobalPostHook>() {
+        hook(module, input, output.map(|o| o as &mut dyn Any))
+    } else {
+        Ok(())
+    }
 }
 
 /// What failed in a guarded call: an error to return, or a panic to resume.
 enum Failure {
     Error(crate::Error),
-    Panic(Box<dyn std::any::Any + Send>),
+    Panic(Box<dyn Any + Send>),
 }
 
 /// Runs `f`, turning an error or a panic into a [`Failure`].
@@ -149,10 +204,10 @@ fn guarded<T>(f: impl FnOnce() -> Result<T>) -> std::result::Result<T, Failure> 
 
 /// [`call_with_hooks`] when an `always_call` forward hook is registered (PyTorch's `try`/`except` in
 /// `_call_impl`): a failure of a pre-hook, the forward or a forward hook runs the `always_call` hooks not yet
-/// run, with the output if there is one, then the failure goes on.
+/// run (global ones first), with the output if there is one, then the failure goes on.
 #[cold]
 #[inline(never)]
-fn call_guarded<M: Module + Forward>(module: &M, hooks: &Hooks, mut input: M::Input) -> Result<M::Output>
+fn call_guarded<M: Module + Forward>(module: &M, hooks: CallHooks<'_>, mut input: M::Input) -> Result<M::Output>
 where
     M::Input: Clone,
 {
@@ -160,10 +215,8 @@ where
     // The always-call hooks from `from` on; a failure of one of them is dropped, so that the original failure
     // is the one reported.
     let always_from = |from: usize, input: &M::Input, mut output: Option<&mut M::Output>| {
-        for entry in post.iter().skip(from).filter(|e| e.always_call && e.live()) {
-            if let Some(hook) = post_hook::<M>(entry) {
-                let _ = guarded(|| hook(module, input, output.as_deref_mut()));
-            }
+        for entry in post.clone().skip(from).filter(|e| e.always_call && e.live()) {
+            let _ = guarded(|| run_post_hook(module, entry, input, output.as_deref_mut()));
         }
     };
     let resume = |failure: Failure| -> Result<M::Output> {
@@ -176,7 +229,7 @@ where
         always_from(0, &input, None);
         return resume(failure);
     }
-    let backward = BackwardCall::<M>::setup(hooks, &mut input);
+    let backward = BackwardCall::<M>::setup(hooks, module.type_name(), &mut input);
     let mut output = match guarded(|| module.forward_ref(&input)) {
         Ok(output) => output,
         Err(failure) => {
@@ -184,10 +237,9 @@ where
             return resume(failure);
         }
     };
-    for (i, entry) in post.iter().enumerate() {
+    for (i, entry) in post.clone().enumerate() {
         if entry.live()
-            && let Some(hook) = post_hook::<M>(entry)
-            && let Err(failure) = guarded(|| hook(module, &input, Some(&mut output)))
+            && let Err(failure) = guarded(|| run_post_hook(module, entry, &input, Some(&mut output)))
         {
             always_from(i + 1, &input, Some(&mut output));
             return resume(failure);

@@ -28,11 +28,16 @@
 
 pub(crate) mod backward;
 mod call;
+mod global;
 pub(crate) mod state;
 mod table;
 
 pub use backward::{Grads, TensorArgs};
 pub use call::{Call, HookResult, RegisterHooks};
+pub use global::{
+    register_module_forward_hook, register_module_forward_pre_hook, register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+};
 pub use table::{HookHandle, HookKind, HookOptions, Hooks};
 
 /// A module that keeps hooks: what `#[derive(Module)]` implements for a struct with a [`Hooks`] field.

@@ -126,7 +126,22 @@ impl Hooks {
         } else {
             list.push(entry);
         }
-        HookHandle { removed, kind }
+        HookHandle {
+            removed,
+            kind,
+            global: false,
+        }
+    }
+
+    /// The same hooks, sharing each entry's removal flag (so that handles reach both): a global table's
+    /// next version.
+    pub(crate) fn share(&self) -> Hooks {
+        let lists = self.lists.as_ref().map(|lists| {
+            Box::new(std::array::from_fn(|k| {
+                lists[k].iter().filter(|e| e.live()).cloned().collect()
+            }))
+        });
+        Hooks { lists }
     }
 
     /// Number of hooks of every kind.
@@ -172,12 +187,20 @@ impl std::fmt::Debug for Hooks {
 pub struct HookHandle {
     removed: Arc<AtomicBool>,
     kind: HookKind,
+    global: bool,
 }
 
 impl HookHandle {
     /// Removes exactly this hook, at once, from anywhere (a hook may remove itself); a no-op the second time.
     pub fn remove(&self) {
-        self.removed.store(true, Ordering::Release);
+        if !self.removed.swap(true, Ordering::AcqRel) && self.global {
+            super::global::removed();
+        }
+    }
+
+    /// The handle of a global hook: removing it also lowers the count of live global hooks.
+    pub(crate) fn global(self) -> HookHandle {
+        HookHandle { global: true, ..self }
     }
 
     /// The kind of hook this handle removes.
