@@ -940,3 +940,151 @@ fn a_global_always_call_hook_runs_when_the_forward_fails() {
     assert!(err.contains("failing in forward"), "{err}");
     assert_eq!(*stack.lock().unwrap(), [-1]);
 }
+
+/// `Sequential(Linear(10, 20), Linear(20, 30), Linear(30, 40), Linear(40, 50))`, PyTorch's test modules.
+fn four_linears() -> Sequential {
+    Sequential::new()
+        .append(lin(10, 20))
+        .append(lin(20, 30))
+        .append(lin(30, 40))
+        .append(lin(40, 50))
+}
+
+/// The keys of the layers, from the state dict (which lists a shared module at every place, as PyTorch's does;
+/// `named_children` lists it once).
+fn layer_keys(seq: &Sequential) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for key in seq.state_dict().keys() {
+        let layer = key.split('.').next().unwrap().to_owned();
+        if keys.last() != Some(&layer) {
+            keys.push(layer);
+        }
+    }
+    keys
+}
+
+/// test_nn.py::TestNN::test_Sequential_getitem (slices) and test_Sequential_mul / _rmul / _imul: a slice keeps
+/// its layers' keys and holds the same modules (PyTorch 2.5.1: `list(n[1:]._modules)` is `['1', '2', '3']`,
+/// `n[1:]._modules['1'] is l2`); `n * 2` holds each module twice, keyed 0..8 (8 parameters, 16 state-dict
+/// entries); `*= 2` twice gives 16 layers; a factor of 0 is an error.
+#[test]
+fn sequential_slices_and_repeats_share_the_modules() {
+    let mut n = four_linears();
+    let tail = n.slice(Some(1), None).unwrap();
+    assert_eq!(layer_keys(&tail), ["1", "2", "3"]);
+    assert_eq!(
+        tail.to_string(),
+        "Sequential(\n  (1): Linear(in_features=20, out_features=30, bias=True)\n  (2): Linear(in_features=30, \
+         out_features=40, bias=True)\n  (3): Linear(in_features=40, out_features=50, bias=True)\n)"
+    );
+    tail.get_parameter("1.bias").unwrap().data().fill_(7.0).unwrap();
+    assert_eq!(
+        n.get_parameter("1.bias").unwrap().data().to_vec::<f32>().unwrap(),
+        vec![7.0; 30]
+    );
+    assert_eq!(layer_keys(&n.slice(Some(3), None).unwrap()), ["3"]);
+    assert_eq!(layer_keys(&n.slice(None, Some(-1)).unwrap()), ["0", "1", "2"]);
+    assert_eq!(layer_keys(&n.slice(None, Some(-3)).unwrap()), ["0"]);
+    assert!(
+        n.slice(Some(5), None).unwrap().is_empty(),
+        "bounds past the end are clamped"
+    );
+    // The original still runs, its output unchanged by the sharing.
+    let x = Tensor::randn([2, 10], DType::F32);
+    let mut before = four_linears();
+    before.load_state_dict(&n.state_dict(), true, false).unwrap();
+    assert_eq!(
+        n.forward(x.clone()).unwrap().to_vec::<f32>().unwrap(),
+        before.forward(x).unwrap().to_vec::<f32>().unwrap()
+    );
+
+    let n2 = (four_linears() * 2).unwrap();
+    assert_eq!(layer_keys(&n2), ["0", "1", "2", "3", "4", "5", "6", "7"]);
+    assert_eq!(n2.named_parameters().len(), 8);
+    assert_eq!(n2.state_dict().len(), 16);
+    n2.get_parameter("4.weight").unwrap().data().fill_(1.0).unwrap();
+    assert_eq!(
+        n2.get_parameter("0.weight").unwrap().data().to_vec::<f32>().unwrap(),
+        vec![1.0; 200]
+    );
+    assert_eq!((2 * four_linears()).unwrap().len(), 8);
+    let mut m = four_linears();
+    m.repeat_in_place(2).unwrap();
+    assert_eq!(m.len(), 8);
+    m.repeat_in_place(2).unwrap();
+    assert_eq!(m.len(), 16);
+    let err = (four_linears() * 0).err().unwrap().to_string();
+    assert!(err.contains("non-positive multiplication factor 0"), "{err}");
+}
+
+/// test_nn.py::TestNN::test_ModuleList (slices): `modules[1:3]` is a new list of the same modules, keyed
+/// `0`, `1` (PyTorch 2.5.1: `list(ml[1:3]._modules)` is `['0', '1']`, `ml[1:3][0] is l2`).
+#[test]
+fn module_list_slices_share_the_modules() {
+    let mut list = ModuleList::new()
+        .append(lin(10, 20))
+        .append(lin(20, 30))
+        .append(ReLU::new(false))
+        .append(lin(30, 40));
+    let middle = list.slice(Some(1), Some(3)).unwrap();
+    assert_eq!(
+        middle.to_string(),
+        "ModuleList(\n  (0): Linear(in_features=20, out_features=30, bias=True)\n  (1): ReLU()\n)"
+    );
+    middle.get_parameter("0.weight").unwrap().data().fill_(3.0).unwrap();
+    assert_eq!(
+        list.get_parameter("1.weight").unwrap().data().to_vec::<f32>().unwrap(),
+        vec![3.0; 600]
+    );
+    assert_eq!(list.len(), 4);
+    assert_eq!(list.slice(Some(-1), None).unwrap().len(), 1);
+    assert!(list.slice(Some(3), Some(1)).unwrap().is_empty());
+    // An Option slot cannot be held twice: an error, the list unchanged.
+    let mut with_option = ModuleList::new().append(lin(1, 1)).append(Some(lin(1, 1)));
+    let err = with_option.slice(None, None).err().unwrap().to_string();
+    assert!(err.contains("item 1"), "{err}");
+    assert!(with_option.get::<Linear>(0).is_some(), "unchanged: item 0 still owned");
+}
+
+/// Modules whose forward does not map a tensor to a tensor sit in a Sequential as `Layer::any` (PyTorch's
+/// Sequential passes any output on to the next module): an LSTM, then a module taking its (output, state).
+/// A value of the wrong type is a typed error naming both types.
+#[test]
+fn sequential_holds_modules_of_any_input_and_output() {
+    #[derive(Module)]
+    struct TakeOutput;
+    impl Forward for TakeOutput {
+        type Input = (Tensor, (Tensor, Tensor));
+        type Output = Tensor;
+        fn forward(&self, (output, _): Self::Input) -> nn::Result<Tensor> {
+            Ok(output)
+        }
+    }
+    let lstm = LSTM::new(3, 4);
+    let x = Tensor::randn([5, 2, 3], DType::F32);
+    let (expected, _) = lstm.forward((x.clone(), None)).unwrap();
+    let expected = ReLU::new(false).forward(expected).unwrap();
+    let mut seq = Sequential::new()
+        .append(nn::module::Layer::any(lstm))
+        .append(nn::module::Layer::any(TakeOutput))
+        .append(ReLU::new(false));
+    let y: Tensor = seq.forward_as((x.clone(), None::<(Tensor, Tensor)>)).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap(), expected.to_vec::<f32>().unwrap());
+    assert_eq!(seq.state_dict().len(), 4, "the LSTM's weights, keyed 0.*");
+    let err = seq.forward(x.clone()).unwrap_err().to_string();
+    assert!(
+        err.contains("LSTM takes") && err.contains("is given `nn::tensor::Tensor`"),
+        "{err}"
+    );
+    // Slices and repeats share these layers too.
+    let mut head = seq.slice(None, Some(2)).unwrap();
+    let (y2, _): (Tensor, (Tensor, Tensor)) = head
+        .slice(Some(0), Some(1))
+        .unwrap()
+        .forward_as((x, None::<(Tensor, Tensor)>))
+        .unwrap();
+    assert_eq!(
+        ReLU::new(false).forward(y2).unwrap().to_vec::<f32>().unwrap(),
+        expected.to_vec::<f32>().unwrap()
+    );
+}

@@ -1,6 +1,6 @@
 //! [`ModuleList`]: modules of any types in a list.
 
-use super::py_index;
+use super::{py_index, py_slice};
 use crate::module::ModuleField;
 use crate::{Module, Result};
 
@@ -81,6 +81,46 @@ impl ModuleList {
     /// PyTorch's `del list[index]`: [`pop`](Self::pop), dropping the module.
     pub fn remove(&mut self, index: isize) -> Result<()> {
         self.pop(index).map(drop)
+    }
+
+    /// PyTorch's `list[start:stop]`: a new list holding the same modules, keyed `0`, `1`, … Python's slice
+    /// bounds (negative counts from the end, out-of-range bounds clamped). The modules it takes become
+    /// [`Shared`](crate::Shared) here too, so both lists hold one module each, as in PyTorch; an `Option` item
+    /// cannot be shared and makes the slice an error, with the list unchanged.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let mut list = ModuleList::new().append(Linear::new(2, 2, true)).append(ReLU::new(false));
+    /// let head = list.slice(None, Some(-1)).unwrap();
+    /// assert_eq!(head.to_string(), "ModuleList(\n  (0): Linear(in_features=2, out_features=2, bias=True)\n)");
+    /// head.get_parameter("0.weight").unwrap().data().fill_(1.0).unwrap();
+    /// assert_eq!(list.get_parameter("0.weight").unwrap().data().to_vec::<f32>().unwrap(), vec![1.0; 4]);
+    /// ```
+    pub fn slice(&mut self, start: Option<isize>, stop: Option<isize>) -> Result<ModuleList> {
+        let range = py_slice(start, stop, self.len());
+        if let Some(i) = range.clone().find(|&i| !self.items[i].can_share()) {
+            return Err(crate::Error::invalid(
+                "ModuleList[start:stop]",
+                format!("item {i} is an Option slot, which cannot be held in two lists"),
+            ));
+        }
+        let mut taken = ModuleList::new();
+        let items = std::mem::take(&mut self.items);
+        for (i, item) in items.into_iter().enumerate() {
+            let item = if range.contains(&i) {
+                match item.share() {
+                    Ok((here, there)) => {
+                        taken.items.push(there);
+                        here
+                    }
+                    Err(item) => item,
+                }
+            } else {
+                item
+            };
+            self.items.push(item);
+        }
+        Ok(taken)
     }
 
     /// PyTorch's `extend`: appends every module of `other`, in order (`+=` does the same, `+` makes a new list).

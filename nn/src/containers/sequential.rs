@@ -2,10 +2,10 @@
 
 use indexmap::IndexMap;
 
-use super::py_index;
-use crate::module::Layer;
-use crate::module::check_name;
-use crate::{Forward, Module, Result, Tensor};
+use super::{py_index, py_slice};
+use crate::module::tensor_module::Flow;
+use crate::module::{Layer, check_name};
+use crate::{Error, Forward, Module, Result, Tensor};
 
 /// PyTorch's `nn.Sequential`: layers of any types, keyed `0`, `1`, … (or by name with
 /// [`add_module`](Self::add_module)), each called (with its hooks) on the previous one's output.
@@ -123,6 +123,85 @@ impl Sequential {
         }
     }
 
+    /// PyTorch's `seq[start:stop]`: a new sequential holding the same modules, under the same keys. Python's
+    /// slice bounds (negative counts from the end, out-of-range bounds clamped). The layers it takes become
+    /// [`Shared`](crate::Shared) here too, so that both sequentials hold one module each: a change of weights,
+    /// mode or dtype through one is seen through the other, as in PyTorch.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let mut seq = Sequential::new().append(Linear::new(2, 2, true)).append(ReLU::new(false)).append(Tanh::new());
+    /// let mut tail = seq.slice(Some(-2), None).unwrap();
+    /// assert_eq!(tail.to_string(), "Sequential(\n  (1): ReLU()\n  (2): Tanh()\n)");
+    /// tail.eval();
+    /// assert!(!seq.get_submodule("2").unwrap().is_training(), "the same module");
+    /// ```
+    pub fn slice(&mut self, start: Option<isize>, stop: Option<isize>) -> Result<Sequential> {
+        let range = py_slice(start, stop, self.len());
+        let mut taken = Sequential::new();
+        let mut kept = IndexMap::with_capacity(self.len());
+        for (i, (key, layer)) in std::mem::take(&mut self.layers).into_iter().enumerate() {
+            if range.contains(&i) {
+                let (here, there) = layer.share()?;
+                kept.insert(key.clone(), here);
+                taken.layers.insert(key, there);
+            } else {
+                kept.insert(key, layer);
+            }
+        }
+        self.layers = kept;
+        Ok(taken)
+    }
+
+    /// PyTorch's `seq * times`: a new sequential holding this one's modules `times` times in a row, keyed `0`,
+    /// `1`, … (each module is held once per repetition, as [`Shared`](crate::Shared)); `times` must be positive.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let mut seq = Sequential::new().append(Linear::new(2, 2, true)).append(ReLU::new(false));
+    /// let twice = seq.repeat(2).unwrap();
+    /// assert_eq!(twice.len(), 4);
+    /// assert_eq!(twice.named_parameters().len(), 2, "one Linear, held twice");
+    /// assert!(seq.repeat(0).is_err());
+    /// ```
+    pub fn repeat(&mut self, times: usize) -> Result<Sequential> {
+        if times == 0 {
+            return Err(Error::invalid(
+                "Sequential * times",
+                "non-positive multiplication factor 0 for Sequential",
+            ));
+        }
+        let mut out = Sequential::new();
+        for _ in 0..times {
+            out.extend(self.slice(None, None)?.into_layers());
+        }
+        Ok(out)
+    }
+
+    /// PyTorch's `seq *= times`: this sequential's layers repeated `times` times in a row, keyed `0`, `1`, …
+    /// (each module held once per repetition, as [`Shared`](crate::Shared)); `times` must be positive.
+    pub fn repeat_in_place(&mut self, times: usize) -> Result<()> {
+        *self = Sequential {
+            layers: self.repeat(times)?.layers,
+            training: self.training,
+            hooks: std::mem::take(&mut self.hooks),
+        };
+        Ok(())
+    }
+
+    /// The forward of a sequential whose input or output is not a tensor (layers made with
+    /// [`Layer::any`]): `input` goes to the first layer, each output to the next; a value that is not the next
+    /// layer's input type, or a last output that is not an `O`, is a typed error naming both types.
+    pub fn forward_as<I: Send + 'static, O: 'static>(&self, input: I) -> Result<O> {
+        self.run(Flow::of(input))?
+            .into_value("the caller of Sequential::forward_as")
+    }
+
+    /// Runs every layer in order.
+    fn run(&self, input: Flow) -> Result<Flow> {
+        self.layers.values().try_fold(input, |x, layer| layer.run(x))
+    }
+
     /// The layers, consumed, in order.
     pub fn into_layers(self) -> impl Iterator<Item = Layer> {
         self.layers.into_values()
@@ -154,11 +233,30 @@ impl std::ops::Add<Sequential> for Sequential {
     }
 }
 
+impl std::ops::Mul<usize> for Sequential {
+    type Output = Result<Sequential>;
+    /// PyTorch's `seq * times`: [`repeat`](Sequential::repeat) (`times` must be positive).
+    fn mul(mut self, times: usize) -> Result<Sequential> {
+        self.repeat(times)
+    }
+}
+
+impl std::ops::Mul<Sequential> for usize {
+    type Output = Result<Sequential>;
+    /// PyTorch's `times * seq`: [`repeat`](Sequential::repeat).
+    fn mul(self, mut seq: Sequential) -> Result<Sequential> {
+        seq.repeat(self)
+    }
+}
+
 impl Forward for Sequential {
     type Input = Tensor;
     type Output = Tensor;
     fn forward(&self, input: Tensor) -> Result<Tensor> {
-        self.layers.values().try_fold(input, |x, layer| layer.call(x))
+        match self.run(Flow::Tensor(input))? {
+            Flow::Tensor(output) => Ok(output),
+            other => other.into_value("Sequential::forward's caller"),
+        }
     }
 }
 

@@ -68,6 +68,13 @@ pub trait ModuleField: Any + Send + Sync {
     fn as_child_mut(&mut self) -> Option<ChildMut<'_>>;
     /// Puts `value` in this slot, or gives it back with the reason when its type does not fit.
     fn replace(&mut self, value: Replacement) -> Replaced;
+    /// Whether [`share`](Self::share) succeeds: a module or a shared module (not an `Option` slot).
+    fn can_share(&self) -> bool {
+        true
+    }
+    /// This slot as two slots holding one module (PyTorch's list slices hold the same modules): an owned
+    /// module becomes [`Shared`]; a shared one gives a second handle; an `Option` slot is given back.
+    fn share(self: Box<Self>) -> SharedSlots;
     /// Reports the slot to `visitor` as the child `name` (nothing when empty); an owned module goes through
     /// [`Visitor::child_static`] with its type known.
     #[inline(always)]
@@ -91,7 +98,14 @@ pub trait ModuleField: Any + Send + Sync {
     }
 }
 
+/// A slot and a second slot holding the same module, or the slot back when it cannot be shared.
+pub type SharedSlots = Result<(Box<dyn ModuleField>, Box<dyn ModuleField>), Box<dyn ModuleField>>;
+
 impl<M: Module> ModuleField for M {
+    fn share(self: Box<Self>) -> SharedSlots {
+        let shared = Shared::new(*self);
+        Ok((Box::new(shared.clone()), Box::new(shared)))
+    }
     fn as_child(&self) -> Option<Child<'_>> {
         Some(Child::Owned(self))
     }
@@ -113,6 +127,10 @@ impl<M: Module> ModuleField for M {
 }
 
 impl<M: Module> ModuleField for Shared<M> {
+    fn share(self: Box<Self>) -> SharedSlots {
+        let other = Box::new((*self).clone());
+        Ok((self, other))
+    }
     fn as_child(&self) -> Option<Child<'_>> {
         Some(Child::Shared(self))
     }
@@ -126,6 +144,12 @@ impl<M: Module> ModuleField for Shared<M> {
 }
 
 impl<T: ModuleField + FromReplacement> ModuleField for Option<T> {
+    fn can_share(&self) -> bool {
+        false
+    }
+    fn share(self: Box<Self>) -> SharedSlots {
+        Err(self)
+    }
     fn as_child(&self) -> Option<Child<'_>> {
         self.as_ref().and_then(|t| t.as_child())
     }

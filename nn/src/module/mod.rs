@@ -15,7 +15,7 @@ mod path;
 mod reference;
 mod repr;
 mod state;
-mod tensor_module;
+pub(crate) mod tensor_module;
 mod transform;
 mod walk;
 
@@ -26,7 +26,7 @@ pub use crate::error::{LoadError, PathError, PathErrorKind, ShapeMismatch};
 pub use ext::AsDynModule;
 pub use ext::ModuleExt;
 pub use field::FromReplacement;
-pub use field::{BufferField, ModuleField, ParamField, Replaced, Replacement};
+pub use field::{BufferField, ModuleField, ParamField, Replaced, Replacement, SharedSlots};
 pub use list::parse_index;
 pub(crate) use list::{for_each_indexed, set_index};
 pub use load::IncompatibleKeys;

@@ -46,8 +46,9 @@ impl fmt::Display for dyn TensorModule {
     }
 }
 
-/// An item of a [`Sequential`](crate::Sequential): a [`TensorModule`], owned or [`Shared`] (made with `into()`
-/// from either).
+/// An item of a [`Sequential`](crate::Sequential): a module, owned or [`Shared`]. A [`TensorModule`] becomes
+/// one with `into()`; a module whose input or output is not a tensor (an LSTM, a user's module taking a tuple)
+/// with [`Layer::any`], its input checked against the previous layer's output when the sequential runs.
 ///
 /// ```
 /// use nn::prelude::*;
@@ -60,13 +61,126 @@ impl fmt::Display for dyn TensorModule {
 /// ```
 pub struct Layer {
     slot: Box<dyn ModuleField>,
-    call: fn(&dyn Any, Tensor) -> Result<Tensor>,
+    run: fn(&dyn Any, Flow) -> Result<Flow>,
+    share: fn(Layer) -> Result<(Layer, Layer)>,
+}
+
+/// What passes from one layer of a sequential to the next: a tensor, or a value of another type (with its
+/// type's name, for errors).
+pub(crate) enum Flow {
+    Tensor(Tensor),
+    Other(Box<dyn Any + Send>, &'static str),
+}
+
+impl Flow {
+    /// A layer's output.
+    pub(crate) fn of<T: Send + 'static>(value: T) -> Flow {
+        let boxed: Box<dyn Any + Send> = Box::new(value);
+        match boxed.downcast::<Tensor>() {
+            Ok(tensor) => Flow::Tensor(*tensor),
+            Err(other) => Flow::Other(other, std::any::type_name::<T>()),
+        }
+    }
+
+    /// The value as the `T` that `taker` takes, or a typed error naming both types.
+    pub(crate) fn into_value<T: 'static>(self, taker: &str) -> Result<T> {
+        let (boxed, given): (Box<dyn Any + Send>, &str) = match self {
+            Flow::Tensor(tensor) => (Box::new(tensor), std::any::type_name::<Tensor>()),
+            Flow::Other(other, name) => (other, name),
+        };
+        boxed.downcast::<T>().map(|value| *value).map_err(|_| {
+            Error::invalid(
+                "Sequential",
+                format!("{taker} takes `{}` but is given `{given}`", std::any::type_name::<T>()),
+            )
+        })
+    }
+
+    /// The tensor, without a box when it is one.
+    fn into_tensor(self, taker: &str) -> Result<Tensor> {
+        match self {
+            Flow::Tensor(tensor) => Ok(tensor),
+            other => other.into_value(taker),
+        }
+    }
 }
 
 impl Layer {
+    /// A module whose input or output is not a tensor, as a layer: in a sequential it takes the previous
+    /// layer's output (or the sequential's input) when that is its input type, else the run fails with a typed
+    /// error naming both types.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// use nn::module::Layer;
+    ///
+    /// /// Keeps the LSTM's output sequence, drops its state.
+    /// #[derive(Module)]
+    /// struct TakeOutput;
+    /// impl Forward for TakeOutput {
+    ///     type Input = (Tensor, (Tensor, Tensor));
+    ///     type Output = Tensor;
+    ///     fn forward(&self, (output, _state): Self::Input) -> nn::Result<Tensor> {
+    ///         Ok(output)
+    ///     }
+    /// }
+    ///
+    /// let lstm = LSTM::new(3, 4);
+    /// let seq = Sequential::new().append(Layer::any(lstm)).append(Layer::any(TakeOutput)).append(Linear::new(4, 2, true));
+    /// let x = Tensor::zeros([5, 1, 3], DType::F32);
+    /// let y: Tensor = seq.forward_as((x, None::<(Tensor, Tensor)>)).unwrap();
+    /// assert_eq!(y.shape(), &[5, 1, 2]);
+    /// // `forward` takes a tensor: the LSTM takes a tuple, so that run is refused with both types named.
+    /// assert!(seq.forward(Tensor::zeros([5, 1, 3], DType::F32)).is_err());
+    /// ```
+    pub fn any<M>(module: M) -> Layer
+    where
+        M: Module + Forward,
+        M::Input: Clone + Send + 'static,
+        M::Output: Send + 'static,
+    {
+        Layer {
+            slot: Box::new(module),
+            run: |slot, flow| {
+                let module = slot_as::<M>(slot)?;
+                module.call(flow.into_value(module.type_name())?).map(Flow::of)
+            },
+            share: |layer| share_owned::<M>(layer, Layer::any_shared),
+        }
+    }
+
+    /// [`Layer::any`] for a module held in several places.
+    pub fn any_shared<M>(module: Shared<M>) -> Layer
+    where
+        M: Module + Forward,
+        M::Input: Clone + Send + 'static,
+        M::Output: Send + 'static,
+    {
+        Layer {
+            slot: Box::new(module),
+            run: |slot, flow| {
+                let module = slot_as::<Shared<M>>(slot)?.read();
+                module.call(flow.into_value(module.type_name())?).map(Flow::of)
+            },
+            share: |layer| share_handle::<M>(layer, Layer::any_shared),
+        }
+    }
+
     /// Calls the module, with its hooks.
     pub fn call(&self, input: Tensor) -> Result<Tensor> {
-        (self.call)(&*self.slot as &dyn Any, input)
+        self.run(Flow::Tensor(input))?.into_tensor("the caller of Layer::call")
+    }
+
+    /// Runs the module on what the previous layer gave.
+    pub(crate) fn run(&self, input: Flow) -> Result<Flow> {
+        (self.run)(&*self.slot as &dyn Any, input)
+    }
+
+    /// The layer as a module held in two places (PyTorch's slices and `*` of a sequential hold the same
+    /// modules): an owned module becomes [`Shared`]; the first layer returned takes this one's place, the
+    /// second is the new handle.
+    pub fn share(self) -> Result<(Layer, Layer)> {
+        (self.share)(self)
     }
 
     /// The module's slot, as a traversal sees it.
@@ -80,23 +194,39 @@ impl Layer {
     }
 }
 
-/// The call of a `T` behind `&dyn Any` (a layer's slot holds a `T`: the downcast cannot fail).
-fn call_as<T: 'static>(
-    slot: &dyn Any,
-    input: Tensor,
-    call: impl FnOnce(&T, Tensor) -> Result<Tensor>,
-) -> Result<Tensor> {
-    match slot.downcast_ref::<T>() {
-        Some(module) => call(module, input),
-        None => Err(Error::invalid("Sequential", "a layer's slot does not hold its module")),
-    }
+/// A layer's slot as the `T` it holds.
+fn slot_as<T: 'static>(slot: &dyn Any) -> Result<&T> {
+    slot.downcast_ref::<T>()
+        .ok_or_else(|| Error::invalid("Sequential", "a layer's slot does not hold its module"))
+}
+
+/// An owned `M`'s layer, turned into two layers of one [`Shared`] module made by `make`.
+fn share_owned<M: Module>(layer: Layer, make: fn(Shared<M>) -> Layer) -> Result<(Layer, Layer)> {
+    let slot: Box<dyn Any> = layer.slot;
+    let module = slot
+        .downcast::<M>()
+        .map_err(|_| Error::invalid("Sequential", "a layer's slot does not hold its module"))?;
+    let shared = Shared::new(*module);
+    Ok((make(shared.clone()), make(shared)))
+}
+
+/// A shared `M`'s layer and a second handle to it, made by `make`.
+fn share_handle<M: Module>(layer: Layer, make: fn(Shared<M>) -> Layer) -> Result<(Layer, Layer)> {
+    let handle = slot_as::<Shared<M>>(&*layer.slot as &dyn Any)?.clone();
+    Ok((layer, make(handle)))
 }
 
 impl<M: TensorModule> From<M> for Layer {
     fn from(module: M) -> Layer {
         Layer {
             slot: Box::new(module),
-            call: |slot, input| call_as::<M>(slot, input, M::call_tensor),
+            run: |slot, flow| {
+                let module = slot_as::<M>(slot)?;
+                module
+                    .call_tensor(flow.into_tensor(module.type_name())?)
+                    .map(Flow::Tensor)
+            },
+            share: |layer| share_owned::<M>(layer, Layer::from),
         }
     }
 }
@@ -105,7 +235,13 @@ impl<M: TensorModule> From<Shared<M>> for Layer {
     fn from(module: Shared<M>) -> Layer {
         Layer {
             slot: Box::new(module),
-            call: |slot, input| call_as::<Shared<M>>(slot, input, |m, x| m.read().call_tensor(x)),
+            run: |slot, flow| {
+                let module = slot_as::<Shared<M>>(slot)?.read();
+                module
+                    .call_tensor(flow.into_tensor(module.type_name())?)
+                    .map(Flow::Tensor)
+            },
+            share: |layer| share_handle::<M>(layer, Layer::from),
         }
     }
 }
