@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::call::CallHooks;
+use super::call::HookSource;
 use super::global::{GlobalBackwardPreHook, GlobalFullHook};
 use super::table::{Entry, HookKind};
 use crate::tensor::autograd::record_identity;
@@ -107,7 +107,11 @@ struct CallState {
 
 impl<M: Forward + 'static> BackwardCall<M> {
     /// Wraps the input's tensors that require a gradient, when `hooks` has backward hooks and autograd records.
-    pub(crate) fn setup(hooks: CallHooks<'_>, name: &'static str, input: &mut M::Input) -> Option<BackwardCall<M>> {
+    pub(crate) fn setup<'h>(
+        hooks: impl HookSource<'h>,
+        name: &'static str,
+        input: &mut M::Input,
+    ) -> Option<BackwardCall<M>> {
         let live = |kind| hooks.of(kind).filter(|e| e.live()).cloned().collect::<Vec<_>>();
         let (full, pre) = (live(HookKind::Backward), live(HookKind::BackwardPre));
         if full.is_empty() && pre.is_empty() || !is_grad_enabled() {

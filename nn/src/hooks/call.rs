@@ -70,11 +70,9 @@ pub trait Call: Module + Forward + Sized {
     where
         Self::Input: Clone,
     {
-        if global::any_live() {
-            return call_with_global(self, input);
-        }
         match self.hooks() {
-            Some(hooks) if hooks.has_call_hooks() => call_with_hooks(self, CallHooks::local(hooks), input),
+            _ if global::any_live() => call_with_global(self, input),
+            Some(hooks) if hooks.has_call_hooks() => call_with_hooks(self, hooks, input),
             _ => self.forward(input),
         }
     }
@@ -82,24 +80,33 @@ pub trait Call: Module + Forward + Sized {
 
 impl<M: Module + Forward> Call for M {}
 
-/// The hooks of one call: the global ones (run first), then the module's own.
+/// Where a call's hooks come from: the module's own ([`Hooks`], while no global hook is registered: a call
+/// then tests nothing for global hooks), or the global ones and then the module's ([`CallHooks`]).
+pub(crate) trait HookSource<'h>: Copy {
+    /// Whether global hooks may be among the entries.
+    const GLOBAL: bool;
+    /// The hooks of `kind` in running order, global first (removed ones included: test [`Entry::live`]).
+    fn of(self, kind: HookKind) -> impl Iterator<Item = &'h Entry> + Clone;
+}
+
+impl<'h> HookSource<'h> for &'h Hooks {
+    const GLOBAL: bool = false;
+    #[inline(always)]
+    fn of(self, kind: HookKind) -> impl Iterator<Item = &'h Entry> + Clone {
+        Hooks::of(self, kind).iter()
+    }
+}
+
+/// The hooks of one call while global hooks are registered: the global ones (run first), then the module's.
 #[derive(Clone, Copy)]
 pub(crate) struct CallHooks<'h> {
     global: Option<&'h Hooks>,
     local: Option<&'h Hooks>,
 }
 
-impl<'h> CallHooks<'h> {
-    fn local(hooks: &'h Hooks) -> CallHooks<'h> {
-        CallHooks {
-            global: None,
-            local: Some(hooks),
-        }
-    }
-
-    /// The hooks of `kind` in running order, global first (removed ones included: test [`Entry::live`]).
-    #[inline(always)]
-    pub(crate) fn of(self, kind: HookKind) -> impl Iterator<Item = &'h Entry> + Clone {
+impl<'h> HookSource<'h> for CallHooks<'h> {
+    const GLOBAL: bool = true;
+    fn of(self, kind: HookKind) -> impl Iterator<Item = &'h Entry> + Clone {
         let of = move |hooks: Option<&'h Hooks>| hooks.map_or(&[][..], |h| h.of(kind));
         of(self.global).iter().chain(of(self.local))
     }
@@ -124,7 +131,11 @@ where
 /// then the backward hooks' wrapping of the inputs, the forward and the forward hooks, then the wrapping of
 /// the outputs (PyTorch's order).
 #[inline(never)]
-fn call_with_hooks<M: Module + Forward>(module: &M, hooks: CallHooks<'_>, mut input: M::Input) -> Result<M::Output>
+fn call_with_hooks<'h, H: HookSource<'h>, M: Module + Forward>(
+    module: &M,
+    hooks: H,
+    mut input: M::Input,
+) -> Result<M::Output>
 where
     M::Input: Clone,
 {
@@ -141,7 +152,7 @@ where
         let mut output = module.forward_ref(&input)?;
         for entry in post {
             if entry.live() {
-                run_post_hook(module, entry, &input, Some(&mut output))?;
+                run_post_hook::<H, M>(module, entry, &input, Some(&mut output))?;
             }
         }
         output
@@ -156,14 +167,16 @@ where
 
 /// Runs the live forward pre-hooks in order; the first error stops them.
 #[inline(always)]
-fn run_pre_hooks<M: Module + Forward>(module: &M, hooks: CallHooks<'_>, input: &mut M::Input) -> Result<()> {
+fn run_pre_hooks<'h, H: HookSource<'h>, M: Module + Forward>(module: &M, hooks: H, input: &mut M::Input) -> Result<()> {
     for entry in hooks.of(HookKind::ForwardPre) {
         if !entry.live() {
             continue;
         }
         if let Some(hook) = entry.f.downcast_ref::<PreHook<M>>() {
             hook(module, input)?;
-        } else if let Some(hook) = entry.f.downcast_ref::<GlobalPreHook>() {
+        } else if H::GLOBAL
+            && let Some(hook) = entry.f.downcast_ref::<GlobalPreHook>()
+        {
             hook(module, input)?;
         }
     }
@@ -172,7 +185,7 @@ fn run_pre_hooks<M: Module + Forward>(module: &M, hooks: CallHooks<'_>, input: &
 
 /// Runs the forward hook of `entry`: one of `M`'s or a global one.
 #[inline(always)]
-fn run_post_hook<M: Module + Forward>(
+fn run_post_hook<'h, H: HookSource<'h>, M: Module + Forward>(
     module: &M,
     entry: &Entry,
     input: &M::Input,
@@ -180,7 +193,9 @@ fn run_post_hook<M: Module + Forward>(
 ) -> Result<()> {
     if let Some(hook) = entry.f.downcast_ref::<PostHook<M>>() {
         hook(module, input, output)
-    } else if let Some(hook) = entry.f.downcast_ref::<GlobalPostHook>() {
+    } else if H::GLOBAL
+        && let Some(hook) = entry.f.downcast_ref::<GlobalPostHook>()
+    {
         hook(module, input, output.map(|o| o as &mut dyn Any))
     } else {
         Ok(())
@@ -207,7 +222,11 @@ fn guarded<T>(f: impl FnOnce() -> Result<T>) -> std::result::Result<T, Failure> 
 /// run (global ones first), with the output if there is one, then the failure goes on.
 #[cold]
 #[inline(never)]
-fn call_guarded<M: Module + Forward>(module: &M, hooks: CallHooks<'_>, mut input: M::Input) -> Result<M::Output>
+fn call_guarded<'h, H: HookSource<'h>, M: Module + Forward>(
+    module: &M,
+    hooks: H,
+    mut input: M::Input,
+) -> Result<M::Output>
 where
     M::Input: Clone,
 {
@@ -216,7 +235,7 @@ where
     // is the one reported.
     let always_from = |from: usize, input: &M::Input, mut output: Option<&mut M::Output>| {
         for entry in post.clone().skip(from).filter(|e| e.always_call && e.live()) {
-            let _ = guarded(|| run_post_hook(module, entry, input, output.as_deref_mut()));
+            let _ = guarded(|| run_post_hook::<H, M>(module, entry, input, output.as_deref_mut()));
         }
     };
     let resume = |failure: Failure| -> Result<M::Output> {
@@ -239,7 +258,7 @@ where
     };
     for (i, entry) in post.clone().enumerate() {
         if entry.live()
-            && let Err(failure) = guarded(|| run_post_hook(module, entry, &input, Some(&mut output)))
+            && let Err(failure) = guarded(|| run_post_hook::<H, M>(module, entry, &input, Some(&mut output)))
         {
             always_from(i + 1, &input, Some(&mut output));
             return resume(failure);
