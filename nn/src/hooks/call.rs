@@ -134,71 +134,141 @@ where
 fn call_with_hooks<'h, H: HookSource<'h>, M: Module + Forward>(
     module: &M,
     hooks: H,
-    mut input: M::Input,
+    input: M::Input,
 ) -> Result<M::Output>
 where
     M::Input: Clone,
 {
-    let post = hooks.of(HookKind::Forward);
-    if post.clone().any(|e| e.always_call && e.live()) {
-        return call_guarded(module, hooks, input);
+    Hooked { module, hooks }.call(input)
+}
+
+/// A module and the hooks of its call.
+struct Hooked<'m, H, M> {
+    module: &'m M,
+    hooks: H,
+}
+
+impl<H: Copy, M> Clone for Hooked<'_, H, M> {
+    fn clone(&self) -> Self {
+        *self
     }
-    run_pre_hooks(module, hooks, &mut input)?;
-    let backward = BackwardCall::<M>::setup(hooks, module.type_name(), &mut input);
-    let output = if post.clone().any(Entry::live) {
-        // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
-        // copy; the default clones the handle). With no `always_call` hook, nothing has to run when the
-        // forward or a hook fails: an error returns and a panic goes on by itself.
-        let mut output = module.forward_ref(&input)?;
-        for entry in post {
-            if entry.live() {
-                run_post_hook::<H, M>(module, entry, &input, Some(&mut output))?;
+}
+
+impl<H: Copy, M> Copy for Hooked<'_, H, M> {}
+
+impl<'h, H: HookSource<'h>, M: Module + Forward> Hooked<'_, H, M>
+where
+    M::Input: Clone,
+{
+    /// [`call_with_hooks`].
+    #[inline(always)]
+    fn call(self, mut input: M::Input) -> Result<M::Output> {
+        let Hooked { module, hooks } = self;
+        let post = hooks.of(HookKind::Forward);
+        if post.clone().any(|e| e.always_call && e.live()) {
+            return self.call_guarded(input);
+        }
+        self.pre_hooks(&mut input)?;
+        let backward = BackwardCall::<M>::setup(hooks, module.type_name(), &mut input);
+        let output = if post.clone().any(Entry::live) {
+            // The hooks are shown the input after `forward`: `forward_ref` borrows it (the built-in layers need no
+            // copy; the default clones the handle). With no `always_call` hook, nothing has to run when the
+            // forward or a hook fails: an error returns and a panic goes on by itself.
+            let mut output = module.forward_ref(&input)?;
+            for entry in post {
+                if entry.live() {
+                    self.post_hook(entry, &input, Some(&mut output))?;
+                }
+            }
+            output
+        } else {
+            module.forward(input)?
+        };
+        Ok(match backward {
+            Some(backward) => backward.finish(output),
+            None => output,
+        })
+    }
+
+    /// Runs the live forward pre-hooks in order; the first error stops them.
+    #[inline(always)]
+    fn pre_hooks(self, input: &mut M::Input) -> Result<()> {
+        let Hooked { module, hooks } = self;
+        for entry in hooks.of(HookKind::ForwardPre) {
+            if !entry.live() {
+                continue;
+            }
+            if let Some(hook) = entry.f.downcast_ref::<PreHook<M>>() {
+                hook(module, input)?;
+            } else if H::GLOBAL
+                && let Some(hook) = entry.f.downcast_ref::<GlobalPreHook>()
+            {
+                hook(module, input)?;
             }
         }
-        output
-    } else {
-        module.forward(input)?
-    };
-    Ok(match backward {
-        Some(backward) => backward.finish(output),
-        None => output,
-    })
-}
+        Ok(())
+    }
 
-/// Runs the live forward pre-hooks in order; the first error stops them.
-#[inline(always)]
-fn run_pre_hooks<'h, H: HookSource<'h>, M: Module + Forward>(module: &M, hooks: H, input: &mut M::Input) -> Result<()> {
-    for entry in hooks.of(HookKind::ForwardPre) {
-        if !entry.live() {
-            continue;
-        }
-        if let Some(hook) = entry.f.downcast_ref::<PreHook<M>>() {
-            hook(module, input)?;
+    /// Runs the forward hook of `entry`: one of `M`'s or a global one.
+    #[inline(always)]
+    fn post_hook(self, entry: &Entry, input: &M::Input, output: Option<&mut M::Output>) -> Result<()> {
+        let module = self.module;
+        if let Some(hook) = entry.f.downcast_ref::<PostHook<M>>() {
+            hook(module, input, output)
         } else if H::GLOBAL
-            && let Some(hook) = entry.f.downcast_ref::<GlobalPreHook>()
+            && let Some(hook) = entry.f.downcast_ref::<GlobalPostHook>()
         {
-            hook(module, input)?;
+            hook(module, input, output.map(|o| o as &mut dyn Any))
+        } else {
+            Ok(())
         }
     }
-    Ok(())
-}
 
-/// Runs the forward hook of `entry`: one of `M`'s or a global one.
-#[inline(always)]
-fn run_post_hook<'h, H: HookSource<'h>, M: Module + Forward>(
-    module: &M,
-    entry: &Entry,
-    input: &M::Input,
-    output: Option<&mut M::Output>,
-) -> Result<()> {
-    if let Some(hook) = entry.f.downcast_ref::<PostHook<M>>() {
-        hook(module, input, output)
-    } else if H::GLOBAL
-        && let Some(hook) = entry.f.downcast_ref::<GlobalPostHook>()
-    {
-        hook(module, input, output.map(|o| o as &mut dyn Any))
-    } else {
-        Ok(())
+    /// [`Hooked::call`] when an `always_call` forward hook is registered (PyTorch's `try`/`except` in
+    /// `_call_impl`): a failure of a pre-hook, the forward or a forward hook runs the `always_call` hooks not yet
+    /// run (global ones first), with the output if there is one, then the failure goes on.
+    #[cold]
+    #[inline(never)]
+    fn call_guarded(self, mut input: M::Input) -> Result<M::Output> {
+        let Hooked { module, hooks } = self;
+        let post = hooks.of(HookKind::Forward);
+        // The always-call hooks from `from` on; a failure of one of them is dropped, so that the original failure
+        // is the one reported.
+        let always_from = |from: usize, input: &M::Input, mut output: Option<&mut M::Output>| {
+            for entry in post.clone().skip(from).filter(|e| e.always_call && e.live()) {
+                let _ = guarded(|| self.post_hook(entry, input, output.as_deref_mut()));
+            }
+        };
+        let resume = |failure: Failure| -> Result<M::Output> {
+            match failure {
+                Failure::Error(error) => Err(error),
+                Failure::Panic(panic) => resume_unwind(panic),
+            }
+        };
+        if let Err(failure) = guarded(|| self.pre_hooks(&mut input)) {
+            always_from(0, &input, None);
+            return resume(failure);
+        }
+        let backward = BackwardCall::<M>::setup(hooks, module.type_name(), &mut input);
+        let mut output = match guarded(|| module.forward_ref(&input)) {
+            Ok(output) => output,
+            Err(failure) => {
+                always_from(0, &input, None);
+                return resume(failure);
+            }
+        };
+        for (i, entry) in post.clone().enumerate() {
+            if entry.live()
+                && let Err(failure) = guarded(|| self.post_hook(entry, &input, Some(&mut output)))
+            {
+                always_from(i + 1, &input, Some(&mut output));
+                return resume(failure);
+            }
+        }
+        Ok(match backward {
+            Some(backward) => backward.finish(output),
+            None => output,
+        })
     }
 }
 
@@ -215,59 +285,6 @@ fn guarded<T>(f: impl FnOnce() -> Result<T>) -> std::result::Result<T, Failure> 
         Ok(Err(error)) => Err(Failure::Error(error)),
         Err(panic) => Err(Failure::Panic(panic)),
     }
-}
-
-/// [`call_with_hooks`] when an `always_call` forward hook is registered (PyTorch's `try`/`except` in
-/// `_call_impl`): a failure of a pre-hook, the forward or a forward hook runs the `always_call` hooks not yet
-/// run (global ones first), with the output if there is one, then the failure goes on.
-#[cold]
-#[inline(never)]
-fn call_guarded<'h, H: HookSource<'h>, M: Module + Forward>(
-    module: &M,
-    hooks: H,
-    mut input: M::Input,
-) -> Result<M::Output>
-where
-    M::Input: Clone,
-{
-    let post = hooks.of(HookKind::Forward);
-    // The always-call hooks from `from` on; a failure of one of them is dropped, so that the original failure
-    // is the one reported.
-    let always_from = |from: usize, input: &M::Input, mut output: Option<&mut M::Output>| {
-        for entry in post.clone().skip(from).filter(|e| e.always_call && e.live()) {
-            let _ = guarded(|| run_post_hook::<H, M>(module, entry, input, output.as_deref_mut()));
-        }
-    };
-    let resume = |failure: Failure| -> Result<M::Output> {
-        match failure {
-            Failure::Error(error) => Err(error),
-            Failure::Panic(panic) => resume_unwind(panic),
-        }
-    };
-    if let Err(failure) = guarded(|| run_pre_hooks(module, hooks, &mut input)) {
-        always_from(0, &input, None);
-        return resume(failure);
-    }
-    let backward = BackwardCall::<M>::setup(hooks, module.type_name(), &mut input);
-    let mut output = match guarded(|| module.forward_ref(&input)) {
-        Ok(output) => output,
-        Err(failure) => {
-            always_from(0, &input, None);
-            return resume(failure);
-        }
-    };
-    for (i, entry) in post.clone().enumerate() {
-        if entry.live()
-            && let Err(failure) = guarded(|| run_post_hook::<H, M>(module, entry, &input, Some(&mut output)))
-        {
-            always_from(i + 1, &input, Some(&mut output));
-            return resume(failure);
-        }
-    }
-    Ok(match backward {
-        Some(backward) => backward.finish(output),
-        None => output,
-    })
 }
 
 /// Registering a module's forward hooks, typed by its input and output.

@@ -35,7 +35,7 @@ pub use members::{Member, Members};
 pub use path::ModulePath;
 pub use reference::{ModuleMut, ModuleRef};
 pub use repr::{add_indent, default_repr, list_repr, py_bool, py_float, repr_of};
-pub use tensor_module::{Layer, TensorModule};
+pub use tensor_module::{AnyForward, Layer, TensorModule};
 pub use walk::{WalkOptions, Walker, WalkerMut};
 
 /// Each direct child's name and `repr`, in order (a shared module at every place it sits).

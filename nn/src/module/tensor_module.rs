@@ -133,35 +133,19 @@ impl Layer {
     /// // `forward` takes a tensor: the LSTM takes a tuple, so that run is refused with both types named.
     /// assert!(seq.forward(Tensor::zeros([5, 1, 3], DType::F32)).is_err());
     /// ```
-    pub fn any<M>(module: M) -> Layer
-    where
-        M: Module + Forward,
-        M::Input: Clone + Send + 'static,
-        M::Output: Send + 'static,
-    {
+    pub fn any<M: AnyForward>(module: M) -> Layer {
         Layer {
             slot: Box::new(module),
-            run: |slot, flow| {
-                let module = slot_as::<M>(slot)?;
-                module.call(flow.into_value(module.type_name())?).map(Flow::of)
-            },
+            run: |slot, flow| run_any(slot_as::<M>(slot)?, flow),
             share: |layer| share_owned::<M>(layer, Layer::any_shared),
         }
     }
 
     /// [`Layer::any`] for a module held in several places.
-    pub fn any_shared<M>(module: Shared<M>) -> Layer
-    where
-        M: Module + Forward,
-        M::Input: Clone + Send + 'static,
-        M::Output: Send + 'static,
-    {
+    pub fn any_shared<M: AnyForward>(module: Shared<M>) -> Layer {
         Layer {
             slot: Box::new(module),
-            run: |slot, flow| {
-                let module = slot_as::<Shared<M>>(slot)?.read();
-                module.call(flow.into_value(module.type_name())?).map(Flow::of)
-            },
+            run: |slot, flow| run_any(&*slot_as::<Shared<M>>(slot)?.read(), flow),
             share: |layer| share_handle::<M>(layer, Layer::any_shared),
         }
     }
@@ -216,16 +200,34 @@ fn share_handle<M: Module>(layer: Layer, make: fn(Shared<M>) -> Layer) -> Result
     Ok((layer, make(handle)))
 }
 
+/// A module whose input and output a sequential can pass on: what [`Layer::any`] takes.
+pub trait AnyForward: Module + Forward<Input: Clone + Send + 'static, Output: Send + 'static> {}
+
+impl<M> AnyForward for M
+where
+    M: Module + Forward,
+    M::Input: Clone + Send + 'static,
+    M::Output: Send + 'static,
+{
+}
+
+/// Calls `module` on the flow's value, if it is the module's input type.
+fn run_any<M: AnyForward>(module: &M, flow: Flow) -> Result<Flow> {
+    module.call(flow.into_value(module.type_name())?).map(Flow::of)
+}
+
+/// Calls a tensor module on the flow's tensor.
+fn run_tensor<M: TensorModule>(module: &M, flow: Flow) -> Result<Flow> {
+    module
+        .call_tensor(flow.into_tensor(module.type_name())?)
+        .map(Flow::Tensor)
+}
+
 impl<M: TensorModule> From<M> for Layer {
     fn from(module: M) -> Layer {
         Layer {
             slot: Box::new(module),
-            run: |slot, flow| {
-                let module = slot_as::<M>(slot)?;
-                module
-                    .call_tensor(flow.into_tensor(module.type_name())?)
-                    .map(Flow::Tensor)
-            },
+            run: |slot, flow| run_tensor(slot_as::<M>(slot)?, flow),
             share: |layer| share_owned::<M>(layer, Layer::from),
         }
     }
@@ -235,12 +237,7 @@ impl<M: TensorModule> From<Shared<M>> for Layer {
     fn from(module: Shared<M>) -> Layer {
         Layer {
             slot: Box::new(module),
-            run: |slot, flow| {
-                let module = slot_as::<Shared<M>>(slot)?.read();
-                module
-                    .call_tensor(flow.into_tensor(module.type_name())?)
-                    .map(Flow::Tensor)
-            },
+            run: |slot, flow| run_tensor(&*slot_as::<Shared<M>>(slot)?.read(), flow),
             share: |layer| share_handle::<M>(layer, Layer::from),
         }
     }
