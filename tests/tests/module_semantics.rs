@@ -1088,3 +1088,49 @@ fn sequential_holds_modules_of_any_input_and_output() {
         expected.to_vec::<f32>().unwrap()
     );
 }
+
+/// test_nn.py::TestNN::test_Sequential_delitem (`del n[-1]`, then `del n[1::2]` leaves `l1, l3`) and Python's
+/// slice rules for `del list[start:stop:step]` (the dropped positions below are Python 3's
+/// `list(range(6))[start:stop:step]`).
+#[test]
+fn deleting_slices_follows_pythons_slice_rules() {
+    let mut n = four_linears();
+    n.remove(-1).unwrap();
+    n.remove_slice(Some(1), None, 2).unwrap();
+    assert_eq!(
+        layer_reprs(&n),
+        [
+            "(0): Linear(in_features=10, out_features=20, bias=True)",
+            "(1): Linear(in_features=30, out_features=40, bias=True)"
+        ]
+    );
+    assert_eq!(layer_keys(&n), ["0", "1"]);
+
+    /// `start`, `stop`, `step`, and the positions Python drops.
+    type Case = (Option<isize>, Option<isize>, isize, &'static [usize]);
+    let cases: [Case; 9] = [
+        (None, None, 2, &[0, 2, 4]),
+        (Some(1), None, 2, &[1, 3, 5]),
+        (None, None, -1, &[5, 4, 3, 2, 1, 0]),
+        (Some(-2), None, -2, &[4, 2, 0]),
+        (Some(5), Some(-9), -1, &[5, 4, 3, 2, 1, 0]),
+        (Some(-9), Some(9), 3, &[0, 3]),
+        (Some(3), Some(1), 1, &[]),
+        (None, Some(-1), -3, &[]),
+        (Some(2), Some(2), 1, &[]),
+    ];
+    for (start, stop, step, dropped) in cases {
+        let mut list = ModuleList::new();
+        for i in 0..6 {
+            list.push(lin(i + 1, 1));
+        }
+        list.remove_slice(start, stop, step).unwrap();
+        let left: Vec<usize> = (0..list.len())
+            .map(|i| list.get::<Linear>(i).unwrap().in_features - 1)
+            .collect();
+        let expected: Vec<usize> = (0..6).filter(|i| !dropped.contains(i)).collect();
+        assert_eq!(left, expected, "del [{start:?}:{stop:?}:{step}]");
+    }
+    let err = four_linears().remove_slice(None, None, 0).unwrap_err().to_string();
+    assert!(err.contains("slice step cannot be zero"), "{err}");
+}

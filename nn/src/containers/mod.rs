@@ -50,3 +50,36 @@ pub(crate) fn py_slice(start: Option<isize>, stop: Option<isize>, len: usize) ->
     let stop = stop.map_or(len, clamp);
     start..stop.max(start)
 }
+
+/// The positions of Python's `items[start:stop:step]` (`slice.indices`): negative bounds count from the end,
+/// bounds past either end are clamped, a negative step walks backwards; a step of 0 is Python's `ValueError`,
+/// as a typed error of `op`.
+pub(crate) fn py_slice_step(
+    op: &'static str,
+    start: Option<isize>,
+    stop: Option<isize>,
+    step: isize,
+    len: usize,
+) -> Result<Vec<usize>> {
+    if step == 0 {
+        return Err(Error::invalid(op, "slice step cannot be zero"));
+    }
+    let n = len as isize;
+    let (lower, upper) = if step > 0 { (0, n) } else { (-1, n - 1) };
+    let bound = |value: Option<isize>, default: isize| match value {
+        None => default,
+        Some(v) if v < 0 => (v + n).max(lower),
+        Some(v) => v.min(upper),
+    };
+    let (mut i, stop) = if step > 0 {
+        (bound(start, lower), bound(stop, upper))
+    } else {
+        (bound(start, upper), bound(stop, lower))
+    };
+    let mut positions = Vec::new();
+    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+        positions.push(i as usize);
+        i += step;
+    }
+    Ok(positions)
+}

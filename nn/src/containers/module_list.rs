@@ -1,6 +1,6 @@
 //! [`ModuleList`]: modules of any types in a list.
 
-use super::{py_index, py_slice};
+use super::{py_index, py_slice, py_slice_step};
 use crate::module::ModuleField;
 use crate::{Module, Result};
 
@@ -121,6 +121,15 @@ impl ModuleList {
             self.items.push(item);
         }
         Ok(taken)
+    }
+
+    /// PyTorch's `del list[start:stop:step]`: drops the modules at those positions (Python's slice rules, a
+    /// negative step included); later modules move down. A step of 0 is an error.
+    pub fn remove_slice(&mut self, start: Option<isize>, stop: Option<isize>, step: isize) -> Result<()> {
+        let dropped = py_slice_step("del ModuleList[start:stop:step]", start, stop, step, self.len())?;
+        let items = std::mem::take(&mut self.items).into_iter().enumerate();
+        self.items = items.filter(|(i, _)| !dropped.contains(i)).map(|(_, m)| m).collect();
+        Ok(())
     }
 
     /// PyTorch's `extend`: appends every module of `other`, in order (`+=` does the same, `+` makes a new list).

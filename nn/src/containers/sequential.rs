@@ -2,7 +2,7 @@
 
 use indexmap::IndexMap;
 
-use super::{py_index, py_slice};
+use super::{py_index, py_slice, py_slice_step};
 use crate::module::tensor_module::Flow;
 use crate::module::{Layer, check_name};
 use crate::{Error, Forward, Module, Result, Tensor};
@@ -114,6 +114,22 @@ impl Sequential {
     /// PyTorch's `del seq[index]`: [`pop`](Self::pop), dropping the layer.
     pub fn remove(&mut self, index: isize) -> Result<()> {
         self.pop(index).map(drop)
+    }
+
+    /// PyTorch's `del seq[start:stop:step]`: drops the layers at those positions (Python's slice rules, a
+    /// negative step included); the rest are keyed `0`, `1`, … again. A step of 0 is an error.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let mut seq = Sequential::new().append(ReLU::new(false)).append(Tanh::new()).append(Sigmoid::new());
+    /// seq.remove_slice(Some(1), None, 2).unwrap();
+    /// assert_eq!(seq.to_string(), "Sequential(\n  (0): ReLU()\n  (1): Sigmoid()\n)");
+    /// ```
+    pub fn remove_slice(&mut self, start: Option<isize>, stop: Option<isize>, step: isize) -> Result<()> {
+        let dropped = py_slice_step("del Sequential[start:stop:step]", start, stop, step, self.len())?;
+        let layers = std::mem::take(&mut self.layers).into_values().enumerate();
+        self.renumber(layers.filter(|(i, _)| !dropped.contains(i)).map(|(_, l)| l).collect());
+        Ok(())
     }
 
     /// PyTorch's `extend`: appends every layer of `layers` (`+=` with a sequential does the same).
