@@ -865,6 +865,12 @@ fn global_hooks_run_before_local_ones_for_every_module() {
         ]
     );
 
+    // A boxed module's call is its module's call: the global hooks run once, with the module.
+    log.lock().unwrap().clear();
+    let boxed: Box<dyn TensorModule> = Box::new(ReLU::new(false));
+    boxed.call(Tensor::ones([2], DType::F32)).unwrap();
+    assert_eq!(*log.lock().unwrap(), ["global pre ReLU", "global forward ReLU"]);
+
     log.lock().unwrap().clear();
     let seq = Sequential::new()
         .append(Linear::new(2, 2, true))

@@ -74,6 +74,9 @@ tuple_tensor_args!(A 0, B 1);
 tuple_tensor_args!(A 0, B 1, C 2);
 tuple_tensor_args!(A 0, B 1, C 2, D 3);
 
+/// How to reach the tensors of a `T` (a module's input or output).
+type TensorsOf<T> = fn(&mut T) -> Vec<&mut Tensor>;
+
 /// Which hook an entry of [`HookKind::Backward`] / [`HookKind::BackwardPre`] holds.
 pub(crate) enum BackwardFn {
     Full(Arc<FullHookFn>),
@@ -83,15 +86,15 @@ pub(crate) enum BackwardFn {
 /// A backward hook of a module `M`, with the way to reach the tensors of `M`'s input and output.
 pub(crate) struct BackwardEntry<M: Forward> {
     pub(crate) f: BackwardFn,
-    pub(crate) inputs: fn(&mut M::Input) -> Vec<&mut Tensor>,
-    pub(crate) outputs: fn(&mut M::Output) -> Vec<&mut Tensor>,
+    pub(crate) inputs: TensorsOf<M::Input>,
+    pub(crate) outputs: TensorsOf<M::Output>,
 }
 
 /// The backward hooks of one call of a module, between its forward's start and its output.
 pub(crate) struct BackwardCall<M: Forward> {
     full: Vec<Entry>,
     pre: Vec<Entry>,
-    outputs: fn(&mut M::Output) -> Vec<&mut Tensor>,
+    outputs: TensorsOf<M::Output>,
     /// The module's type name, for global hooks.
     name: &'static str,
     state: Arc<CallState>,
@@ -118,17 +121,15 @@ impl<M: Forward + 'static> BackwardCall<M> {
             return None;
         }
         // The module's own hooks know its input and output types; global ones find the tensors of the common
-        // argument shapes.
-        let (inputs, outputs) = match full
+        // argument shapes. Neither: the hooks are another type's (a box's call, whose module runs them).
+        let typed = full
             .iter()
             .chain(&pre)
-            .find_map(|e| e.f.downcast_ref::<BackwardEntry<M>>())
-        {
+            .find_map(|e| e.f.downcast_ref::<BackwardEntry<M>>());
+        let (inputs, outputs): (TensorsOf<M::Input>, TensorsOf<M::Output>) = match typed {
             Some(access) => (access.inputs, access.outputs),
-            None => (
-                dyn_tensors::<M::Input> as fn(&mut M::Input) -> Vec<&mut Tensor>,
-                dyn_tensors::<M::Output> as _,
-            ),
+            None if full.iter().chain(&pre).any(is_global) => (dyn_tensors::<M::Input>, dyn_tensors::<M::Output>),
+            None => return None,
         };
         let tensors = inputs(input);
         let n_inputs = tensors.len();
@@ -219,6 +220,11 @@ impl<M: Forward + 'static> BackwardCall<M> {
 
 /// Replacement gradients a backward hook may return.
 type Replacement = Result<Option<Vec<Option<Tensor>>>>;
+
+/// Whether `entry` is a global backward hook.
+fn is_global(entry: &Entry) -> bool {
+    entry.f.is::<GlobalFullHook>() || entry.f.is::<GlobalBackwardPreHook>()
+}
 
 /// Runs the full backward hook of `entry` (one of `M`'s or a global one) on the gradients.
 fn run_full<M: Forward + 'static>(

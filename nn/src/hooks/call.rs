@@ -70,6 +70,9 @@ pub trait Call: Module + Forward + Sized {
     where
         Self::Input: Clone,
     {
+        if self.calls_through() {
+            return self.forward(input);
+        }
         match self.hooks() {
             _ if global::any_live() => call_with_global(self, input),
             Some(hooks) if hooks.has_call_hooks() => call_with_hooks(self, hooks, input),

@@ -122,6 +122,10 @@ impl<M: Module + ?Sized> Module for Box<M> {
     fn set_training(&mut self, mode: bool) {
         (**self).set_training(mode)
     }
+    /// A box's call is its module's call (`Box<dyn TensorModule>`'s forward calls the module with its hooks).
+    fn calls_through(&self) -> bool {
+        true
+    }
     fn hooks(&self) -> Option<&crate::Hooks> {
         (**self).hooks()
     }

@@ -247,6 +247,12 @@ pub trait Module: Any + Send + Sync {
         let _ = mode;
     }
 
+    /// Whether calling this module calls another module that runs the hooks itself (a `Box` of one): its
+    /// `call` then runs `forward` alone, so that no hook, local or global, runs twice.
+    fn calls_through(&self) -> bool {
+        false
+    }
+
     /// The module's hooks, if it keeps any (a [`Hooks`](crate::Hooks) field).
     fn hooks(&self) -> Option<&crate::Hooks> {
         None
