@@ -3,12 +3,12 @@
 
 use cubecl::prelude::*;
 
-use crate::Formula;
 use crate::activation::{Compute, forward_in_place, forward_into};
 use crate::dtype::with_float_type;
 use crate::gather::metadata;
 use crate::launch::{arg, elements, launch};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
+use crate::{Formula, HostFormula, Real};
 
 /// An arithmetic operation of two operands.
 #[cube]
@@ -115,6 +115,18 @@ impl Formula for Affine {
 
     fn backward<C: Float, N: Size>(_x: Vector<C, N>, dy: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
         dy * Vector::new(a)
+    }
+}
+
+impl HostFormula for Affine {
+    #[inline(always)]
+    fn forward<R: Real>(x: R, a: f64, b: f64) -> R {
+        x * R::of(a) + R::of(b)
+    }
+
+    #[inline(always)]
+    fn backward<R: Real>(_x: R, dy: R, a: f64, _b: f64) -> R {
+        dy * R::of(a)
     }
 }
 

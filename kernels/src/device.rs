@@ -129,6 +129,24 @@ impl GpuDevice {
             reason: format!("the device reports no {dtype} {}", missing.join(" or ")),
         })
     }
+
+    /// `Ok` unless `op` computes transcendental functions (`exp`, `log`, `tanh`, `erf`, `pow`) in a dtype the
+    /// device cannot: `float64` on wgpu, whose shading languages define them for 16- and 32-bit floats only
+    /// (SPIR-V's GLSL.std.450, WGSL, HLSL, MSL). On Vulkan, NVIDIA's driver fails to compile such a kernel and
+    /// loses the device; Mesa's lavapipe computes garbage. Checked before the kernel is built, never probed.
+    pub fn check_math(&self, op: &'static str, dtype: FloatType) -> Result<()> {
+        if self.backend() == Backend::Wgpu && dtype == FloatType::F64 {
+            return Err(KernelError::Unsupported {
+                op,
+                dtype,
+                device: self.to_string(),
+                reason: "wgpu's shading languages define exp, log, tanh, erf and pow for 16- and 32-bit floats \
+                         only; run it in float32 or on the CPU"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Display for GpuDevice {

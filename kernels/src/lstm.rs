@@ -163,6 +163,7 @@ pub fn lstm(
     c0: &GpuBuffer,
 ) -> Result<(GpuBuffer, GpuBuffer, GpuBuffer)> {
     x.device().check_dtype("lstm", dtype)?;
+    x.device().check_math("lstm", dtype)?;
     spec.check(dtype, x, h0, c0)?;
     let size = dtype.size_in_bytes();
     let dirs = spec.directions();

@@ -118,6 +118,7 @@ fn softmax_backward_kernel<F: Float, C: Float, N: Size>(
 /// `softmax(x)` (or `log_softmax(x)` when `log`) in a new buffer.
 pub fn forward(dtype: FloatType, x: &GpuBuffer, layout: Layout, log: bool) -> Result<GpuBuffer> {
     let len = layout.check("softmax", dtype, x)?;
+    x.device().check_math("softmax", dtype)?;
     let output = GpuBuffer::uninit(x.device(), x.len());
     if len > 0 {
         with_float_type!(dtype, F => launch_forward::<F>(x, &output, layout, log));
@@ -129,6 +130,7 @@ pub fn forward(dtype: FloatType, x: &GpuBuffer, layout: Layout, log: bool) -> Re
 pub fn backward(dtype: FloatType, y: &GpuBuffer, dy: &GpuBuffer, layout: Layout, log: bool) -> Result<GpuBuffer> {
     let len = layout.check("softmax backward", dtype, y)?;
     check_same("softmax backward", y, &[dy])?;
+    y.device().check_math("softmax backward", dtype)?;
     let dx = GpuBuffer::uninit(y.device(), y.len());
     if len > 0 {
         with_float_type!(dtype, F => launch_backward::<F>(y, dy, &dx, layout, log));

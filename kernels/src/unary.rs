@@ -24,6 +24,7 @@ impl Formula for Exp {
 }
 
 impl HostFormula for Exp {
+    const TRANSCENDENTAL: bool = true;
     const GRAD_FROM_OUTPUT: bool = true;
 
     #[inline(always)]
@@ -52,6 +53,7 @@ impl Formula for Log {
 }
 
 impl HostFormula for Log {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
         x.ln()
@@ -167,6 +169,7 @@ impl Formula for Erf {
 }
 
 impl HostFormula for Erf {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
         x.erf()
@@ -219,6 +222,7 @@ impl Formula for Pow {
 }
 
 impl HostFormula for Pow {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, a: f64, _b: f64) -> R {
         x.powf(R::of(a))

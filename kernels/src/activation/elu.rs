@@ -52,6 +52,7 @@ impl Formula for Elu {
 }
 
 impl HostFormula for Elu {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, a: f64, _b: f64) -> R {
         if x > R::ZERO { x } else { R::of(a) * x.exp_m1() }
@@ -78,6 +79,7 @@ impl Formula for Selu {
 }
 
 impl HostFormula for Selu {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
         R::of(SELU_SCALE) * if x > R::ZERO { x } else { R::of(SELU_ALPHA) * x.exp_m1() }
@@ -104,6 +106,7 @@ impl Formula for Celu {
 }
 
 impl HostFormula for Celu {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, a: f64, _b: f64) -> R {
         // ELU with input scale `1/alpha`, a product (not a division), as PyTorch computes it.

@@ -25,6 +25,7 @@ impl Formula for Gelu {
 }
 
 impl HostFormula for Gelu {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
         x.gelu()

@@ -34,6 +34,7 @@ impl Formula for GeluTanh {
 }
 
 impl HostFormula for GeluTanh {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
         let inner = R::of(0.797_884_560_802_865_4) * (x + R::of(0.044715) * x * x * x);

@@ -46,7 +46,7 @@ use cubecl::prelude::*;
 use crate::dtype::with_float_type;
 use crate::formula::{backward_kernel, forward_in_place_kernel, forward_kernel};
 use crate::launch::{arg, check_same, elements, launch, vector_size};
-use crate::{FloatType, Formula, GpuBuffer, Result};
+use crate::{FloatType, Formula, GpuBuffer, GpuDevice, HostFormula, Result};
 
 /// The type a kernel computes in for storage type `F`: `f32` for the half types, `F` otherwise.
 pub(crate) trait Compute: Float + CubeElement {
@@ -85,20 +85,20 @@ impl Compute for f64 {
 /// `A(input)` in a new buffer. `scalars` are the activation's two constants `[a, b]`, as its formula documents
 /// (LeakyReLU's slope, Threshold's threshold and value, Hardtanh's bounds, ELU's and CELU's alpha, Softplus's
 /// beta and threshold, the shrinks' lambda); the others ignore them.
-pub fn forward<A: Formula>(scalars: [f64; 2], dtype: FloatType, input: &GpuBuffer) -> Result<GpuBuffer> {
+pub fn forward<A: Formula + HostFormula>(scalars: [f64; 2], dtype: FloatType, input: &GpuBuffer) -> Result<GpuBuffer> {
     let output = GpuBuffer::uninit(input.device(), input.len());
     forward_into::<A>(scalars, dtype, input, &output)?;
     Ok(output)
 }
 
 /// `A(input)` written into `output`, a buffer of the same length on the same device.
-pub fn forward_into<A: Formula>(
+pub fn forward_into<A: Formula + HostFormula>(
     scalars: [f64; 2],
     dtype: FloatType,
     input: &GpuBuffer,
     output: &GpuBuffer,
 ) -> Result<()> {
-    input.device().check_dtype("activation", dtype)?;
+    admit::<A>(input.device(), "activation", dtype)?;
     check_same("activation", input, &[output])?;
     let len = elements("activation", input, dtype)?;
     if len > 0 {
@@ -108,8 +108,8 @@ pub fn forward_into<A: Formula>(
 }
 
 /// `A(data)` written over `data`.
-pub fn forward_in_place<A: Formula>(scalars: [f64; 2], dtype: FloatType, data: &GpuBuffer) -> Result<()> {
-    data.device().check_dtype("activation", dtype)?;
+pub fn forward_in_place<A: Formula + HostFormula>(scalars: [f64; 2], dtype: FloatType, data: &GpuBuffer) -> Result<()> {
+    admit::<A>(data.device(), "activation", dtype)?;
     let len = elements("activation", data, dtype)?;
     if len > 0 {
         with_float_type!(dtype, F => launch_in_place::<F, A>(data, len, scalars));
@@ -119,13 +119,13 @@ pub fn forward_in_place<A: Formula>(scalars: [f64; 2], dtype: FloatType, data: &
 
 /// The input's gradient from `saved` (the input, or the output where the formula's gradient reads it) and
 /// the output's gradient `dy`, in a new buffer.
-pub fn backward<A: Formula>(
+pub fn backward<A: Formula + HostFormula>(
     scalars: [f64; 2],
     dtype: FloatType,
     saved: &GpuBuffer,
     dy: &GpuBuffer,
 ) -> Result<GpuBuffer> {
-    saved.device().check_dtype("activation backward", dtype)?;
+    admit::<A>(saved.device(), "activation backward", dtype)?;
     check_same("activation backward", saved, &[dy])?;
     let len = elements("activation backward", saved, dtype)?;
     let dx = GpuBuffer::uninit(saved.device(), saved.len());
@@ -133,6 +133,15 @@ pub fn backward<A: Formula>(
         with_float_type!(dtype, F => launch_backward::<F, A>(saved, dy, &dx, len, scalars));
     }
     Ok(dx)
+}
+
+/// `Ok` when the device stores and computes `dtype`, and runs `A`'s functions in it.
+fn admit<A: HostFormula>(device: &GpuDevice, op: &'static str, dtype: FloatType) -> Result<()> {
+    device.check_dtype(op, dtype)?;
+    if A::TRANSCENDENTAL {
+        device.check_math(op, dtype)?;
+    }
+    Ok(())
 }
 
 fn launch_forward<F: Compute, A: Formula>(input: &GpuBuffer, output: &GpuBuffer, len: usize, s: [f64; 2]) {

@@ -27,6 +27,7 @@ impl Formula for Sigmoid {
 }
 
 impl HostFormula for Sigmoid {
+    const TRANSCENDENTAL: bool = true;
     const GRAD_FROM_OUTPUT: bool = true;
 
     #[inline(always)]
@@ -62,6 +63,7 @@ impl Formula for Silu {
 }
 
 impl HostFormula for Silu {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
         x / (R::ONE + (-x).exp())

@@ -40,6 +40,7 @@ impl Formula for Softplus {
 }
 
 impl HostFormula for Softplus {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, a: f64, b: f64) -> R {
         let (beta, threshold) = (R::of(a), R::of(b));
@@ -90,11 +91,12 @@ impl Formula for Mish {
     fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
         let s = sigmoid::<C, N>(x);
         let t = tanh_softplus::<C, N>(x);
-        dy * (t + x * s * (Vector::new(C::new(1.0)) - t * t))
+        dy * (t + x * s * sech2_softplus::<C, N>(x))
     }
 }
 
 impl HostFormula for Mish {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
         x * x.log1p_exp().tanh()
@@ -106,6 +108,22 @@ impl HostFormula for Mish {
         let t = x.log1p_exp().tanh();
         dy * (t + x * sigmoid * (R::ONE - t * t))
     }
+}
+
+/// `1 - tanh²(softplus(x))` without the cancellation of `1 - t·t` where `t` nears 1 (an ulp of `t` there is an
+/// error of `2x` ulps in Mish's gradient): with `n = e^x(e^x + 2)` as in [`tanh_softplus`], `4(n + 1)/(n + 2)²`;
+/// 0 where `x > 20` (below `4e^{-2x}`, nothing beside `tanh = 1` in Mish's gradient).
+#[cube]
+fn sech2_softplus<C: Float, N: Size>(x: Vector<C, N>) -> Vector<C, N> {
+    let e = x.exp();
+    let n = e * (e + Vector::new(C::new(2.0)));
+    let two = Vector::new(C::new(2.0));
+    let d = n + two;
+    select_many(
+        x.greater_than(&Vector::new(C::new(20.0))),
+        Vector::new(C::new(0.0)),
+        Vector::new(C::new(4.0)) * (n + Vector::new(C::new(1.0))) / (d * d),
+    )
 }
 
 /// PyTorch's `logsigmoid`.
@@ -129,6 +147,7 @@ impl Formula for LogSigmoid {
 }
 
 impl HostFormula for LogSigmoid {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
         // min(x, 0) - log1p(e^-|x|), PyTorch's formula, is exactly -softplus(-x).

@@ -56,6 +56,7 @@ impl Formula for Tanh {
 }
 
 impl HostFormula for Tanh {
+    const TRANSCENDENTAL: bool = true;
     const GRAD_FROM_OUTPUT: bool = true;
 
     #[inline(always)]
@@ -85,6 +86,7 @@ impl Formula for Tanhshrink {
 }
 
 impl HostFormula for Tanhshrink {
+    const TRANSCENDENTAL: bool = true;
     #[inline(always)]
     fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
         x - x.tanh()

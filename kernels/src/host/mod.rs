@@ -16,6 +16,9 @@ pub trait HostFormula: Send + Sync + 'static {
     /// Whether `backward` takes the forward's output (PyTorch saves the result of `sigmoid` and `tanh`) rather
     /// than its input. The device kernels follow the same rule.
     const GRAD_FROM_OUTPUT: bool = false;
+    /// Whether the device formula calls `exp`, `log`, `tanh`, `erf` or `pow`: wgpu cannot run those in
+    /// `float64` ([`GpuDevice::check_math`](crate::GpuDevice::check_math)).
+    const TRANSCENDENTAL: bool = false;
     /// The activation of `x`.
     fn forward<R: Real>(x: R, a: f64, b: f64) -> R;
     /// The input's gradient from the saved tensor (the input, or the output when
