@@ -82,35 +82,40 @@ pub fn short(dtype: DType) -> &'static str {
     }
 }
 
-/// `Device::Wgpu(0)` when this machine has a wgpu adapter. Without one the caller skips, printing why —
-/// unless `CI=true`, where a missing adapter is a failure (CI installs Mesa's Vulkan driver).
-pub fn wgpu_or_skip(test: &str) -> Option<nn::Device> {
-    let device = nn::Device::Wgpu(0);
+/// The device the device tests run on: `NN_TEST_DEVICE` (`wgpu:0` when unset; `cuda:0` in a build with the
+/// `cuda` feature on a machine with an NVIDIA GPU), when this machine has it. Without it the caller skips,
+/// printing why — unless `CI=true`, where a missing device is a failure (CI installs Mesa's Vulkan driver).
+pub fn gpu_or_skip(test: &str) -> Option<nn::Device> {
+    let name = std::env::var("NN_TEST_DEVICE").unwrap_or_else(|_| "wgpu:0".into());
+    let device = match nn::Device::parse(&name) {
+        Some(device) if !device.is_cpu() => device,
+        _ => panic!("{test}: NN_TEST_DEVICE={name:?} is not a device such as wgpu:0 or cuda:0"),
+    };
     match Tensor::zeros([1], DType::F32).to_device(device) {
         Ok(_) => Some(device),
         Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("{test}: CI=true but no wgpu adapter: {e}")
+            panic!("{test}: CI=true but no {device} on this machine: {e}")
         }
         Err(e) => {
-            eprintln!("{test}: skipped, no wgpu adapter on this machine ({e})");
+            eprintln!("{test}: skipped, no {device} on this machine ({e})");
             None
         }
     }
 }
 
-/// Two tests of `check(device)`: `$cpu` on the CPU, `$wgpu` on `Device::Wgpu(0)` (skipped as
-/// [`wgpu_or_skip`] says).
+/// Two tests of `check(device)`: `$cpu` on the CPU, `$gpu` on the device [`gpu_or_skip`] chooses (skipped as it
+/// says).
 #[macro_export]
-macro_rules! on_cpu_and_wgpu {
-    ($cpu:ident, $wgpu:ident, $check:path) => {
+macro_rules! on_cpu_and_gpu {
+    ($cpu:ident, $gpu:ident, $check:path) => {
         #[test]
         fn $cpu() {
             $check(nn::Device::Cpu);
         }
 
         #[test]
-        fn $wgpu() {
-            if let Some(device) = $crate::wgpu_or_skip(stringify!($wgpu)) {
+        fn $gpu() {
+            if let Some(device) = $crate::gpu_or_skip(stringify!($gpu)) {
                 $check(device);
             }
         }

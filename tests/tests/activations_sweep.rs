@@ -136,7 +136,7 @@ fn check_device(device: Device) {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-integration_tests::on_cpu_and_wgpu!(
+integration_tests::on_cpu_and_gpu!(
     every_activation_is_within_1e_6_over_the_sweep_on_the_cpu,
     every_activation_is_within_1e_6_over_the_sweep_on_wgpu,
     check_device

@@ -838,7 +838,7 @@ fn lstm_layers_directions_and_state() {
 
 #[test]
 fn on_wgpu_the_backward_runs_there_and_gives_the_cpus_gradients() {
-    let Some(dev) = integration_tests::wgpu_or_skip("autograd on wgpu") else {
+    let Some(dev) = integration_tests::gpu_or_skip("autograd on wgpu") else {
         return;
     };
     let x32 = |shape: &[usize], phase: f64| values(shape, phase).to_dtype(DType::F32).unwrap();
@@ -919,7 +919,7 @@ fn grads_on_the_cpu(leaves: &[Tensor], device: Device) -> Vec<Tensor> {
 #[test]
 fn every_f32_gradient_on_wgpu_equals_the_cpus() {
     use nn::functional::{Conv2dOptions, Padding2d, RunningStats, batch_norm, conv2d, layer_norm, prelu};
-    let Some(dev) = integration_tests::wgpu_or_skip("every_f32_gradient_on_wgpu_equals_the_cpus") else {
+    let Some(dev) = integration_tests::gpu_or_skip("every_f32_gradient_on_wgpu_equals_the_cpus") else {
         return;
     };
     type Case = (&'static str, Vec<Tensor>, Box<dyn Fn(&[Tensor]) -> Result<Tensor>>);

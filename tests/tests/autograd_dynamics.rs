@@ -121,7 +121,7 @@ fn gradients_equal_pytorchs_on_the_cpu_in_f32_and_f64() {
 
 #[test]
 fn gradients_equal_pytorchs_on_wgpu_in_f32() {
-    let Some(device) = integration_tests::wgpu_or_skip("gradients_equal_pytorchs_on_wgpu_in_f32") else {
+    let Some(device) = integration_tests::gpu_or_skip("gradients_equal_pytorchs_on_wgpu_in_f32") else {
         return;
     };
     for config in CONFIGS {

@@ -1,7 +1,7 @@
 //! Tensors and modules on wgpu (lavapipe in CI): data moves for real, activation layers run their kernels
 //! there, state goes in and out; without an adapter these skip (and fail under `CI=true`).
 
-use integration_tests::{bit_equal, lacks_dtype, wgpu_or_skip};
+use integration_tests::{bit_equal, gpu_or_skip, lacks_dtype};
 use nn::functional::Activation;
 use nn::prelude::*;
 use nn::{Error, Result};
@@ -13,7 +13,7 @@ fn samples(n: usize) -> Tensor {
 
 #[test]
 fn every_dtype_round_trips_bit_for_bit() {
-    let Some(dev) = wgpu_or_skip("round_trip") else { return };
+    let Some(dev) = gpu_or_skip("round_trip") else { return };
     for dtype in DType::ALL {
         for n in [0usize, 1, 3, 5, 1000] {
             let host = samples(n).to_dtype(dtype).unwrap();
@@ -35,7 +35,7 @@ fn every_dtype_round_trips_bit_for_bit() {
 
 #[test]
 fn copy_fill_and_to_dtype_on_the_device() {
-    let Some(dev) = wgpu_or_skip("copy_fill") else { return };
+    let Some(dev) = gpu_or_skip("copy_fill") else { return };
     let t = Tensor::zeros([5], DType::F32).to_device(dev).unwrap();
     let alias = t.clone();
     t.copy_(&Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.5], [5]).unwrap())
@@ -58,7 +58,7 @@ fn copy_fill_and_to_dtype_on_the_device() {
 
 #[test]
 fn activations_run_on_the_device_in_place_and_into() {
-    let Some(dev) = wgpu_or_skip("in_place") else { return };
+    let Some(dev) = gpu_or_skip("in_place") else { return };
     let host = samples(4099);
     for act in [
         Activation::Relu,
@@ -96,7 +96,7 @@ fn activations_run_on_the_device_in_place_and_into() {
 /// dimension holds.
 #[test]
 fn a_tensor_larger_than_one_dispatch_dimension() {
-    let Some(dev) = wgpu_or_skip("large") else { return };
+    let Some(dev) = gpu_or_skip("large") else { return };
     let n = 65_535 * 256 + 1;
     // f16 where the adapter has it, else f32: at an odd length both run one element per unit.
     let dtype = if lacks_dtype(dev, DType::F16) {
@@ -149,12 +149,16 @@ fn head() -> Head {
 
 #[test]
 fn a_module_moved_to_wgpu_runs_there_and_its_state_moves_back() {
-    let Some(dev) = wgpu_or_skip("module") else { return };
+    let Some(dev) = gpu_or_skip("module") else { return };
     let x = Tensor::from_vec((0..2 * 3 * 5).map(|i| (i as f32 - 14.0) / 3.0).collect(), [2, 3, 5]).unwrap();
     let cpu = head();
     let want = cpu.forward(x.clone()).unwrap();
     let mut model = head();
-    model.wgpu(0).unwrap();
+    match dev {
+        Device::Wgpu(i) => model.wgpu(i).unwrap(),
+        Device::Cuda(i) => model.cuda(i).unwrap(),
+        Device::Cpu => unreachable!("gpu_or_skip gives a device"),
+    };
     assert!(model.parameters().iter().all(|p| p.device() == dev));
     let y = model.call(x.to_device(dev).unwrap()).unwrap();
     assert_eq!(y.device(), dev);
@@ -193,17 +197,17 @@ fn a_module_moved_to_wgpu_runs_there_and_its_state_moves_back() {
 
 #[test]
 fn an_operation_without_a_kernel_says_so() {
-    let Some(dev) = wgpu_or_skip("no_kernel") else { return };
+    let Some(dev) = gpu_or_skip("no_kernel") else { return };
     let x = Tensor::zeros([1, 3], DType::F32).to_device(dev).unwrap();
     let y = Tensor::zeros([3, 2], DType::F32).to_device(dev).unwrap();
     let err = x.matmul(&y).unwrap_err();
     assert!(matches!(err, Error::UnsupportedOnDevice { .. }), "{err}");
-    assert!(err.to_string().contains("wgpu:0"), "{err}");
+    assert!(err.to_string().contains(&dev.to_string()), "{err}");
 }
 
 #[test]
 fn softmax_of_large_rows_on_the_device_keeps_the_small_outputs_exact() {
-    let Some(dev) = wgpu_or_skip("softmax_large_rows") else {
+    let Some(dev) = gpu_or_skip("softmax_large_rows") else {
         return;
     };
     // PyTorch 2.5.1 (`torch.log_softmax(t, 1)`, float32): [-1.3132616, -0.31326166] for [88, 89].

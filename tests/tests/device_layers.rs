@@ -3,7 +3,7 @@
 //! compute right are refused with a typed error, never answered wrongly. Without an adapter these skip (and
 //! fail under `CI=true`).
 
-use integration_tests::{bit_equal, fixture, lacks_dtype, max_rel_diff, wgpu_or_skip};
+use integration_tests::{bit_equal, fixture, gpu_or_skip, lacks_dtype, max_rel_diff};
 use nn::functional::{Conv2dOptions, Padding2d, conv2d};
 use nn::prelude::*;
 use nn::{Error, StateDict};
@@ -49,7 +49,7 @@ fn assert_same_state(what: &str, got: &StateDict, want: &StateDict, tol: f64) {
 
 #[test]
 fn dynamics_network_on_wgpu_matches_pytorch() {
-    let Some(dev) = wgpu_or_skip("dynamics") else { return };
+    let Some(dev) = gpu_or_skip("dynamics") else { return };
     for dir in [
         "dynamics_small",
         "dynamics_gelu_ln",
@@ -66,7 +66,7 @@ fn dynamics_network_on_wgpu_matches_pytorch() {
 
 #[test]
 fn linear_of_any_rank_with_and_without_bias() {
-    let Some(dev) = wgpu_or_skip("linear") else { return };
+    let Some(dev) = gpu_or_skip("linear") else { return };
     for bias in [true, false] {
         let cpu = Linear::new(7, 5, bias);
         let gpu = twin(&cpu, || Linear::new(7, 5, bias), dev);
@@ -81,7 +81,7 @@ fn linear_of_any_rank_with_and_without_bias() {
 
 #[test]
 fn conv2d_strides_padding_dilation_groups() {
-    let Some(dev) = wgpu_or_skip("conv2d") else { return };
+    let Some(dev) = gpu_or_skip("conv2d") else { return };
     let cases = [
         // (in, out, kernel, stride, padding, dilation, groups, bias, input)
         (
@@ -149,7 +149,7 @@ fn conv2d_strides_padding_dilation_groups() {
 
 #[test]
 fn batch_norm_training_updates_running_statistics_on_the_device() {
-    let Some(dev) = wgpu_or_skip("batch_norm") else { return };
+    let Some(dev) = gpu_or_skip("batch_norm") else { return };
     // Momentum 0.1 and None (cumulative average), affine or not, 2-d and 4-d inputs.
     for (momentum, affine) in [(Some(0.1), true), (None, false)] {
         let make = || BatchNorm2d::with_options(3, 1e-5, momentum, affine, true);
@@ -187,11 +187,11 @@ fn batch_norm_training_updates_running_statistics_on_the_device() {
 
 #[test]
 fn a_refused_batch_norm_leaves_the_running_statistics_alone() {
-    let Some(dev) = wgpu_or_skip("batch_norm_refused") else {
+    let Some(dev) = gpu_or_skip("batch_norm_refused") else {
         return;
     };
     let mut bn = BatchNorm2d::new(3);
-    bn.wgpu(0).unwrap();
+    bn.to_device(dev).unwrap();
     let before = bn.state_dict().deep_copy().unwrap();
     // One value per channel cannot be trained on.
     let err = bn
@@ -203,7 +203,7 @@ fn a_refused_batch_norm_leaves_the_running_statistics_alone() {
 
 #[test]
 fn layer_norm_over_the_last_dimensions() {
-    let Some(dev) = wgpu_or_skip("layer_norm") else { return };
+    let Some(dev) = gpu_or_skip("layer_norm") else { return };
     let cases: [(Vec<usize>, bool, bool, Vec<usize>); 3] = [
         (vec![7], true, true, vec![4, 7]),
         (vec![3, 5], true, false, vec![2, 3, 5]),
@@ -232,7 +232,7 @@ fn layer_norm_over_the_last_dimensions() {
 
 #[test]
 fn lstm_layers_directions_batch_first_and_state() {
-    let Some(dev) = wgpu_or_skip("lstm") else { return };
+    let Some(dev) = gpu_or_skip("lstm") else { return };
     let configs = [
         (1, true, false, false),
         (2, true, false, true),
@@ -273,7 +273,7 @@ fn lstm_layers_directions_batch_first_and_state() {
 
 #[test]
 fn lstm_dropout_in_training_is_refused_on_the_device() {
-    let Some(dev) = wgpu_or_skip("lstm_dropout") else {
+    let Some(dev) = gpu_or_skip("lstm_dropout") else {
         return;
     };
     let options = LstmOptions {
@@ -282,7 +282,7 @@ fn lstm_dropout_in_training_is_refused_on_the_device() {
         ..LstmOptions::default()
     };
     let mut lstm = LSTM::with_options(3, 2, options).unwrap();
-    lstm.wgpu(0).unwrap();
+    lstm.to_device(dev).unwrap();
     let x = values(&[2, 1, 3], 0.0, DType::F32).to_device(dev).unwrap();
     let err = lstm.forward((x.clone(), None)).unwrap_err();
     assert!(matches!(err, Error::UnsupportedOnDevice { .. }), "{err}");
@@ -292,7 +292,7 @@ fn lstm_dropout_in_training_is_refused_on_the_device() {
 
 #[test]
 fn narrow_permute_and_cat_move_every_dtype() {
-    let Some(dev) = wgpu_or_skip("layout") else { return };
+    let Some(dev) = gpu_or_skip("layout") else { return };
     for dtype in [DType::F32, DType::F64, DType::I64, DType::I32, DType::F16] {
         if lacks_dtype(dev, dtype) {
             continue;
@@ -341,7 +341,7 @@ fn narrow_permute_and_cat_move_every_dtype() {
 
 #[test]
 fn broadcast_arithmetic_and_scalars() {
-    let Some(dev) = wgpu_or_skip("arith") else { return };
+    let Some(dev) = gpu_or_skip("arith") else { return };
     let a = values(&[2, 3, 4], 0.0, DType::F32);
     let b = values(&[3, 1], 1.0, DType::F32).affine(1.0, 3.0).unwrap();
     let (ad, bd) = (a.to_device(dev).unwrap(), b.to_device(dev).unwrap());
@@ -397,7 +397,7 @@ fn scalar_products_and_negation_keep_signed_zeros_as_pytorch() {
         v.into_iter().map(|f| (f, f.is_sign_negative())).collect()
     };
     let flipped = vec![(-0.0, true), (0.0, false), (-2.0, true), (3.0, false)];
-    let devices = std::iter::once(Device::Cpu).chain(wgpu_or_skip("signed zeros"));
+    let devices = std::iter::once(Device::Cpu).chain(gpu_or_skip("signed zeros"));
     for dev in devices {
         let xd = x.to_device(dev).unwrap();
         assert_eq!(signs(&xd.mul_scalar(1.0).unwrap()), signs(&x), "x * 1 on {dev}");
@@ -411,7 +411,7 @@ fn scalar_products_and_negation_keep_signed_zeros_as_pytorch() {
 
 #[test]
 fn integer_increments_carry_and_wrap() {
-    let Some(dev) = wgpu_or_skip("increments") else { return };
+    let Some(dev) = gpu_or_skip("increments") else { return };
     let big = Tensor::from_vec(vec![4_294_967_295i64, -1, i64::MAX, 7], [4]).unwrap();
     let on = big.to_device(dev).unwrap();
     on.add_scalar_(1.0).unwrap();
@@ -447,7 +447,7 @@ fn pass_or_refuse(what: &str, dtype: DType, dev: Device, tol: f64, f: impl Fn(De
 
 #[test]
 fn other_float_dtypes_pass_or_are_refused() {
-    let Some(dev) = wgpu_or_skip("dtypes") else { return };
+    let Some(dev) = gpu_or_skip("dtypes") else { return };
     for (dtype, tol) in [(DType::F64, 1e-12), (DType::F16, 4e-3), (DType::BF16, 3e-2)] {
         let x = values(&[2, 3, 5, 4], 0.0, dtype);
         let w = values(&[4, 3, 3, 3], 1.0, dtype);
@@ -482,7 +482,7 @@ fn other_float_dtypes_pass_or_are_refused() {
 
 #[test]
 fn prelu_into_and_in_place_on_the_device() {
-    let Some(dev) = wgpu_or_skip("prelu_into") else { return };
+    let Some(dev) = gpu_or_skip("prelu_into") else { return };
     use nn::functional::{prelu, prelu_into};
     let x = values(&[2, 3, 4, 5], 0.0, DType::F32);
     let w = Tensor::from_vec(vec![0.1f32, -0.5, 2.0], [3]).unwrap();
@@ -511,7 +511,7 @@ fn prelu_input_gradient_alone_equals_the_full_backwards_on_cpu_and_device() {
     ] {
         let (want, _) = prelu_backward(&x, &w, &dy).unwrap();
         assert!(bit_equal(&prelu_input_backward(&x, &w, &dy).unwrap(), &want));
-        let Some(dev) = wgpu_or_skip("prelu_input_backward") else {
+        let Some(dev) = gpu_or_skip("prelu_input_backward") else {
             return;
         };
         let on = |t: &Tensor| t.to_device(dev).unwrap();
@@ -524,7 +524,7 @@ fn prelu_input_gradient_alone_equals_the_full_backwards_on_cpu_and_device() {
 
 #[test]
 fn casts_between_float_types_on_the_device_match_the_cpu() {
-    let Some(dev) = wgpu_or_skip("casts") else { return };
+    let Some(dev) = gpu_or_skip("casts") else { return };
     let mut xs = vec![
         0.0,
         -0.0,

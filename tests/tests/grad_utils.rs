@@ -59,7 +59,7 @@ fn check(device: Device) {
     }
 }
 
-integration_tests::on_cpu_and_wgpu!(
+integration_tests::on_cpu_and_gpu!(
     clipping_matches_pytorch_on_the_cpu,
     clipping_matches_pytorch_on_wgpu,
     check

@@ -3,7 +3,7 @@
 //! in f32 and f64 on the CPU and in f32 on wgpu, within `torch.testing.assert_close`'s tolerances; the f64
 //! gradients also against central finite differences; the modules' repr and state dict; typed errors.
 
-use integration_tests::{assert_close, assert_gradient, fixture, tensors, wgpu_or_skip};
+use integration_tests::{assert_close, assert_gradient, fixture, gpu_or_skip, tensors};
 use nn::functional::{
     ClassLossOptions, KlReduction, Reduction, binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
     huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss,
@@ -102,7 +102,7 @@ fn every_loss_matches_pytorch_on_the_cpu_in_f32_and_f64() {
 
 #[test]
 fn every_loss_matches_pytorch_on_wgpu_in_f32() {
-    let Some(device) = wgpu_or_skip("losses") else { return };
+    let Some(device) = gpu_or_skip("losses") else { return };
     assert_eq!(check_all("f32", device), 77);
 }
 

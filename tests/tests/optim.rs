@@ -8,7 +8,7 @@
 //! optimizer to safetensors files, the scheduler's state dict) and resumed in a fresh model, optimizer and
 //! scheduler ends bit for bit where the uninterrupted run does.
 
-use integration_tests::{fixture, tensors, wgpu_or_skip};
+use integration_tests::{fixture, gpu_or_skip, tensors};
 use nn::optim::lr_scheduler::{LrScheduler, StepLR};
 use nn::optim::{
     Adagrad, AdagradOptions, Adam, AdamOptions, AdamW, GroupOptions, Hyper, Optimizer, OptimizerState, RMSprop,
@@ -238,7 +238,7 @@ fn every_optimizer_follows_pytorchs_trajectory_on_the_cpu() {
 
 #[test]
 fn sgd_and_adam_follow_pytorchs_trajectory_on_wgpu() {
-    let Some(device) = wgpu_or_skip("optim") else { return };
+    let Some(device) = gpu_or_skip("optim") else { return };
     for run in ["sgd_nesterov", "adam"] {
         check_run(run, device);
     }
