@@ -1,7 +1,8 @@
 //! EfficientZero's DynamicsNetwork forward, batch 256, the shared fixture's config
 //! (`tests/fixtures/dynamics_small/config.json`), in eval and train mode, on the CPU (under `no_grad`, and
-//! recording the graph), a training step's forward + backward (batch 256 in train mode, batch 1 in eval mode), and (when this
-//! machine has an adapter) on wgpu, where each iteration waits for the device.
+//! recording the graph), a training step's forward + backward (batch 256 in train mode, batch 1 in eval mode), and on
+//! the devices `NN_BENCH_DEVICES` names (`wgpu:0` when unset, skipped where the machine lacks it), where each
+//! iteration waits for the device.
 //!
 //! `cargo bench -p reference --bench dynamics`
 
@@ -79,23 +80,52 @@ fn bench(c: &mut Criterion) {
         );
     }
 
-    let dev = Device::Wgpu(0);
-    if let Err(e) = net.to_device(dev) {
-        eprintln!("wgpu benchmarks skipped: {e}");
-        return;
+    // The devices of `NN_BENCH_DEVICES` (comma-separated, `wgpu:0` when unset; `cuda:0` in a build with the
+    // `cuda` feature): the device's own copy rate, then the forward rows; each iteration waits for the device.
+    let devices = std::env::var("NN_BENCH_DEVICES").unwrap_or_else(|_| "wgpu:0".into());
+    for name in devices.split(',') {
+        let Some(dev) = Device::parse(name.trim()) else {
+            eprintln!("NN_BENCH_DEVICES: {name:?} is not a device such as wgpu:0 or cuda:0");
+            continue;
+        };
+        if let Err(e) = net.to_device(dev) {
+            eprintln!("{dev} benchmarks skipped: {e}");
+            continue;
+        }
+        device_rows(c, &mut net, dev);
+        net.cpu().unwrap();
     }
-    let on = |t: &Tensor| t.to_device(dev).unwrap();
-    let (x, h, cell) = (on(&x), on(&h), on(&cell));
-    for (mode, training) in [("eval", false), ("train", true)] {
-        net.train(training);
-        c.bench_function(&format!("DynamicsNetwork forward, {mode}, batch 256, wgpu"), |b| {
-            let _no_grad = nn::no_grad();
-            b.iter(|| {
-                let out = net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap();
-                dev.synchronize().unwrap();
-                black_box(out)
-            })
-        });
+}
+
+fn device_rows(c: &mut Criterion, net: &mut DynamicsNetwork, dev: Device) {
+    let n = 16 << 20;
+    let a = Tensor::randn([n], DType::F32).to_device(dev).unwrap();
+    let b = Tensor::zeros([n], DType::F32).to_device(dev).unwrap();
+    let mut group = c.benchmark_group(format!("copy 16M f32 on {dev}"));
+    group.throughput(criterion::Throughput::Bytes(2 * 4 * n as u64));
+    group.bench_function("copy_", |bench| {
+        bench.iter(|| {
+            b.copy_(&a).unwrap();
+            dev.synchronize().unwrap();
+        })
+    });
+    group.finish();
+    let _no_grad = nn::no_grad();
+    for (batch, modes) in [(256, &["eval", "train"][..]), (1, &["eval"][..])] {
+        let on = |t: Tensor| t.to_device(dev).unwrap();
+        let x = on(Tensor::randn([batch, 16, 3, 3], DType::F32));
+        let h = on(Tensor::randn([1, batch, 32], DType::F32));
+        let cell = on(Tensor::randn([1, batch, 32], DType::F32));
+        for mode in modes {
+            net.train(*mode == "train");
+            c.bench_function(&format!("DynamicsNetwork forward, {mode}, batch {batch}, {dev}"), |b| {
+                b.iter(|| {
+                    let out = net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap();
+                    dev.synchronize().unwrap();
+                    black_box(out)
+                })
+            });
+        }
     }
 }
 

@@ -1,0 +1,24 @@
+//! Every test file that runs on a device, in one binary: what `.ci/gpu-bundle` builds with the `cuda` feature
+//! for a GPU machine that cannot build it (one copy of the statically linked LLVM instead of ten). The device is
+//! `NN_TEST_DEVICE` (`wgpu:0` when unset, or `cuda:0`); `.ci/gpu-check` runs it once per backend.
+
+#[path = "../tests/activations_new.rs"]
+mod activations_new;
+#[path = "../tests/activations_parity.rs"]
+mod activations_parity;
+#[path = "../tests/activations_sweep.rs"]
+mod activations_sweep;
+#[path = "../tests/autograd.rs"]
+mod autograd;
+#[path = "../tests/autograd_dynamics.rs"]
+mod autograd_dynamics;
+#[path = "../tests/device.rs"]
+mod device;
+#[path = "../tests/device_layers.rs"]
+mod device_layers;
+#[path = "../tests/grad_utils.rs"]
+mod grad_utils;
+#[path = "../tests/losses.rs"]
+mod losses;
+#[path = "../tests/optim.rs"]
+mod optim;
