@@ -131,7 +131,7 @@ pub fn sum_dims(dtype: FloatType, x: &GpuBuffer, shape: &[usize], reduce: &[bool
 }
 
 /// `n` elements of `value` in `dtype`, as bytes.
-fn filled(dtype: FloatType, value: f64, n: usize) -> Vec<u8> {
+pub(crate) fn filled(dtype: FloatType, value: f64, n: usize) -> Vec<u8> {
     let one: Vec<u8> = match dtype {
         FloatType::F16 => half::f16::from_f64(value).to_le_bytes().to_vec(),
         FloatType::BF16 => half::bf16::from_f64(value).to_le_bytes().to_vec(),

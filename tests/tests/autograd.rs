@@ -961,6 +961,16 @@ fn every_f32_gradient_on_wgpu_equals_the_cpus() {
             vec![values(&[3, 4], 0.0), positive(&[3, 1], 1.0)],
             Box::new(|x| x[0].div(&x[1])),
         ),
+        (
+            "matmul (batched)",
+            vec![values(&[2, 3, 4], 0.0), values(&[2, 4, 5], 1.0)],
+            Box::new(|x| x[0].matmul(&x[1])),
+        ),
+        (
+            "matmul (right side shared by the batches)",
+            vec![values(&[2, 3, 4], 0.0), values(&[4, 5], 1.0)],
+            Box::new(|x| x[0].matmul(&x[1])),
+        ),
         ("exp", vec![values(&[7], 0.0)], Box::new(|x| x[0].exp())),
         ("log", vec![positive(&[7], 0.0)], Box::new(|x| x[0].log())),
         ("sqrt", vec![positive(&[7], 0.0)], Box::new(|x| x[0].sqrt())),

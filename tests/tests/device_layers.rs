@@ -80,6 +80,31 @@ fn linear_of_any_rank_with_and_without_bias() {
 }
 
 #[test]
+fn matmul_batched_shared_and_empty_in_every_float_dtype() {
+    let Some(dev) = gpu_or_skip("matmul") else { return };
+    let cases: [(&[usize], &[usize]); 6] = [
+        (&[3, 7], &[7, 5]),
+        (&[2, 3, 7], &[2, 7, 5]),
+        (&[2, 2, 3, 4], &[4, 1]),
+        (&[0, 3, 4], &[4, 5]),
+        (&[2, 3, 0], &[2, 0, 5]),
+        (&[1, 5], &[5, 9]),
+    ];
+    for (dtype, tol) in [(DType::F32, 1e-6), (DType::F64, 1e-12), (DType::F16, 4e-3)] {
+        for (a_shape, b_shape) in cases {
+            let (a, b) = (values(a_shape, 0.0, dtype), values(b_shape, 1.0, dtype));
+            let want = a.matmul(&b).unwrap();
+            let what = format!("{dtype} {a_shape:?} @ {b_shape:?}");
+            match a.to_device(dev).unwrap().matmul(&b.to_device(dev).unwrap()) {
+                Ok(got) => assert_close(&what, &got, &want, dev, tol),
+                Err(Error::UnsupportedOnDevice { .. }) if lacks_dtype(dev, dtype) => {}
+                Err(e) => panic!("{what}: {e}"),
+            }
+        }
+    }
+}
+
+#[test]
 fn conv2d_strides_padding_dilation_groups() {
     let Some(dev) = gpu_or_skip("conv2d") else { return };
     let cases = [

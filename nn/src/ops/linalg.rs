@@ -1,10 +1,10 @@
-//! `linear` (`x·Wᵀ + b`, on the CPU and on devices) and `matmul` (the CPU).
+//! `linear` (`x·Wᵀ + b`) and `matmul`, on the CPU and on devices.
 
 use kernels::GpuDevice;
 
 use super::float::{Float, with_float_type};
 use super::gemm::{Gemm, Mat};
-use super::{DevicePath, Op, probe_tensor, run, same_dtype, with_optional};
+use super::{Op, probe_tensor, run, same_dtype, with_optional};
 use crate::tensor::autograd::{Backward, Saved};
 use crate::{DType, Error, Result, Shape, Tensor};
 
@@ -115,24 +115,27 @@ impl Op for Linear {
     }
 }
 
-/// `(.., n, k) @ (.., k, m)` on the CPU; inputs `[a, b]`.
+/// `(.., n, k) @ (.., k, m)`; inputs `[a, b]`.
 struct Matmul;
+
+/// `(batches, n, k, m)` of `a @ b`, whether `b` (of rank 2) is shared by every batch, and the output shape.
+fn matmul_sizes(a: &Tensor, b: &Tensor) -> ([usize; 4], bool, Shape) {
+    let (n, k) = (a.shape()[a.rank() - 2], a.shape()[a.rank() - 1]);
+    let m = b.shape()[b.rank() - 1];
+    let batch_a = &a.shape()[..a.rank() - 2];
+    let mut out_shape: Shape = batch_a.iter().copied().collect();
+    out_shape.push(n);
+    out_shape.push(m);
+    ([batch_a.iter().product(), n, k, m], b.rank() == 2, out_shape)
+}
 
 impl Op for Matmul {
     type Output = Tensor;
     const NAME: &'static str = "matmul";
-    const DEVICE: DevicePath = DevicePath::None;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let (a, b) = (inputs[0], inputs[1]);
-        let (n, k) = (a.shape()[a.rank() - 2], a.shape()[a.rank() - 1]);
-        let m = b.shape()[b.rank() - 1];
-        let batch_a = &a.shape()[..a.rank() - 2];
-        let shared = b.rank() == 2;
-        let batches: usize = batch_a.iter().product();
-        let mut out_shape: Shape = batch_a.iter().copied().collect();
-        out_shape.push(n);
-        out_shape.push(m);
+        let ([batches, n, k, m], shared, out_shape) = matmul_sizes(a, b);
         fn run<T: Gemm>(a: &[T], b: &[T], batches: usize, shared_b: bool, n: usize, k: usize, m: usize) -> Vec<T> {
             let mut out = vec![T::default(); batches * n * m];
             for i in 0..batches {
@@ -153,6 +156,24 @@ impl Op for Matmul {
             let out = run::<T>(&av, &bv, batches, shared, n, k, m);
             Tensor::from_computed(out, out_shape, a.dtype())
         })
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let (a, b) = (inputs[0], inputs[1]);
+        let (sizes, shared, out_shape) = matmul_sizes(a, b);
+        let b = b.gpu_buffer(Self::NAME)?;
+        a.gpu_op(Self::NAME, out_shape, |dtype, a| {
+            kernels::linear::matmul(dtype, a, &b, sizes, shared)
+        })
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let a = probe_tensor(&[2, 3, 5], 0.0, dtype)?;
+        let (b, shared) = (
+            probe_tensor(&[2, 5, 4], 1.0, dtype)?,
+            probe_tensor(&[5, 4], 2.0, dtype)?,
+        );
+        Ok(vec![(Matmul, vec![a.clone(), b]), (Matmul, vec![a, shared])])
     }
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let (a, b) = (Saved::new(inputs[0]), Saved::new(inputs[1]));
