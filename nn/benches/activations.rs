@@ -2,10 +2,11 @@
 //! (allocating its output, as a user calls it), into a preallocated output, and in place — next to a memcpy of
 //! the same size in the same run.
 //!
-//! Then the same on wgpu (`wgpu f32 16M`, skipped with a message when there is no adapter): each iteration
-//! launches the kernel on device-resident data and waits for the device. A second group (`wgpu f32 16M,
-//! queued`) launches a batch of calls and waits once at its end: throughput with the queue kept full, the way a
-//! model's successive layers run (and the way a fused framework's figures are taken).
+//! Then the same on each device `NN_BENCH_DEVICES` names (comma-separated; `wgpu:0` when unset, `cuda:0` in a
+//! build with the `cuda` feature), as `wgpu:0 f32 16M`, skipped with a message where the machine lacks it: each
+//! iteration launches the kernel on device-resident data and waits for the device. A second group (`wgpu:0 f32
+//! 16M, queued`) launches a batch of calls and waits once at its end: throughput with the queue kept full, the
+//! way a model's successive layers run (and the way a fused framework's figures are taken).
 //!
 //! `cargo bench -p nn --bench activations` (`-- relu` for one, `-- wgpu` for the device)
 
@@ -120,19 +121,29 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-fn bench_wgpu(c: &mut Criterion) {
-    let device = Device::Wgpu(0);
+/// The device groups, for each device of `NN_BENCH_DEVICES`.
+fn bench_devices(c: &mut Criterion) {
+    let devices = std::env::var("NN_BENCH_DEVICES").unwrap_or_else(|_| "wgpu:0".into());
+    for name in devices.split(',') {
+        match Device::parse(name.trim()) {
+            Some(device) if !device.is_cpu() => bench_device(c, device),
+            _ => eprintln!("NN_BENCH_DEVICES: {name:?} is not a device such as wgpu:0 or cuda:0"),
+        }
+    }
+}
+
+fn bench_device(c: &mut Criterion, device: Device) {
     nn::manual_seed(0);
     let host = Tensor::randn([N], DType::F32).mul_scalar(3.0).unwrap();
     let x = match host.to_device(device) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("wgpu benchmarks skipped: {e}");
+            eprintln!("{device} benchmarks skipped: {e}");
             return;
         }
     };
     let sync = || device.synchronize().unwrap();
-    let mut g = c.benchmark_group("wgpu f32 16M");
+    let mut g = c.benchmark_group(format!("{device} f32 16M"));
     g.throughput(Throughput::Bytes((2 * N * 4) as u64));
     g.sample_size(10);
     g.bench_function("copy (device memcpy)", |b| {
@@ -220,7 +231,7 @@ fn bench_wgpu(c: &mut Criterion) {
 /// and one wait at the end.
 fn queued(c: &mut Criterion, device: Device, x: &Tensor) {
     let sync = || device.synchronize().unwrap();
-    let mut g = c.benchmark_group("wgpu f32 16M, queued");
+    let mut g = c.benchmark_group(format!("{device} f32 16M, queued"));
     g.throughput(Throughput::Bytes((2 * N * 4) as u64));
     g.sample_size(10);
     let mut run = |name: &str, f: &dyn Fn() -> Tensor| {
@@ -249,5 +260,5 @@ fn queued(c: &mut Criterion, device: Device, x: &Tensor) {
     g.finish();
 }
 
-criterion_group!(benches, bench, bench_wgpu);
+criterion_group!(benches, bench, bench_devices);
 criterion_main!(benches);
