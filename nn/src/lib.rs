@@ -50,6 +50,7 @@ pub mod random;
 pub mod shape;
 pub mod shared;
 pub mod tensor;
+pub mod threads;
 pub mod utils;
 
 pub use containers::{ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential};
@@ -64,6 +65,7 @@ pub use random::manual_seed;
 pub use shape::Shape;
 pub use shared::Shared;
 pub use tensor::{GradHookHandle, GradMode, Tensor, enable_grad, is_grad_enabled, no_grad};
+pub use threads::{get_num_threads, set_num_threads};
 
 /// The derive: `#[derive(Module)]`. See the crate's README for its attributes.
 pub use nn_derive::Module;

@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The parts every part above the tensor may import: the tensor and what it stands on.
-const BASE: &[&str] = &["dtype", "shape", "device", "random", "error", "tensor"];
+const BASE: &[&str] = &["dtype", "shape", "device", "random", "threads", "error", "tensor"];
 /// The module system: its parts use each other.
 const MODULE_SYSTEM: &[&str] = &["forward", "module", "hooks", "shared"];
 
@@ -22,8 +22,9 @@ fn rules() -> Vec<(&'static str, Vec<&'static str>)> {
         ("shape", vec![]),
         ("device", vec![]),
         ("random", vec![]),
+        ("threads", vec![]),
         ("error", vec!["dtype", "shape", "device"]),
-        ("tensor", with(&[&BASE[..5]])),
+        ("tensor", with(&[&BASE[..6]])),
         ("param", BASE.to_vec()),
         ("io", BASE.to_vec()),
         ("ops", BASE.to_vec()),

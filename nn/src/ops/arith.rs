@@ -241,10 +241,17 @@ binary_fn!(/// The smaller of `a` and `b` (NaN if either is), broadcasting.
 
 /// `x·scale + shift` for a float `x`, in a new tensor; inputs `[x]`.
 #[derive(Clone, Copy)]
-struct Affine {
+pub(super) struct Affine {
     name: &'static str,
     scale: f64,
     shift: f64,
+}
+
+impl Affine {
+    /// `x·scale + shift`, named `name` in errors.
+    pub(super) fn new(name: &'static str, scale: f64, shift: f64) -> Affine {
+        Affine { name, scale, shift }
+    }
 }
 
 impl UnaryFn for Affine {

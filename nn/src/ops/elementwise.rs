@@ -4,16 +4,16 @@
 //! result. Large tensors are split across threads.
 
 use half::{bf16, f16};
-use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use kernels::Real;
 
 use super::map;
 use crate::tensor::{cast, storage::CpuData};
+use crate::threads;
 use crate::{DType, Error, Result, Shape, Tensor};
 
-use map::{CHUNK, PARALLEL_THRESHOLD};
+use map::CHUNK;
 
 /// A formula of one float argument, written once for `f32` and `f64`. It is `Copy` (its constants), so a
 /// loop holds it in registers and vectorises.
@@ -30,11 +30,8 @@ pub(crate) trait BinaryFn: Sync + Send + Copy {
 
 /// `x = f(x)` for every element, split across threads for large inputs.
 pub(crate) fn map_in_place<T: Copy + Send>(data: &mut [T], f: impl Fn(T) -> T + Sync + Send + Copy) {
-    if data.len() < PARALLEL_THRESHOLD {
-        map_chunk_in_place(data, f);
-    } else {
-        data.par_chunks_mut(CHUNK).for_each(move |c| map_chunk_in_place(c, f));
-    }
+    let parts = threads::parts_for(data.len(), CHUNK);
+    threads::for_each_piece(data, 1, parts, move |_, c| map_chunk_in_place(c, f));
 }
 
 /// One chunk of [`map_in_place`], `f` by value.
@@ -79,19 +76,19 @@ impl Tensor {
     }
 
     /// A new tensor `f_b(x)` where the formula changes block by block: block `b` (`block` consecutive
-    /// elements) uses `make(b)` — a per-channel constant, for instance.
+    /// elements) uses `formulas[b % formulas.len()]` — one per channel, for instance.
     pub(crate) fn map_float_blocks<F: UnaryFn>(
         &self,
         op: &'static str,
         block: usize,
-        make: impl Fn(usize) -> F + Sync,
+        formulas: &[F],
     ) -> Result<Tensor> {
         let n = self.numel();
         self.map_float_data(op, |d| match d {
-            CpuData::F32(v) => Some(map::filled(n, |out| map::unary_blocks(v, out, block, &make))),
-            CpuData::F64(v) => Some(map::filled(n, |out| map::unary_blocks(v, out, block, &make))),
+            CpuData::F32(v) => Some(map::filled(n, |out| map::unary_blocks(v, out, block, formulas))),
+            CpuData::F64(v) => Some(map::filled(n, |out| map::unary_blocks(v, out, block, formulas))),
             CpuData::F16(_) | CpuData::BF16(_) => Some(widened(d, |v| {
-                map::filled(n, |out| map::unary_blocks(v, out, block, &make))
+                map::filled(n, |out| map::unary_blocks(v, out, block, formulas))
             })),
             _ => None,
         })
@@ -104,17 +101,17 @@ impl Tensor {
         &self,
         op: &'static str,
         block: usize,
-        make: impl Fn(usize) -> F + Sync,
+        formulas: &[F],
         out: &Tensor,
     ) -> Result<()> {
         let direct = !out.shares_storage(self) && matches!(self.dtype(), DType::F32 | DType::F64);
         if !direct {
-            return out.copy_(&self.map_float_blocks(op, block, make)?);
+            return out.copy_(&self.map_float_blocks(op, block, formulas)?);
         }
         self.read_cpu(op, |src| {
             out.write_cpu(op, |dst| match (src, dst) {
-                (CpuData::F32(s), CpuData::F32(d)) => map::unary_blocks(s, d, block, &make),
-                (CpuData::F64(s), CpuData::F64(d)) => map::unary_blocks(s, d, block, &make),
+                (CpuData::F32(s), CpuData::F32(d)) => map::unary_blocks(s, d, block, formulas),
+                (CpuData::F64(s), CpuData::F64(d)) => map::unary_blocks(s, d, block, formulas),
                 _ => unreachable!("f32 or f64 in both, checked above and by the caller"),
             })
         })?
@@ -356,19 +353,12 @@ pub(crate) fn zip_broadcast<A: Copy + Sync, B: Copy + Sync, O: Copy + Default + 
     }
     if a.len() == n && b.len() == n && sa.iter().all(|&s| s != 0) && sb.iter().all(|&s| s != 0) {
         let mut out = vec![O::default(); n];
-        if n < PARALLEL_THRESHOLD {
-            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        threads::for_each_piece(&mut out, 1, threads::parts_for(n, CHUNK), |at, o| {
+            let (x, y) = (&a[at..at + o.len()], &b[at..at + o.len()]);
+            for ((o, &x), &y) in o.iter_mut().zip(x).zip(y) {
                 *o = f(x, y);
             }
-        } else {
-            out.par_chunks_mut(CHUNK)
-                .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
-                .for_each(|(o, (x, y))| {
-                    for ((o, &x), &y) in o.iter_mut().zip(x).zip(y) {
-                        *o = f(x, y);
-                    }
-                });
-        }
+        });
         return out;
     }
     let inner = out_shape[rank - 1];

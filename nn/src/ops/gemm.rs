@@ -1,7 +1,7 @@
 //! Matrix products on the host: `matrixmultiply`'s blocked GEMM, and plain loops for small products.
 
+use crate::threads;
 use kernels::Real;
-use rayon::prelude::*;
 
 /// A strided matrix view: `data[r * row_stride + c * col_stride]` for `r < rows`, `c < cols`.
 #[derive(Clone, Copy)]
@@ -65,26 +65,18 @@ macro_rules! gemm_impl {
                     small_gemm(alpha, a, b, beta, c);
                     return;
                 }
-                let threads = rayon::current_num_threads();
-                // On a worker of the pool (a band below, or a caller's own parallel loop) the product runs
-                // whole: bands are split once, from outside the pool.
-                let outside = rayon::current_thread_index().is_none();
-                if m * n * k >= PARALLEL_GEMM && threads > 1 && m > 1 && outside {
-                    // Bands of rows of `c` (and `a`) on the crate's one thread pool; `matrixmultiply` itself
-                    // runs single-threaded, so no second pool competes for the cores.
-                    let band = m.div_ceil(threads);
-                    c[..m * n]
-                        .par_chunks_mut(band * n)
-                        .enumerate()
-                        .for_each(|(i, c)| {
-                            let rows = c.len() / n;
-                            let a = Mat {
-                                data: &a.data[i * band * a.row_stride..],
-                                rows,
-                                ..a
-                            };
-                            Self::gemm(alpha, a, b, beta, c);
-                        });
+                // Bands of rows of `c` (and `a`) on the crate's one thread pool; `matrixmultiply` itself runs
+                // single-threaded, so no second pool competes for the cores. A band does not split again.
+                let parts = threads::parts_for(m * n * k, PARALLEL_GEMM).min(m);
+                if parts > 1 {
+                    threads::for_each_piece(&mut c[..m * n], n, parts, |at, c| {
+                        let a = Mat {
+                            data: &a.data[at / n * a.row_stride..],
+                            rows: c.len() / n,
+                            ..a
+                        };
+                        Self::gemm(alpha, a, b, beta, c);
+                    });
                     return;
                 }
                 // SAFETY: the assertion above proves that every index the routine reads, `r * row_stride +

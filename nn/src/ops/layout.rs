@@ -454,11 +454,18 @@ fn gather_host<T: Copy>(v: &[T], shape: &Shape, strides: &[usize], offset: usize
     if n == 0 {
         return out;
     }
-    let rank = shape.rank();
+    // The trailing dimensions laid out contiguously in `v` are copied as runs (a narrow along dimension 1
+    // copies whole rows of the rest).
+    let mut rank = shape.rank();
+    let mut run = 1;
+    while rank > 0 && strides[rank - 1] == run {
+        run *= shape[rank - 1];
+        rank -= 1;
+    }
     let mut index = vec![0usize; rank];
     let mut at = offset;
-    for _ in 0..n {
-        out.push(v[at]);
+    for _ in 0..n / run {
+        out.extend_from_slice(&v[at..at + run]);
         for d in (0..rank).rev() {
             index[d] += 1;
             at += strides[d];

@@ -3,17 +3,16 @@
 //! vectorises at the machine's width.
 
 use half::{bf16, f16};
-use rayon::prelude::*;
 
 use kernels::Real;
 
 use super::elementwise::{BinaryFn, UnaryFn};
 use crate::Element;
 use crate::tensor::{pool, storage::CpuData};
+use crate::threads;
 
-/// Elements below which a loop runs on the calling thread.
-pub(crate) const PARALLEL_THRESHOLD: usize = 1 << 15;
-/// Elements per parallel chunk.
+/// Elements per thread at least when a loop splits (so a loop of fewer than twice as many runs on the calling
+/// thread).
 pub(crate) const CHUNK: usize = 1 << 14;
 /// Elements converted to `f32` at a time for `f16` / `bf16` (a stack block).
 const BLOCK: usize = 256;
@@ -141,27 +140,19 @@ multiversion! {
     }
 }
 
-/// Runs `chunk` on `src` and `dst` (of one length): at once on this thread below [`PARALLEL_THRESHOLD`],
-/// else on matching pieces of [`CHUNK`] elements across threads.
+/// Runs `chunk` on `src` and `dst` (of one length): at once on this thread below twice [`CHUNK`], else on
+/// matching pieces, one per thread.
 #[inline(always)]
 fn split<S: Sync, D: Send>(src: &[S], dst: &mut [D], chunk: impl Fn(&[S], &mut [D]) + Sync + Send) {
-    if src.len() < PARALLEL_THRESHOLD {
-        chunk(src, dst);
-    } else {
-        dst.par_chunks_mut(CHUNK)
-            .zip(src.par_chunks(CHUNK))
-            .for_each(|(d, s)| chunk(s, d));
-    }
+    let parts = threads::parts_for(src.len(), CHUNK);
+    threads::for_each_piece(dst, 1, parts, |at, d| chunk(&src[at..at + d.len()], d));
 }
 
 /// [`split`] for data changed in place.
 #[inline(always)]
 fn split_in_place<D: Send>(data: &mut [D], chunk: impl Fn(&mut [D]) + Sync + Send) {
-    if data.len() < PARALLEL_THRESHOLD {
-        chunk(data);
-    } else {
-        data.par_chunks_mut(CHUNK).for_each(chunk);
-    }
+    let parts = threads::parts_for(data.len(), CHUNK);
+    threads::for_each_piece(data, 1, parts, |_, d| chunk(d));
 }
 
 /// `dst[i] = f(src[i])`.
@@ -201,17 +192,12 @@ pub(crate) fn binary<R: Real, F: BinaryFn>(a: &[R], b: &[R], dst: &mut [R], f: F
             binary_chunk(a, b, d, f)
         }
     };
-    if a.len() < PARALLEL_THRESHOLD {
-        run((dst, (a, b)));
-    } else if scalar {
-        dst.par_chunks_mut(CHUNK)
-            .zip(a.par_chunks(CHUNK))
-            .for_each(move |(d, a)| binary_scalar_chunk(a, b[0], d, f));
-    } else {
-        dst.par_chunks_mut(CHUNK)
-            .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
-            .for_each(run);
-    }
+    let parts = threads::parts_for(a.len(), CHUNK);
+    threads::for_each_piece(dst, 1, parts, |at, d| {
+        let len = d.len();
+        let b = if scalar { b } else { &b[at..at + len] };
+        run((d, (&a[at..at + len], b)))
+    });
 }
 
 /// A vector of `n` elements, all written by `fill` (which must write every one): a kept buffer when there
@@ -226,34 +212,47 @@ pub(crate) fn filled<T: Element>(n: usize, fill: impl FnOnce(&mut [T])) -> CpuDa
 }
 
 /// Runs `run(first block, first element, piece)` on pieces of `dst` of whole `block`-element blocks: all of it
-/// on this thread below [`PARALLEL_THRESHOLD`], else about a [`CHUNK`] per piece across threads.
+/// on this thread below twice [`CHUNK`], else one piece per thread.
 #[inline(always)]
 fn split_blocks<T: Send>(dst: &mut [T], block: usize, run: impl Fn(usize, usize, &mut [T]) + Sync + Send) {
     if block == 0 {
         return;
     }
-    let per_task = (CHUNK / block).max(1) * block;
-    if dst.len() < PARALLEL_THRESHOLD {
-        run(0, 0, dst);
-    } else {
-        dst.par_chunks_mut(per_task)
-            .enumerate()
-            .for_each(|(t, piece)| run(t * (per_task / block), t * per_task, piece));
-    }
+    let parts = threads::parts_for(dst.len(), CHUNK);
+    threads::for_each_piece(dst, block, parts, |at, piece| run(at / block, at, piece));
 }
 
-/// `dst[i] = f(src[i])` block by block, the formula of block `b` (`block` elements each) being `make(b)`.
-pub(crate) fn unary_blocks<R: Real, F: UnaryFn>(
-    src: &[R],
-    dst: &mut [R],
-    block: usize,
-    make: impl Fn(usize) -> F + Sync,
-) {
+/// `dst[i] = f(src[i])` block by block, block `b` (`block` elements) with `formulas[b % formulas.len()]`.
+pub(crate) fn unary_blocks<R: Real, F: UnaryFn>(src: &[R], dst: &mut [R], block: usize, formulas: &[F]) {
+    if formulas.is_empty() {
+        return;
+    }
     split_blocks(dst, block, |first, at, piece| {
-        for (i, (s, d)) in src[at..].chunks(block).zip(piece.chunks_mut(block)).enumerate() {
-            unary_chunk(s, d, make(first + i));
+        let src = &src[at..at + piece.len()];
+        let first = first % formulas.len();
+        if block >= UNROLL {
+            let cycle = formulas.iter().cycle().skip(first);
+            for ((s, d), f) in src.chunks(block).zip(piece.chunks_mut(block)).zip(cycle) {
+                unary_chunk(s, d, *f);
+            }
+        } else {
+            // Short blocks (a batch norm's 3×3 planes): one dispatch for the piece, not one per block.
+            unary_short_blocks(src, piece, block, first, formulas);
         }
     });
+}
+
+multiversion! {
+    fn unary_short_blocks<R: Real, F: UnaryFn>(src: &[R], dst: &mut [R], block: usize, first: usize, formulas: &[F]) {
+        let mut k = first;
+        for (s, d) in src.chunks(block).zip(dst.chunks_mut(block)) {
+            let f = formulas[k];
+            k = if k + 1 == formulas.len() { 0 } else { k + 1 };
+            for (d, &s) in d.iter_mut().zip(s) {
+                *d = f.apply(s);
+            }
+        }
+    }
 }
 
 /// `dst[i] = f_b(a[i], b[i])` block by block, the formula of block `k` (`block` elements each) being `make(k)`.

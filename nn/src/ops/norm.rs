@@ -4,6 +4,7 @@
 use kernels::GpuDevice;
 use kernels::norm::{Layout, Statistics};
 
+use super::arith::Affine;
 use super::float::{Float, with_float_type};
 use super::{Op, probe_tensor, run, same_dtype, with_optional};
 use crate::tensor::autograd::{Backward, Saved};
@@ -100,6 +101,27 @@ struct BatchNorm {
     eps: f64,
 }
 
+/// The mean and the biased variance of each channel of `x` read as `(n, c, inner)`, summed in `f64`.
+fn channel_stats<T: Float>(x: &[T], n: usize, c: usize, inner: usize) -> (Vec<f64>, Vec<f64>) {
+    /// The mean over each channel of `term(channel, value)`: one sweep over the tensor, plane by plane
+    /// (consecutive planes add into different channels, so their sums overlap).
+    fn sweep<T: Float>(x: &[T], c: usize, inner: usize, count: f64, term: impl Fn(usize, f64) -> f64) -> Vec<f64> {
+        let mut sums = vec![0.0; c];
+        if inner > 0 {
+            for image in x.chunks(c * inner) {
+                for (ch, plane) in image.chunks(inner).enumerate() {
+                    sums[ch] += plane.iter().fold(0.0, |acc, v| acc + term(ch, v.f64()));
+                }
+            }
+        }
+        sums.iter().map(|s| s / count).collect()
+    }
+    let count = (n * inner) as f64;
+    let mean = sweep(x, c, inner, count, |_, v| v);
+    let var = sweep(x, c, inner, count, |ch, v| (v - mean[ch]) * (v - mean[ch]));
+    (mean, var)
+}
+
 /// A batch norm's operands, by name.
 struct Operands<'a> {
     x: &'a Tensor,
@@ -141,16 +163,10 @@ impl Op for BatchNorm {
         let inner: usize = x.shape()[2..].iter().product();
         let count = n * inner;
         let momentum = self.momentum;
-        let xs = x.to_vec_f64()?;
         let (mean, var) = if self.training {
-            let mut mean = vec![0.0; c];
-            let mut var = vec![0.0; c];
-            for ch in 0..c {
-                let values = (0..n).flat_map(|ni| xs[(ni * c + ch) * inner..(ni * c + ch + 1) * inner].iter());
-                let m = values.clone().sum::<f64>() / count as f64;
-                mean[ch] = m;
-                var[ch] = values.map(|v| (v - m) * (v - m)).sum::<f64>() / count as f64;
-            }
+            let (mean, var) = with_float_type!(x.dtype(), T => {
+                channel_stats(&x.float_ref::<T>(Self::NAME)?, n, c, inner)
+            });
             if let Some(r) = &running {
                 let unbiased = count as f64 / (count as f64 - 1.0);
                 let blend = |old: &Tensor, batch: &[f64], scale: f64| -> Result<()> {
@@ -172,17 +188,15 @@ impl Op for BatchNorm {
         };
         let w = weight.map(Tensor::to_vec_f64).transpose()?;
         let b = bias.map(Tensor::to_vec_f64).transpose()?;
-        let mut out = xs;
-        for ch in 0..c {
-            let scale = w.as_ref().map_or(1.0, |w| w[ch]) / (var[ch] + self.eps).sqrt();
-            let shift = b.as_ref().map_or(0.0, |b| b[ch]) - mean[ch] * scale;
-            for ni in 0..n {
-                for v in &mut out[(ni * c + ch) * inner..(ni * c + ch + 1) * inner] {
-                    *v = *v * scale + shift;
-                }
-            }
-        }
-        Tensor::from_vec(out, x.shape().clone())?.to_dtype(x.dtype())
+        // y = x·scale + shift per channel, in x's own float type (as PyTorch's CPU kernel computes it).
+        let affine: Vec<Affine> = (0..c)
+            .map(|ch| {
+                let scale = w.as_ref().map_or(1.0, |w| w[ch]) / (var[ch] + self.eps).sqrt();
+                let shift = b.as_ref().map_or(0.0, |b| b[ch]) - mean[ch] * scale;
+                Affine::new(Self::NAME, scale, shift)
+            })
+            .collect();
+        x.map_float_blocks(Self::NAME, inner, &affine)
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {

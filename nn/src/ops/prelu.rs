@@ -85,14 +85,12 @@ fn probe_operands(dtype: DType) -> Result<[Tensor; 3]> {
 fn cpu_forward(op: &'static str, x: &Tensor, w: &Tensor, out: Option<&Tensor>) -> Result<Option<Tensor>> {
     let layout = prelu_layout(op, x, w)?;
     let weights = w.to_vec_f64()?;
-    let per_block = |block: usize| PreluFn {
-        weight: weights[block % layout.channels],
-    };
+    let formulas: Vec<PreluFn> = weights.iter().map(|&weight| PreluFn { weight }).collect();
     match out {
-        None if layout.channels == 1 => x.map_float(op, &per_block(0)).map(Some),
-        None => x.map_float_blocks(op, layout.inner, per_block).map(Some),
-        Some(out) if layout.channels == 1 => x.map_float_into(op, &per_block(0), out).map(|_| None),
-        Some(out) => x.map_float_blocks_into(op, layout.inner, per_block, out).map(|_| None),
+        None if layout.channels == 1 => x.map_float(op, &formulas[0]).map(Some),
+        None => x.map_float_blocks(op, layout.inner, &formulas).map(Some),
+        Some(out) if layout.channels == 1 => x.map_float_into(op, &formulas[0], out).map(|_| None),
+        Some(out) => x.map_float_blocks_into(op, layout.inner, &formulas, out).map(|_| None),
     }
 }
 

@@ -2,14 +2,14 @@
 //! vectorised row and column loops (sums in `f64` for the backward), on a device the softmax kernels.
 
 use kernels::{GpuDevice, Real};
-use rayon::prelude::*;
 
 use super::elementwise::widened;
-use super::map::{self, CHUNK, PARALLEL_THRESHOLD, multiversion};
+use super::map::{self, CHUNK, multiversion};
 use super::{GRADIENT, Op, check_like, run};
 use crate::tensor::autograd::{Backward, Saved};
 use crate::tensor::device::probe;
 use crate::tensor::storage::CpuData;
+use crate::threads;
 use crate::{DType, Result, Tensor};
 
 /// Softmax (or log-softmax) along `dim`; inputs `[x]`.
@@ -308,7 +308,7 @@ fn softmax<R: Real>(x: &[R], out: &mut [R], size: usize, inner: usize, log: bool
     let block = size * inner;
     // Whole blocks per task, about a chunk's worth of elements.
     let per_task = (CHUNK / block).max(1) * block;
-    let run = move |(x, out): (&[R], &mut [R])| {
+    let run = move |x: &[R], out: &mut [R]| {
         if inner == 1 {
             softmax_rows(x, out, size, log);
         } else {
@@ -317,9 +317,6 @@ fn softmax<R: Real>(x: &[R], out: &mut [R], size: usize, inner: usize, log: bool
             }
         }
     };
-    if x.len() < PARALLEL_THRESHOLD {
-        run((x, out));
-    } else {
-        x.par_chunks(per_task).zip(out.par_chunks_mut(per_task)).for_each(run);
-    }
+    let parts = threads::parts_for(x.len(), CHUNK);
+    threads::for_each_piece(out, per_task, parts, |at, out| run(&x[at..at + out.len()], out));
 }

@@ -11,8 +11,12 @@ use parking_lot::Mutex;
 use super::storage::CpuData;
 use crate::DType;
 
-/// Buffers smaller than this are not kept (the allocator serves them fast).
-pub const MIN_BYTES: usize = 1 << 20;
+/// Buffers smaller than this are not kept (the allocator serves them from its free lists). Above it, glibc's
+/// allocator returns freed memory to the system and a new buffer pays a page fault per 4 KiB: a third of the
+/// DynamicsNetwork's forward at batch 256 (buffers of 147 KB) went to page faults before they were kept.
+pub const MIN_BYTES: usize = 1 << 16;
+/// At most this many buffers are kept.
+const CAPACITY_BUFFERS: usize = 256;
 /// At most this many bytes are kept.
 pub const CAPACITY_BYTES: usize = 1 << 29;
 
@@ -30,7 +34,7 @@ pub(crate) fn give(data: CpuData) {
     }
     let mut pool = POOL.lock();
     let mut total: usize = pool.iter().map(bytes).sum::<usize>() + size;
-    while total > CAPACITY_BYTES && !pool.is_empty() {
+    while (total > CAPACITY_BYTES || pool.len() >= CAPACITY_BUFFERS) && !pool.is_empty() {
         total -= bytes(&pool.remove(0));
     }
     pool.push(data);
