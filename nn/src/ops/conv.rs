@@ -1,13 +1,17 @@
-//! 2-d convolution: on the CPU im2col over a chunk of the batch, then one matrix product per group; on a
-//! device the direct convolution kernel.
+//! 2-d convolution: on the CPU the forward is a direct kernel over packed weights (`direct.rs`), the
+//! gradients im2col over a chunk of the batch then one matrix product per group; on a device the direct
+//! convolution kernels.
+
+mod direct;
 
 use kernels::GpuDevice;
-use rayon::prelude::*;
 
 use super::float::{Float, with_float_type};
 use super::gemm::Mat;
+use super::map;
 use super::{Op, probe_tensor, run, with_optional};
 use crate::tensor::autograd::{Backward, Saved};
+use crate::threads;
 use crate::{DType, Error, Result, Shape, Tensor};
 
 /// How a convolution pads its input.
@@ -97,8 +101,9 @@ impl Op for Conv2d {
             let xs = x.float_ref::<T>("conv2d")?;
             let ws = weight.float_ref::<T>("conv2d")?;
             let bs = bias.map(|b| b.float_ref::<T>("conv2d")).transpose()?;
-            let out = run_host::<T>(&geo, &xs, &ws, bs.as_deref());
-            Tensor::from_computed(out, Shape::from([geo.n, geo.o, geo.ho, geo.wo]), x.dtype())
+            let shape = Shape::from([geo.n, geo.o, geo.ho, geo.wo]);
+            let out = map::filled::<T>(shape.numel(), |out| direct::conv2d::<T>(&geo, &xs, &ws, bs.as_deref(), out));
+            Tensor::from_cpu(out, shape).to_dtype(x.dtype())
         })
     }
 
@@ -390,41 +395,6 @@ fn batch_chunks(n: usize, chunk: usize) -> impl Iterator<Item = (usize, usize)> 
 /// Columns of im2col kept below this many elements: larger batches run in chunks.
 const COLS_BUDGET: usize = 1 << 22;
 
-fn run_host<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Option<&[T]>) -> Vec<T> {
-    let (n, c, o, g, kh, kw, ho, wo) = (geo.n, geo.c, geo.o, geo.g, geo.kh, geo.kw, geo.ho, geo.wo);
-    let (cg, og) = (c / g, o / g);
-    let k = cg * kh * kw;
-    let p = ho * wo;
-    let mut out = vec![T::ZERO; n * o * p];
-    if out.is_empty() {
-        return out;
-    }
-    let mut prod = vec![T::ZERO; og * batch_chunk(geo) * p];
-    for_each_im2col(geo, x, |n0, nb, gi, cols| {
-        let wg = &weight[gi * og * k..(gi + 1) * og * k];
-        T::gemm(
-            T::ONE,
-            Mat::row_major(wg, og, k),
-            Mat::row_major(cols, k, nb * p),
-            T::ZERO,
-            &mut prod[..og * nb * p],
-        );
-        // prod is (og, nb * p); the output is (n, o, p).
-        for oi in 0..og {
-            let channel = gi * og + oi;
-            let b = bias.map_or(T::ZERO, |b| b[channel]);
-            for ni in 0..nb {
-                let src = &prod[oi * nb * p + ni * p..oi * nb * p + (ni + 1) * p];
-                let dst = &mut out[((n0 + ni) * o + channel) * p..((n0 + ni) * o + channel + 1) * p];
-                for (d, &s) in dst.iter_mut().zip(src) {
-                    *d = s + b;
-                }
-            }
-        }
-    });
-    out
-}
-
 /// Calls `f(first image, images, group, columns)` for each chunk of the batch and each group, with the
 /// chunk's im2col columns of the group: a `(k, images · p)` matrix, row-major.
 fn for_each_im2col<T: Float>(geo: &Geometry, x: &[T], mut f: impl FnMut(usize, usize, usize, &[T])) {
@@ -521,13 +491,13 @@ fn im2col<T: Float>(geo: &Geometry, x: &Padded<'_, T>, taps: &[u32], n0: usize, 
             }
         }
     };
-    if cols.len() >= 1 << 16 {
-        cols.par_chunks_mut(nb * p)
-            .enumerate()
-            .for_each(|(r, dst)| fill(r, dst));
-    } else {
-        cols.chunks_mut(nb * p).enumerate().for_each(|(r, dst)| fill(r, dst));
-    }
+    let row = nb * p;
+    let parts = threads::parts_for(cols.len(), map::CHUNK);
+    threads::for_each_piece(cols, row, parts, |at, rows| {
+        for (r, dst) in rows.chunks_mut(row).enumerate() {
+            fill(at / row + r, dst);
+        }
+    });
 }
 
 /// The rows `gi * og .. (gi + 1) * og` of `dy` (`(n, o, p)`) for images `n0..n0 + nb`, as one `(og, nb · p)`

@@ -1,0 +1,244 @@
+//! The host convolution's forward as a direct kernel (an implicit GEMM): no im2col matrix, no zero-filled
+//! scratch per call. Each output position's `k = C/groups · kH · kW` input values are read where they lie in
+//! the (padded) input, through one offset per kernel tap, and multiply a block of packed weights (`k` rows of
+//! `OB` output channels) into `PB × OB` accumulators held in registers; the bias is their starting value.
+//!
+//! Sized for the shapes the reference model runs (3×3 to 8×8 maps, 16 to 64 channels), where the im2col
+//! matrix was larger than the work done on it; the forward uses it for every convolution (measured against
+//! im2col + `matrixmultiply` on larger ones in BENCHMARKS.md).
+
+use super::super::float::Float;
+use super::super::map::multiversion;
+use super::Geometry;
+use crate::threads;
+
+/// Output positions per block of the kernel: `PB × 2` vector accumulators (12 of AVX2's 16 registers).
+const PB: usize = 6;
+
+/// Multiply-adds below which a convolution runs on the calling thread: splitting the reference model's
+/// 6M-multiply-add convolutions over two threads pays; this keeps single small images on one.
+const PARALLEL_WORK: usize = 1 << 18;
+
+/// Input elements of the padded images one part works on at a time (a few images, kept in L1 / L2).
+const CHUNK_ELEMENTS: usize = 1 << 14;
+
+/// The offsets, in a padded image, of the `k` values one output position reads, relative to the position's
+/// first; with their maximum, which bounds every read.
+struct Taps {
+    offsets: Vec<usize>,
+    max: usize,
+}
+
+impl Taps {
+    fn new(geo: &Geometry, plane: usize, padded_w: usize) -> Taps {
+        let (cg, kh, kw) = (geo.c / geo.g, geo.kh, geo.kw);
+        let mut offsets = Vec::with_capacity(cg * kh * kw);
+        for ci in 0..cg {
+            for ki in 0..kh {
+                for kj in 0..kw {
+                    offsets.push(ci * plane + ki * geo.dilation[0] * padded_w + kj * geo.dilation[1]);
+                }
+            }
+        }
+        let max = offsets.iter().copied().max().unwrap_or(0);
+        Taps { offsets, max }
+    }
+}
+
+/// The weights of one group as blocks of `ob` output channels: for each block, `k` rows of `ob` values (row
+/// `r` holds tap `r` of each channel), zeros past the group's last channel; and the bias the same way.
+fn pack<T: Float>(geo: &Geometry, weight: &[T], bias: Option<&[T]>, ob: usize) -> (Vec<T>, Vec<T>) {
+    let (og, k) = (geo.o / geo.g, (geo.c / geo.g) * geo.kh * geo.kw);
+    let blocks = og.div_ceil(ob);
+    let mut packed = vec![T::ZERO; geo.g * blocks * k * ob];
+    let mut biases = vec![T::ZERO; geo.g * blocks * ob];
+    for channel in 0..geo.o {
+        let (gi, oi) = (channel / og, channel % og);
+        let (block, j) = (gi * blocks + oi / ob, oi % ob);
+        for (r, &w) in weight[channel * k..(channel + 1) * k].iter().enumerate() {
+            packed[(block * k + r) * ob + j] = w;
+        }
+        biases[block * ob + j] = bias.map_or(T::ZERO, |b| b[channel]);
+    }
+    (packed, biases)
+}
+
+/// Everything a part of the batch needs, shared by all parts.
+struct Plan<'a, T> {
+    geo: &'a Geometry,
+    x: &'a [T],
+    packed: Vec<T>,
+    biases: Vec<T>,
+    taps: Taps,
+    /// Output channels per block of `packed`: 4, 8 or 16 (see [`block_width`]).
+    ob: usize,
+    /// Size of a padded plane, `(hp, wp)`; the input's own when it has no padding.
+    padded: (usize, usize),
+    /// Whether the input is read in place (no padding to add).
+    in_place: bool,
+    /// Images per chunk of a part.
+    chunk: usize,
+}
+
+/// `conv2d(x, weight, bias)` on the host into `out`, `(n, o, ho, wo)` (every element written).
+pub(super) fn conv2d<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Option<&[T]>, out: &mut [T]) {
+    let (n, c, o, p) = (geo.n, geo.c, geo.o, geo.ho * geo.wo);
+    if out.is_empty() {
+        return;
+    }
+    let (hp, wp) = super::padded_size(geo);
+    let in_place = geo.pt == 0 && geo.pl == 0 && hp == geo.h && wp == geo.w;
+    let plane = hp * wp;
+    let ob = block_width::<T>(geo.o / geo.g);
+    let (packed, biases) = pack(geo, weight, bias, ob);
+    let plan = Plan {
+        geo,
+        x,
+        packed,
+        biases,
+        taps: Taps::new(geo, plane, wp),
+        ob,
+        padded: (hp, wp),
+        in_place,
+        chunk: (CHUNK_ELEMENTS / (c * plane).max(1)).max(1),
+    };
+    let work = n * o * p * (c / geo.g) * geo.kh * geo.kw;
+    let parts = threads::parts_for(work, PARALLEL_WORK);
+    threads::for_each_piece(out, o * p, parts, |at, piece| {
+        run_part(&plan, at / (o * p), piece);
+    });
+}
+
+/// Output channels per block: two AVX2 vectors of `T` (16 `f32`, 8 `f64`), or one where a group has no more
+/// output channels than that.
+fn block_width<T>(group_outputs: usize) -> usize {
+    let lanes = 32 / size_of::<T>();
+    if group_outputs <= lanes { lanes } else { 2 * lanes }
+}
+
+/// The images `first..` whose outputs `out` holds (whole images), chunk by chunk.
+fn run_part<T: Float>(plan: &Plan<'_, T>, first: usize, out: &mut [T]) {
+    let geo = plan.geo;
+    let (c, h, w) = (geo.c, geo.h, geo.w);
+    let (hp, wp) = plan.padded;
+    let per_image = geo.o * geo.ho * geo.wo;
+    let images = out.len() / per_image;
+    // The padded images of a chunk: borders zeroed once, interiors overwritten chunk by chunk.
+    let mut padded = if plan.in_place {
+        Vec::new()
+    } else {
+        vec![T::ZERO; plan.chunk.min(images) * c * hp * wp]
+    };
+    for (ci, out) in out.chunks_mut(plan.chunk * per_image).enumerate() {
+        let n0 = first + ci * plan.chunk;
+        let nb = out.len() / per_image;
+        let src = &plan.x[n0 * c * h * w..(n0 + nb) * c * h * w];
+        let xp: &[T] = if plan.in_place {
+            src
+        } else {
+            for (plane, dst) in src.chunks(h * w).zip(padded.chunks_mut(hp * wp)) {
+                for (r, row) in plane.chunks(w).enumerate() {
+                    let at = (r + geo.pt) * wp + geo.pl;
+                    // Element by element: rows of a few values, where a call to memcpy costs more.
+                    for (d, &s) in dst[at..at + w].iter_mut().zip(row) {
+                        *d = s;
+                    }
+                }
+            }
+            &padded[..nb * c * hp * wp]
+        };
+        run_chunk(plan, xp, out);
+    }
+}
+
+multiversion! {
+    fn run_chunk<T: Float>(plan: &Plan<'_, T>, xp: &[T], out: &mut [T]) {
+        match plan.ob {
+            4 => chunk_blocks::<T, 4>(plan, xp, out),
+            8 => chunk_blocks::<T, 8>(plan, xp, out),
+            _ => chunk_blocks::<T, 16>(plan, xp, out),
+        }
+    }
+}
+
+/// Every output of the images of `xp` (padded, `(nb, c, hp, wp)`) into `out` (`(nb, o, ho, wo)`), with blocks
+/// of `OB` output channels.
+#[inline(always)]
+fn chunk_blocks<T: Float, const OB: usize>(plan: &Plan<'_, T>, xp: &[T], out: &mut [T]) {
+    let geo = plan.geo;
+    let (c, o, g, ho, wo) = (geo.c, geo.o, geo.g, geo.ho, geo.wo);
+    let (og, cg, p) = (o / g, c / g, ho * wo);
+    let (hp, wp) = plan.padded;
+    let plane = hp * wp;
+    let k = plan.taps.offsets.len();
+    let nb = out.len() / (o * p);
+    let blocks = og.div_ceil(OB);
+    // The first value each output position reads, in group 0.
+    let mut bases = Vec::with_capacity(nb * p);
+    for ni in 0..nb {
+        for oh in 0..ho {
+            for ow in 0..wo {
+                bases.push(ni * c * plane + oh * geo.stride[0] * wp + ow * geo.stride[1]);
+            }
+        }
+    }
+    for gi in 0..g {
+        for bi in 0..blocks {
+            let block = gi * blocks + bi;
+            let weights = &plan.packed[block * k * OB..(block + 1) * k * OB];
+            let bias: &[T; OB] = plan.biases[block * OB..(block + 1) * OB]
+                .try_into()
+                .expect("a block of biases has OB values");
+            let channels = OB.min(og - bi * OB);
+            let shift = gi * cg * plane;
+            for (q0, first) in bases.chunks(PB).enumerate().map(|(i, b)| (i * PB, b)) {
+                let mut at = [first[first.len() - 1] + shift; PB];
+                for (a, &b) in at.iter_mut().zip(first) {
+                    *a = b + shift;
+                }
+                let acc = block_kernel::<T, OB>(xp, &at, &plan.taps, weights, bias);
+                for (i, acc) in acc.iter().enumerate().take(first.len()) {
+                    let (ni, pi) = ((q0 + i) / p, (q0 + i) % p);
+                    let row = (ni * o + gi * og + bi * OB) * p + pi;
+                    for (j, &v) in acc.iter().enumerate().take(channels) {
+                        out[row + j * p] = v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The `PB × OB` outputs at positions `at` (the index in `xp` of each one's first value) of one block of
+/// weights (`k` rows of `OB`).
+#[inline(always)]
+fn block_kernel<T: Float, const OB: usize>(
+    xp: &[T],
+    at: &[usize; PB],
+    taps: &Taps,
+    weights: &[T],
+    bias: &[T; OB],
+) -> [[T; OB]; PB] {
+    assert!(
+        at.iter().all(|&a| a + taps.max < xp.len()),
+        "conv2d: the padded input does not hold every patch"
+    );
+    let mut acc = [*bias; PB];
+    let (rows, _) = weights.as_chunks::<OB>();
+    let xp = xp.as_ptr();
+    for (w, &offset) in rows.iter().zip(&taps.offsets) {
+        for (acc, &a) in acc.iter_mut().zip(at) {
+            // A volatile read is an ordinary load that the compiler keeps as it is: with AVX-512 it otherwise
+            // merges the `PB` loads into one gather and vectorizes across positions instead of channels, which
+            // measured 60 times slower than this.
+            // SAFETY: `offset <= taps.max` (`Taps::new` made it the maximum of `taps.offsets`), and the
+            // assertion above holds `a + taps.max < xp.len()` for every position, so `a + offset` is an index
+            // in `xp`, whose element is initialized and aligned (it is a `&[T]`) and not written meanwhile.
+            let x = unsafe { std::ptr::read_volatile(xp.add(a + offset)) };
+            for (acc, &w) in acc.iter_mut().zip(w) {
+                *acc = *acc + w * x;
+            }
+        }
+    }
+    acc
+}
