@@ -26,7 +26,56 @@ fn sum_of_outputs(net: &DynamicsNetwork, x: &Tensor, h: &Tensor, cell: &Tensor) 
         .unwrap()
 }
 
+/// The model's convolution alone, on 1 thread and on every core, and two larger ones (a ResNet stage and a
+/// ResNet stem) for the direct kernel's reach.
+fn conv_rows(c: &mut Criterion) {
+    use nn::functional::{Conv2dOptions, Padding2d, conv2d};
+    let cases = [
+        (
+            "model (256, 18, 3, 3) * (16, 18, 3, 3), padding 1",
+            [256, 18, 3, 3],
+            [16, 18, 3, 3],
+            1,
+            1,
+        ),
+        (
+            "ResNet stage (8, 64, 16, 16) * (64, 64, 3, 3), padding 1",
+            [8, 64, 16, 16],
+            [64, 64, 3, 3],
+            1,
+            1,
+        ),
+        (
+            "ResNet stem (2, 3, 64, 64) * (32, 3, 7, 7), stride 2, padding 3",
+            [2, 3, 64, 64],
+            [32, 3, 7, 7],
+            2,
+            3,
+        ),
+    ];
+    let _no_grad = nn::no_grad();
+    for (name, xs, ws, stride, pad) in cases {
+        let x = Tensor::randn(xs, DType::F32);
+        let w = Tensor::randn(ws, DType::F32);
+        let b = Tensor::randn([ws[0]], DType::F32);
+        let opts = Conv2dOptions {
+            stride: [stride; 2],
+            padding: Padding2d::Explicit(pad, pad),
+            ..Default::default()
+        };
+        for threads in [1, 0] {
+            nn::set_num_threads(threads);
+            let label = if threads == 1 { "1 thread" } else { "every core" };
+            c.bench_function(&format!("conv2d {name}, {label}"), |bench| {
+                bench.iter(|| black_box(conv2d(&x, &w, Some(&b), &opts).unwrap()))
+            });
+        }
+    }
+    nn::set_num_threads(0);
+}
+
 fn bench(c: &mut Criterion) {
+    conv_rows(c);
     nn::manual_seed(0);
     let mut net = DynamicsNetwork::new(DynamicsConfig::from_json(CONFIG).unwrap()).unwrap();
     let batch = 256;
@@ -42,6 +91,29 @@ fn bench(c: &mut Criterion) {
             b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
         });
         c.bench_function(&format!("DynamicsNetwork forward, {mode}, batch 256, recording"), |b| {
+            b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
+        });
+    }
+    // The thread pool's gain: the same forward on one thread (`nn::set_num_threads(1)`), next to the rows
+    // above (every core); and batch 1 (MCTS's call, one state at a time), where nothing splits.
+    for (mode, training) in [("eval", false), ("train", true)] {
+        net.train(training);
+        nn::set_num_threads(1);
+        c.bench_function(&format!("DynamicsNetwork forward, {mode}, batch 256, 1 thread"), |b| {
+            let _no_grad = nn::no_grad();
+            b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
+        });
+        nn::set_num_threads(0);
+    }
+    {
+        net.train(false);
+        let (x, h, cell) = (
+            Tensor::randn([1, 16, 3, 3], DType::F32),
+            Tensor::randn([1, 1, 32], DType::F32),
+            Tensor::randn([1, 1, 32], DType::F32),
+        );
+        c.bench_function("DynamicsNetwork forward, eval, batch 1", |b| {
+            let _no_grad = nn::no_grad();
             b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
         });
     }

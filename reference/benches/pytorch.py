@@ -7,9 +7,12 @@ Two threads (`torch.set_num_threads(2)`), medians. Sections: `activations` (16M 
 GB/s with the read and the write counted, as `nn/benches/activations.rs`), `module_api` (1,000 blocks of two
 `Linear(8, 8)`, as `nn/benches/module_api.rs`), `hooks` (`Identity` and `Flatten` on a [1, 4] input, as
 `nn/benches/hooks.rs`), `dynamics` (LightZero's DynamicsNetwork in `dynamics_small`'s config, as
-`reference/benches/dynamics.rs`: the forward under `no_grad` in eval and train mode at batch 256, and a
-training step's forward + backward of the sum of the outputs at batch 256 (train) and 1 (eval); needs
-LightZero 0.2.0, see tests/fixtures/generate/dynamics.py, and is skipped without it).
+`reference/benches/dynamics.rs`: the forward under `no_grad` in eval and train mode at batch 256 on 2 threads
+and on 1, in eval at batch 1, a training step's forward + backward of the sum of the outputs at batch 256
+(train) and 1 (eval), and the model's convolution with two larger ones, on 1 and 2 threads). `dynamics` runs
+LightZero 0.2.0's class where it is installed (see tests/fixtures/generate/dynamics.py), else the plain
+PyTorch copy in `dynamics_torch.py`, which `python3 reference/benches/dynamics_torch.py check` shows to compute
+the same as LightZero's (it equals the fixture LightZero wrote).
 """
 import statistics
 import sys
@@ -75,27 +78,57 @@ def hooks():
               f"one forward hook {hooked * 1e9:.0f} ns")
 
 
-def dynamics():
+def dynamics_network():
+    """dynamics_small's DynamicsNetwork: LightZero's class where it is installed, else dynamics_torch's copy."""
     try:
         from lzero.model.efficientzero_model import DynamicsNetwork
-    except ImportError as e:
-        print(f"dynamics: skipped, LightZero is not installed ({e})")
-        return
-    torch.manual_seed(0)
+    except ImportError:
+        import os
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import dynamics_torch
+        return dynamics_torch.small(), "dynamics_torch.py's copy of LightZero's DynamicsNetwork"
     net = DynamicsNetwork(
         observation_shape=(16, 3, 3), action_encoding_dim=2, num_res_blocks=1, num_channels=16,
         reward_head_channels=4, reward_head_hidden_channels=[16], output_support_size=21,
         flatten_input_size_for_reward_head=36, lstm_hidden_size=32, activation=nn.ReLU(inplace=True))
+    return net, "LightZero's DynamicsNetwork"
+
+
+def dynamics():
+    torch.manual_seed(0)
+    net, which = dynamics_network()
+    print(f"dynamics: {which}")
 
     def inputs(batch):
         return torch.randn(batch, 16, 3, 3), torch.randn(1, batch, 32), torch.randn(1, batch, 32)
 
+    threads = torch.get_num_threads()
+    for name, xs, ws, stride, pad in [
+        ("model (256, 18, 3, 3) * (16, 18, 3, 3), padding 1", (256, 18, 3, 3), (16, 18, 3, 3), 1, 1),
+        ("ResNet stage (8, 64, 16, 16) * (64, 64, 3, 3), padding 1", (8, 64, 16, 16), (64, 64, 3, 3), 1, 1),
+        ("ResNet stem (2, 3, 64, 64) * (32, 3, 7, 7), stride 2, padding 3", (2, 3, 64, 64), (32, 3, 7, 7), 2, 3),
+    ]:
+        x, w, b = torch.randn(xs), torch.randn(ws), torch.randn(ws[0])
+        for n in [1, threads]:
+            torch.set_num_threads(n)
+            with torch.no_grad():
+                t = median_seconds(lambda: F.conv2d(x, w, b, stride, pad), 200)
+            print(f"conv2d {name}, {n} thread(s): {t * 1e6:.1f} us")
+    torch.set_num_threads(threads)
     x, h, c = inputs(256)
-    for mode in ["eval", "train"]:
-        net.train(mode == "train")
-        with torch.no_grad():
-            t = median_seconds(lambda: net(x.clone(), (h, c)), 200)
-        print(f"dynamics/forward {mode} batch 256 (no_grad): {t * 1e3:.3f} ms")
+    for n in [threads, 1]:
+        torch.set_num_threads(n)
+        for mode in ["eval", "train"]:
+            net.train(mode == "train")
+            with torch.no_grad():
+                t = median_seconds(lambda: net(x.clone(), (h, c)), 200)
+            print(f"dynamics/forward {mode} batch 256 (no_grad), {n} thread(s): {t * 1e3:.3f} ms")
+    torch.set_num_threads(threads)
+    net.eval()
+    x1, h1, c1 = inputs(1)
+    with torch.no_grad():
+        t = median_seconds(lambda: net(x1.clone(), (h1, c1)), 1000)
+    print(f"dynamics/forward eval batch 1 (no_grad): {t * 1e3:.4f} ms")
     # Batch 1 runs in eval mode: train-mode batch norm refuses one value per channel (in nn too).
     for batch, mode in [(256, "train"), (1, "eval")]:
         net.train(mode == "train")
