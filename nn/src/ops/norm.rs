@@ -262,28 +262,21 @@ impl Op for BatchNorm {
             _ => None,
         };
         let (n_inputs, eps, op) = (inputs.len(), self.eps, "batch_norm");
-        let rank = ops.x.rank();
-        let mut around = vec![1; rank];
-        around[1] = ops.x.shape()[1];
-        let channel: Shape = around.into();
-        let per_channel: Shape = [ops.x.shape()[1]].into();
-        let dims: Vec<isize> = (0..rank as isize).filter(|&d| d != 1).collect();
         let (has_weight, has_bias) = (self.weight, self.bias);
         Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
             let x = x.get(op)?;
             let w = weight.as_ref().map(|w| w.get(op)).transpose()?;
-            let fixed = match &fixed {
-                Some((m, v)) => Some((m.get(op)?, v.get(op)?)),
-                None => None,
-            };
-            let norm = Normalization {
-                dims: &dims,
-                param_dims: &dims,
-                around: &channel,
-                param: &per_channel,
+            let mut operands = vec![x, &g[0]];
+            operands.extend(w);
+            if let Some((m, v)) = &fixed {
+                operands.extend([m.get(op)?, v.get(op)?]);
+            }
+            let grad = BatchNormGrad {
+                weight: w.is_some(),
+                fixed: fixed.is_some(),
                 eps,
             };
-            let (dx, dw, db) = norm.grads(x, &g[0], w, fixed)?;
+            let (dx, dw, db) = run(&grad, &operands)?;
             let mut grads = vec![needs[0].then_some(dx)];
             if has_weight {
                 grads.push(Some(dw));
@@ -295,6 +288,169 @@ impl Op for BatchNorm {
             Ok(grads)
         }))
     }
+}
+
+/// A batch norm's gradients `(dx, dweight, dbias)` from inputs `[x, dy]`, then the weight when it has one,
+/// then the running mean and variance in evaluation (`fixed`: the statistics are constants). On the CPU one
+/// fused pass (per-channel sums in `f64`, then `dx` as an affine function of `dy` and `x` per channel); on a
+/// device the same formulas composed of tensor ops ([`Normalization`]).
+struct BatchNormGrad {
+    weight: bool,
+    fixed: bool,
+    eps: f64,
+}
+
+impl BatchNormGrad {
+    /// `(x, dy, weight, (running mean, running variance))`.
+    #[allow(clippy::type_complexity)]
+    fn operands<'a>(
+        &self,
+        inputs: &[&'a Tensor],
+    ) -> (
+        &'a Tensor,
+        &'a Tensor,
+        Option<&'a Tensor>,
+        Option<(&'a Tensor, &'a Tensor)>,
+    ) {
+        let mut rest = inputs[2..].iter().copied();
+        let weight = if self.weight { rest.next() } else { None };
+        let fixed = match (self.fixed, rest.next(), rest.next()) {
+            (true, Some(mean), Some(var)) => Some((mean, var)),
+            _ => None,
+        };
+        (inputs[0], inputs[1], weight, fixed)
+    }
+}
+
+impl Op for BatchNormGrad {
+    type Output = (Tensor, Tensor, Tensor);
+    const NAME: &'static str = "batch_norm_backward";
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<(Tensor, Tensor, Tensor)> {
+        let (x, dy, weight, fixed) = self.operands(inputs);
+        let (n, c) = (x.shape()[0], x.shape()[1]);
+        let inner: usize = x.shape()[2..].iter().product();
+        let (dtype, op) = (x.dtype(), Self::NAME);
+        let per_channel = Shape::from([c]);
+        with_float_type!(dtype, T => {
+            let (xs, gs) = (x.float_ref::<T>(op)?, dy.float_ref::<T>(op)?);
+            let w = weight.map(Tensor::to_vec_f64).transpose()?;
+            let stats = match fixed {
+                Some((m, v)) => (m.to_vec_f64()?, v.to_vec_f64()?),
+                None => channel_stats(&xs, n, c, inner),
+            };
+            let (dx, dw, db) = batch_norm_grads::<T>(&xs, &gs, w.as_deref(), stats, fixed.is_some(), [n, c, inner], self.eps);
+            Ok((
+                Tensor::from_computed(dx, x.shape().clone(), dtype)?,
+                Tensor::from_computed(dw, per_channel.clone(), dtype)?,
+                Tensor::from_computed(db, per_channel, dtype)?,
+            ))
+        })
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<(Tensor, Tensor, Tensor)> {
+        let (x, dy, weight, fixed) = self.operands(inputs);
+        let rank = x.rank();
+        let mut around = vec![1; rank];
+        around[1] = x.shape()[1];
+        let dims: Vec<isize> = (0..rank as isize).filter(|&d| d != 1).collect();
+        let norm = Normalization {
+            dims: &dims,
+            param_dims: &dims,
+            around: &around.into(),
+            param: &[x.shape()[1]].into(),
+            eps: self.eps,
+        };
+        norm.grads(x, dy, weight, fixed)
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let x = probe_tensor(&[3, 4, 5], 0.0, dtype)?;
+        let dy = probe_tensor(&[3, 4, 5], 1.0, dtype)?;
+        let w = probe_tensor(&[4], 2.0, dtype)?;
+        let (mean, var) = (
+            probe_tensor(&[4], 3.0, dtype)?,
+            probe_tensor(&[4], 4.0, dtype)?.affine(0.3, 1.0)?,
+        );
+        let case = |weight, fixed| BatchNormGrad {
+            weight,
+            fixed,
+            eps: 1e-5,
+        };
+        Ok(vec![
+            (case(true, false), vec![x.clone(), dy.clone(), w]),
+            (case(false, true), vec![x, dy, mean, var]),
+        ])
+    }
+}
+
+/// The host half of [`BatchNormGrad`] on `x` and `dy` read as `[n, c, inner]`, with the statistics the
+/// forward normalised by (`(mean, biased variance)` per channel): `dbias = Σ dy`, `dweight = Σ dy · x̂` and
+/// `dx = w · rstd · (dy − Σ dy / m − x̂ · Σ dy · x̂ / m)` (`dx = w · rstd · dy` when the statistics are fixed),
+/// with `x̂ = (x − mean) · rstd`, `rstd = 1 / √(var + eps)` and `m = n · inner`.
+fn batch_norm_grads<T: Float>(
+    x: &[T],
+    dy: &[T],
+    weight: Option<&[f64]>,
+    (mean, var): (Vec<f64>, Vec<f64>),
+    fixed: bool,
+    [_, c, inner]: [usize; 3],
+    eps: f64,
+) -> (Vec<T>, Vec<T>, Vec<T>) {
+    let rstd: Vec<f64> = var.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
+    // Σ dy and Σ dy · (x − mean) per channel, plane by plane.
+    let (mut sum_dy, mut sum_dy_xc) = (vec![0.0f64; c], vec![0.0f64; c]);
+    if inner > 0 {
+        for (xi, gi) in x.chunks(c * inner).zip(dy.chunks(c * inner)) {
+            for (ch, (xp, gp)) in xi.chunks(inner).zip(gi.chunks(inner)).enumerate() {
+                let m = mean[ch];
+                let (a, b) = xp
+                    .iter()
+                    .zip(gp)
+                    .fold((0.0, 0.0), |(a, b), (x, g)| (a + g.f64(), b + g.f64() * (x.f64() - m)));
+                sum_dy[ch] += a;
+                sum_dy_xc[ch] += b;
+            }
+        }
+    }
+    let count = (x.len() / c.max(1)) as f64;
+    // dx = k · dy + slope · (x − mean) + shift, per channel.
+    let coefficients: Vec<[T; 4]> = (0..c)
+        .map(|ch| {
+            let k = weight.map_or(1.0, |w| w[ch]) * rstd[ch];
+            let (slope, shift) = if fixed {
+                (0.0, 0.0)
+            } else {
+                (
+                    -k * rstd[ch] * rstd[ch] * sum_dy_xc[ch] / count,
+                    -k * sum_dy[ch] / count,
+                )
+            };
+            [T::of(k), T::of(slope), T::of(shift), T::of(mean[ch])]
+        })
+        .collect();
+    let mut dx = vec![T::ZERO; x.len()];
+    if inner > 0 {
+        for ((xi, gi), di) in x
+            .chunks(c * inner)
+            .zip(dy.chunks(c * inner))
+            .zip(dx.chunks_mut(c * inner))
+        {
+            for (((xp, gp), dp), &[k, slope, shift, m]) in xi
+                .chunks(inner)
+                .zip(gi.chunks(inner))
+                .zip(di.chunks_mut(inner))
+                .zip(&coefficients)
+            {
+                for ((d, &x), &g) in dp.iter_mut().zip(xp).zip(gp) {
+                    *d = k * g + slope * (x - m) + shift;
+                }
+            }
+        }
+    }
+    let dweight = (0..c).map(|ch| T::of(sum_dy_xc[ch] * rstd[ch])).collect();
+    let dbias = sum_dy.iter().map(|&s| T::of(s)).collect();
+    (dx, dweight, dbias)
 }
 
 /// PyTorch's `F.layer_norm`: normalises over the last dimensions, which must equal `normalized_shape`.
