@@ -1,8 +1,10 @@
-//! 2-d convolution: on the CPU the forward is a direct kernel over packed weights (`direct.rs`), the
-//! gradients im2col over a chunk of the batch then one matrix product per group; on a device the direct
-//! convolution kernels.
+//! 2-d convolution: on the CPU direct kernels over packed operands, no im2col matrix: the forward
+//! (`direct.rs`), the weight's gradient (`weight_grad.rs`) and, for stride 1, the input's gradient as the
+//! forward's kernel on the flipped weight (other strides: a matrix product per group, its columns added back
+//! where the patches were read); on a device the direct convolution kernels.
 
 mod direct;
+mod weight_grad;
 
 use kernels::GpuDevice;
 
@@ -11,7 +13,6 @@ use super::gemm::Mat;
 use super::map;
 use super::{Op, probe_tensor, run, with_optional};
 use crate::tensor::autograd::{Backward, Saved};
-use crate::threads;
 use crate::{DType, Error, Result, Shape, Tensor};
 
 /// How a convolution pads its input.
@@ -395,22 +396,6 @@ fn batch_chunks(n: usize, chunk: usize) -> impl Iterator<Item = (usize, usize)> 
 /// Columns of im2col kept below this many elements: larger batches run in chunks.
 const COLS_BUDGET: usize = 1 << 22;
 
-/// Calls `f(first image, images, group, columns)` for each chunk of the batch and each group, with the
-/// chunk's im2col columns of the group: a `(k, images · p)` matrix, row-major.
-fn for_each_im2col<T: Float>(geo: &Geometry, x: &[T], mut f: impl FnMut(usize, usize, usize, &[T])) {
-    let (k, p) = ((geo.c / geo.g) * geo.kh * geo.kw, geo.ho * geo.wo);
-    let padded = Padded::new(geo, x);
-    let taps = taps(geo, padded.w);
-    let chunk = batch_chunk(geo);
-    let mut cols = vec![T::ZERO; k * chunk * p];
-    for (n0, nb) in batch_chunks(geo.n, chunk) {
-        for gi in 0..geo.g {
-            im2col(geo, &padded, &taps, n0, nb, gi, &mut cols[..k * nb * p]);
-            f(n0, nb, gi, &cols[..k * nb * p]);
-        }
-    }
-}
-
 /// The size of a padded input plane: the rows and columns the kernel reaches, past the padding before (the
 /// padding after is what it reaches), and at least the input with its padding before. The output is not
 /// empty.
@@ -474,32 +459,6 @@ fn taps(geo: &Geometry, padded_w: usize) -> Vec<u32> {
     taps
 }
 
-/// Fills `cols` (`k` rows of `nb * p`) with the patches of images `n0..n0 + nb`, channels of group `gi`.
-fn im2col<T: Float>(geo: &Geometry, x: &Padded<'_, T>, taps: &[u32], n0: usize, nb: usize, gi: usize, cols: &mut [T]) {
-    let (c, g, kh, kw, ho, wo) = (geo.c, geo.g, geo.kh, geo.kw, geo.ho, geo.wo);
-    let cg = c / g;
-    let p = ho * wo;
-    let plane = x.h * x.w;
-    let fill = |r: usize, dst: &mut [T]| {
-        let ci = r / (kh * kw);
-        let tap = &taps[(r % (kh * kw)) * p..(r % (kh * kw) + 1) * p];
-        let channel = gi * cg + ci;
-        for (ni, out) in dst.chunks_mut(p).enumerate() {
-            let src = &x.data[((n0 + ni) * c + channel) * plane..((n0 + ni) * c + channel + 1) * plane];
-            for (d, &t) in out.iter_mut().zip(tap) {
-                *d = src[t as usize];
-            }
-        }
-    };
-    let row = nb * p;
-    let parts = threads::parts_for(cols.len(), map::CHUNK);
-    threads::for_each_piece(cols, row, parts, |at, rows| {
-        for (r, dst) in rows.chunks_mut(row).enumerate() {
-            fill(at / row + r, dst);
-        }
-    });
-}
-
 /// The rows `gi * og .. (gi + 1) * og` of `dy` (`(n, o, p)`) for images `n0..n0 + nb`, as one `(og, nb · p)`
 /// matrix (column `ni · p + pi`), the layout `im2col`'s columns have.
 fn group_rows<T: Float>(geo: &Geometry, dy: &[T], n0: usize, nb: usize, gi: usize, out: &mut [T]) {
@@ -512,27 +471,11 @@ fn group_rows<T: Float>(geo: &Geometry, dy: &[T], n0: usize, nb: usize, gi: usiz
     }
 }
 
-/// The weight's gradient `(o, c / g, kh, kw)` of a convolution of `x` from the output's gradient `dy`: per
-/// group and chunk of the batch, `dy (og, nb·p) @ im2col(x)ᵀ (nb·p, k)`, accumulated.
+/// The weight's gradient `(o, c / g, kh, kw)` of a convolution of `x` from the output's gradient `dy`, by the
+/// direct kernel of `weight_grad.rs`.
 fn weight_grad_host<T: Float>(geo: &Geometry, x: &[T], dy: &[T]) -> Vec<T> {
-    let (n, c, o, g, kh, kw, ho, wo) = (geo.n, geo.c, geo.o, geo.g, geo.kh, geo.kw, geo.ho, geo.wo);
-    let (cg, og) = (c / g, o / g);
-    let (k, p) = (cg * kh * kw, ho * wo);
-    let mut dw = vec![T::ZERO; o * k];
-    if dw.is_empty() || n * p == 0 {
-        return dw;
-    }
-    let mut rows = vec![T::ZERO; og * batch_chunk(geo) * p];
-    for_each_im2col(geo, x, |n0, nb, gi, cols| {
-        group_rows(geo, dy, n0, nb, gi, &mut rows[..og * nb * p]);
-        T::gemm(
-            T::ONE,
-            Mat::row_major(&rows[..og * nb * p], og, nb * p),
-            Mat::row_major(cols, k, nb * p).t(),
-            T::ONE,
-            &mut dw[gi * og * k..(gi + 1) * og * k],
-        );
-    });
+    let mut dw = vec![T::ZERO; geo.o * (geo.c / geo.g) * geo.kh * geo.kw];
+    weight_grad::weight_grad(geo, x, dy, &mut dw);
     dw
 }
 
@@ -540,6 +483,9 @@ fn weight_grad_host<T: Float>(geo: &Geometry, x: &[T], dy: &[T]) -> Vec<T> {
 /// chunk of the batch, `wᵀ (k, og) @ dy (og, nb·p)` gives each patch's gradient, added back where the patch
 /// was read (the reverse of `im2col`), in a padded plane whose border is then dropped.
 fn input_grad_host<T: Float>(geo: &Geometry, dy: &[T], w: &[T]) -> Vec<T> {
+    if let Some(dx) = input_grad_direct(geo, dy, w) {
+        return dx;
+    }
     let (n, c, h, wd, o, g) = (geo.n, geo.c, geo.h, geo.w, geo.o, geo.g);
     let (kh, kw, ho, wo) = (geo.kh, geo.kw, geo.ho, geo.wo);
     let (cg, og) = (c / g, o / g);
@@ -587,4 +533,49 @@ fn input_grad_host<T: Float>(geo: &Geometry, dy: &[T], w: &[T]) -> Vec<T> {
         }
     }
     dx
+}
+
+/// The input's gradient of a convolution of stride 1 as the direct kernel's convolution of `dy` by the
+/// weight flipped and with its input and output channels swapped, padded by the kernel's reach less the
+/// forward's padding: `None` where that padding would be negative (the forward padded by more than the kernel
+/// reaches) or the stride is not 1, which `input_grad_host` computes the im2col way.
+fn input_grad_direct<T: Float>(geo: &Geometry, dy: &[T], w: &[T]) -> Option<Vec<T>> {
+    let (kh, kw, g) = (geo.kh, geo.kw, geo.g);
+    let reach = [geo.dilation[0] * (kh - 1), geo.dilation[1] * (kw - 1)];
+    if geo.stride != [1, 1] || geo.pt > reach[0] || geo.pl > reach[1] {
+        return None;
+    }
+    let (cg, og) = (geo.c / g, geo.o / g);
+    let transposed = Geometry {
+        n: geo.n,
+        c: geo.o,
+        h: geo.ho,
+        w: geo.wo,
+        o: geo.c,
+        g,
+        kh,
+        kw,
+        ho: geo.h,
+        wo: geo.w,
+        pt: reach[0] - geo.pt,
+        pl: reach[1] - geo.pl,
+        stride: [1, 1],
+        dilation: geo.dilation,
+    };
+    // (c, o / g, kh, kw): channel gi·cg + ci reads output channel gi·og + oi's taps in reverse.
+    let mut flipped = vec![T::ZERO; w.len()];
+    for gi in 0..g {
+        for oi in 0..og {
+            for ci in 0..cg {
+                let src = ((gi * og + oi) * cg + ci) * kh * kw;
+                let dst = ((gi * cg + ci) * og + oi) * kh * kw;
+                for tap in 0..kh * kw {
+                    flipped[dst + tap] = w[src + kh * kw - 1 - tap];
+                }
+            }
+        }
+    }
+    let mut dx = vec![T::ZERO; geo.n * geo.c * geo.h * geo.w];
+    direct::conv2d(&transposed, dy, &flipped, None, &mut dx);
+    Some(dx)
 }

@@ -24,13 +24,13 @@ const CHUNK_ELEMENTS: usize = 1 << 14;
 
 /// The offsets, in a padded image, of the `k` values one output position reads, relative to the position's
 /// first; with their maximum, which bounds every read.
-struct Taps {
-    offsets: Vec<usize>,
-    max: usize,
+pub(super) struct Taps {
+    pub(super) offsets: Vec<usize>,
+    pub(super) max: usize,
 }
 
 impl Taps {
-    fn new(geo: &Geometry, plane: usize, padded_w: usize) -> Taps {
+    pub(super) fn new(geo: &Geometry, plane: usize, padded_w: usize) -> Taps {
         let (cg, kh, kw) = (geo.c / geo.g, geo.kh, geo.kw);
         let mut offsets = Vec::with_capacity(cg * kh * kw);
         for ci in 0..cg {
@@ -111,7 +111,7 @@ pub(super) fn conv2d<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Opti
 
 /// Output channels per block: two AVX2 vectors of `T` (16 `f32`, 8 `f64`), or one where a group has no more
 /// output channels than that.
-fn block_width<T>(group_outputs: usize) -> usize {
+pub(super) fn block_width<T>(group_outputs: usize) -> usize {
     let lanes = 32 / size_of::<T>();
     if group_outputs <= lanes { lanes } else { 2 * lanes }
 }
