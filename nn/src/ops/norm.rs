@@ -300,18 +300,17 @@ struct BatchNormGrad {
     eps: f64,
 }
 
+/// [`BatchNormGrad`]'s operands: `x`, `dy`, the weight, the fixed statistics.
+type GradOperands<'a> = (
+    &'a Tensor,
+    &'a Tensor,
+    Option<&'a Tensor>,
+    Option<(&'a Tensor, &'a Tensor)>,
+);
+
 impl BatchNormGrad {
     /// `(x, dy, weight, (running mean, running variance))`.
-    #[allow(clippy::type_complexity)]
-    fn operands<'a>(
-        &self,
-        inputs: &[&'a Tensor],
-    ) -> (
-        &'a Tensor,
-        &'a Tensor,
-        Option<&'a Tensor>,
-        Option<(&'a Tensor, &'a Tensor)>,
-    ) {
+    fn operands<'a>(&self, inputs: &[&'a Tensor]) -> GradOperands<'a> {
         let mut rest = inputs[2..].iter().copied();
         let weight = if self.weight { rest.next() } else { None };
         let fixed = match (self.fixed, rest.next(), rest.next()) {
