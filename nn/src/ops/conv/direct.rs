@@ -4,8 +4,9 @@
 //! `OB` output channels) into `PB × OB` accumulators held in registers; the bias is their starting value.
 //!
 //! Sized for the shapes the reference model runs (3×3 to 8×8 maps, 16 to 64 channels), where the im2col
-//! matrix was larger than the work done on it; the forward uses it for every convolution (measured against
-//! im2col + `matrixmultiply` on larger ones in BENCHMARKS.md).
+//! matrix was larger than the work done on it; the forward uses it for every convolution: it measured 2×
+//! faster than im2col + `matrixmultiply` on the model's shape and 1.5× on a ResNet stage and stem (one thread,
+//! AVX2), and BENCHMARKS.md has it next to PyTorch's on the three.
 
 use super::super::float::Float;
 use super::super::map::multiversion;
