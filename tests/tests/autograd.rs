@@ -740,61 +740,38 @@ fn dropout_in_training_passes_the_gradient_through_its_mask() {
 #[test]
 fn conv2d_with_stride_padding_dilation_and_groups() {
     use nn::functional::{Conv2dOptions, Padding2d, conv2d};
+    // stride, padding, dilation, groups
+    let opts = |stride, padding, dilation, groups| Conv2dOptions {
+        stride,
+        padding,
+        dilation,
+        groups,
+    };
     let cases = [
         (Conv2dOptions::default(), [2, 2, 5, 4], [3, 2, 3, 2]),
         (
-            Conv2dOptions {
-                stride: [2, 1],
-                padding: Padding2d::Explicit(1, 2),
-                dilation: [1, 2],
-                groups: 2,
-            },
+            opts([2, 1], Padding2d::Explicit(1, 2), [1, 2], 2),
             [2, 4, 5, 6],
             [6, 2, 2, 3],
         ),
-        (
-            Conv2dOptions {
-                padding: Padding2d::Same,
-                ..Conv2dOptions::default()
-            },
-            [1, 3, 4, 4],
-            [2, 3, 3, 3],
-        ),
+        (opts([1, 1], Padding2d::Same, [1, 1], 1), [1, 3, 4, 4], [2, 3, 3, 3]),
         // Stride 1 (the input's gradient as a direct convolution by the flipped weight) with dilation,
         // groups and unequal padding; `Same` on an even kernel pads more after than before.
         (
-            Conv2dOptions {
-                padding: Padding2d::Explicit(2, 1),
-                dilation: [2, 1],
-                groups: 2,
-                ..Conv2dOptions::default()
-            },
+            opts([1, 1], Padding2d::Explicit(2, 1), [2, 1], 2),
             [2, 4, 5, 4],
             [6, 2, 3, 2],
         ),
-        (
-            Conv2dOptions {
-                padding: Padding2d::Same,
-                ..Conv2dOptions::default()
-            },
-            [2, 2, 3, 5],
-            [3, 2, 2, 4],
-        ),
+        (opts([1, 1], Padding2d::Same, [1, 1], 1), [2, 2, 3, 5], [3, 2, 2, 4]),
         // More output channels than one block of the host kernels holds (8 in f64), the last block partial.
         (
-            Conv2dOptions {
-                padding: Padding2d::Explicit(1, 1),
-                ..Conv2dOptions::default()
-            },
+            opts([1, 1], Padding2d::Explicit(1, 1), [1, 1], 1),
             [2, 3, 4, 3],
             [10, 3, 3, 3],
         ),
         // Padding beyond the kernel's reach: outputs that see only padding.
         (
-            Conv2dOptions {
-                padding: Padding2d::Explicit(2, 3),
-                ..Conv2dOptions::default()
-            },
+            opts([1, 1], Padding2d::Explicit(2, 3), [1, 1], 1),
             [1, 2, 3, 3],
             [2, 2, 2, 2],
         ),
