@@ -6,8 +6,8 @@
 //! splits, it computes one part itself while the other workers take the rest, as an OpenMP team does, instead
 //! of handing all of it over and sleeping until it is done. Another thread's operation hands its parts to the
 //! pool's workers and waits. An operation splits only where its work is large enough to pay for the hand-off
-//! (thresholds measured on the DynamicsNetwork, see BENCHMARKS.md), into at most [`get_num_threads`] parts;
-//! work already running on a part does not split again.
+//! (each kind of loop has its threshold, set where the DynamicsNetwork's bench measured a split to pay), into
+//! at most [`get_num_threads`] parts; work already running on a part does not split again.
 //!
 //! ```
 //! nn::set_num_threads(1); // every operation on the calling thread

@@ -141,7 +141,7 @@ multiversion! {
 }
 
 /// Runs `chunk` on `src` and `dst` (of one length): at once on this thread below twice [`CHUNK`], else on
-/// matching pieces, one per thread.
+/// matching pieces over the threads ([`threads::for_each_piece`]).
 #[inline(always)]
 fn split<S: Sync, D: Send>(src: &[S], dst: &mut [D], chunk: impl Fn(&[S], &mut [D]) + Sync + Send) {
     let parts = threads::parts_for(src.len(), CHUNK);
@@ -212,7 +212,7 @@ pub(crate) fn filled<T: Element>(n: usize, fill: impl FnOnce(&mut [T])) -> CpuDa
 }
 
 /// Runs `run(first block, first element, piece)` on pieces of `dst` of whole `block`-element blocks: all of it
-/// on this thread below twice [`CHUNK`], else one piece per thread.
+/// on this thread below twice [`CHUNK`], else in pieces over the threads ([`threads::for_each_piece`]).
 #[inline(always)]
 fn split_blocks<T: Send>(dst: &mut [T], block: usize, run: impl Fn(usize, usize, &mut [T]) + Sync + Send) {
     if block == 0 {
