@@ -64,7 +64,7 @@ fn place_rows_kernel<T: Numeric>(src: &[T], dst: &mut [T], row: usize, dst_row: 
 }
 
 /// Checks that the device stores `element` and that `buffer` holds a whole number of them; returns how many.
-fn count(op: &'static str, buffer: &GpuBuffer, element: Element) -> Result<usize> {
+pub(crate) fn count(op: &'static str, buffer: &GpuBuffer, element: Element) -> Result<usize> {
     match element {
         Element::F16 => buffer.device().check_dtype(op, FloatType::F16)?,
         Element::BF16 => buffer.device().check_dtype(op, FloatType::BF16)?,
@@ -78,22 +78,22 @@ fn count(op: &'static str, buffer: &GpuBuffer, element: Element) -> Result<usize
 macro_rules! with_element {
     ($element:expr, $t:ident, $words:ident => $body:expr) => {
         match $element {
-            Element::F16 => {
+            $crate::gather::Element::F16 => {
                 type $t = half::f16;
                 let $words = 1usize;
                 $body
             }
-            Element::BF16 => {
+            $crate::gather::Element::BF16 => {
                 type $t = half::bf16;
                 let $words = 1usize;
                 $body
             }
-            Element::Bits32 => {
+            $crate::gather::Element::Bits32 => {
                 type $t = u32;
                 let $words = 1usize;
                 $body
             }
-            Element::Bits64 => {
+            $crate::gather::Element::Bits64 => {
                 type $t = u32;
                 let $words = 2usize;
                 $body
@@ -101,6 +101,7 @@ macro_rules! with_element {
         }
     };
 }
+pub(crate) use with_element;
 
 /// The elements of `input` at `offset + Σ index[d]·strides[d]` for every index of `shape`, in row-major
 /// order, in a new buffer (strides and offset in elements; a stride of 0 repeats an element).

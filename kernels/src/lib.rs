@@ -18,6 +18,7 @@ mod error;
 mod formula;
 pub mod gather;
 pub mod host;
+pub mod index;
 mod launch;
 pub mod layout;
 pub mod linear;

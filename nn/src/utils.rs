@@ -41,8 +41,8 @@ fn vector_norm(t: &Tensor, norm_type: f64) -> Result<Tensor> {
 /// PyTorch's `clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)`: the total norm of the
 /// gradients (the norm of their norms), returned as a 0-dimensional tensor; every gradient is multiplied by
 /// `min(max_norm / (total + 1e-6), 1)`. With `error_if_nonfinite`, a NaN or infinite total is an error and no
-/// gradient changes. Parameters without a gradient are skipped; with none at all the total is 0. The infinity
-/// norm takes `max`, which runs on the CPU only for now: on a device it is `UnsupportedOnDevice`.
+/// gradient changes. Parameters without a gradient are skipped; with none at all the total is 0. It runs where
+/// the gradients are (the infinity norm through `max_dim`).
 ///
 /// ```
 /// use nn::{Param, Tensor, DType};

@@ -1028,6 +1028,37 @@ fn every_f32_gradient_on_wgpu_equals_the_cpus() {
             Box::new(|x| Tensor::stack(&[&x[0], &x[1]], 1)?.expand(&[3, 2, 2, 4])),
         ),
         (
+            "index_select (repeated indices) and index_add (into x and from src)",
+            vec![values(&[4, 3], 0.0), values(&[2, 3, 2], 1.0)],
+            Box::new(|x| {
+                let at = Tensor::from_vec(vec![2i64, 0, 2], [3])?.to_device(x[0].device())?;
+                let picked = x[0].index_select(0, &at)?; // [3, 3]
+                let rows = Tensor::from_vec(vec![1i32, 1], [2])?.to_device(x[0].device())?;
+                picked.index_add(
+                    0,
+                    &rows.to_dtype(DType::I64)?,
+                    &x[1].reshape([2, 3, 2])?.sum_dims(&[2], false)?,
+                )
+            }),
+        ),
+        (
+            "max and min over dims (keepdim, a middle dimension)",
+            vec![values(&[3, 4, 2], 0.0)],
+            Box::new(|x| {
+                let (hi, _) = x[0].max_dim(1, true)?;
+                let (lo, _) = x[0].min_dim(-1, false)?;
+                hi.sum_dims(&[1, 2], false)?.add(&lo.sum_dims(&[1], false)?)
+            }),
+        ),
+        (
+            "embedding with padding_idx",
+            vec![values(&[5, 3], 0.0)],
+            Box::new(|x| {
+                let ids = Tensor::from_vec(vec![4i64, 1, 4, 0, 2, 1], [2, 3])?.to_device(x[0].device())?;
+                nn::functional::embedding_padded(&ids, &x[0], Some(1))
+            }),
+        ),
+        (
             "layout: permute, narrow, cat, reshape",
             vec![values(&[2, 3, 4], 0.0), values(&[2, 3, 1], 1.0)],
             Box::new(|x| {

@@ -199,7 +199,7 @@ fn a_module_moved_to_wgpu_runs_there_and_its_state_moves_back() {
 fn an_operation_without_a_kernel_says_so() {
     let Some(dev) = gpu_or_skip("no_kernel") else { return };
     let x = Tensor::zeros([2, 3], DType::F32).to_device(dev).unwrap();
-    let err = x.max_dim(1, false).unwrap_err();
+    let err = x.maximum(&x).unwrap_err();
     assert!(matches!(err, Error::UnsupportedOnDevice { .. }), "{err}");
     assert!(err.to_string().contains(&dev.to_string()), "{err}");
 }

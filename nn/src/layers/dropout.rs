@@ -1,11 +1,12 @@
 //! [`Dropout`]: zeroes random elements in training.
 
 use crate::module::{ExtraRepr, py_bool, py_float};
-use crate::{Error, Forward, Module, Result, Tensor, random};
+use crate::ops::dropout::{check_p, mask};
+use crate::{Forward, Module, Result, Tensor};
 
 /// PyTorch's `nn.Dropout(p=0.5, inplace=False)`: in training, each element is zeroed with probability `p`
 /// and the others scaled by `1 / (1 - p)`; in evaluation, the input passes unchanged. Draws from the global
-/// generator ([`crate::manual_seed`]).
+/// generator ([`crate::manual_seed`]), on the CPU or a device (see [`crate::functional::dropout`]).
 ///
 /// ```
 /// use nn::prelude::*;
@@ -29,12 +30,7 @@ pub struct Dropout {
 impl Dropout {
     /// A dropout layer; `p` must lie in `[0, 1]`.
     pub fn new(p: f64, inplace: bool) -> Result<Dropout> {
-        if !(0.0..=1.0).contains(&p) {
-            return Err(Error::invalid(
-                "Dropout",
-                format!("dropout probability has to be between 0 and 1, but got {p}"),
-            ));
-        }
+        check_p(p)?;
         Ok(Dropout {
             p,
             inplace,
@@ -63,14 +59,7 @@ impl Forward for Dropout {
         if !self.training || self.p == 0.0 {
             return Ok(x.clone());
         }
-        let keep = 1.0 - self.p;
-        let scale = if keep > 0.0 { 1.0 / keep } else { 0.0 };
-        let mask: Vec<f64> = random::with_global(|g| {
-            (0..x.numel())
-                .map(|_| if g.unit() < keep { scale } else { 0.0 })
-                .collect()
-        });
-        let mask = Tensor::from_vec(mask, x.shape().clone())?.to_dtype(x.dtype())?;
+        let mask = mask(x.shape(), self.p, x.dtype(), x.device())?;
         if self.inplace {
             x.mul_(&mask)?;
             Ok(x.clone())

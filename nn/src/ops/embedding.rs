@@ -1,8 +1,9 @@
-//! Embedding lookup, on the CPU.
+//! Embedding lookup: `index_select` of the table's rows (on the CPU and on devices), whose gradient leaves the
+//! padding row out.
 
-use super::{DevicePath, Op, run};
-use crate::tensor::autograd::{Backward, Saved};
-use crate::{DType, Error, Result, Shape, Tensor};
+use super::index::{IndexSelect, index_type};
+use super::run;
+use crate::{Error, Result, Tensor};
 
 /// PyTorch's `F.embedding(indices, weight)`: the rows of `weight` (`(num, dim)`) at `indices` (`int64` or
 /// `int32`, any shape), giving `indices.shape + (dim,)`.
@@ -39,72 +40,14 @@ pub fn embedding_padded(indices: &Tensor, weight: &Tensor, padding_idx: Option<u
             ),
         ));
     }
-    if !matches!(indices.dtype(), DType::I64 | DType::I32) {
-        return Err(Error::UnsupportedDType {
-            op,
-            dtype: indices.dtype(),
-            hint: "; indices must be int64 or int32",
-        });
-    }
-    run(&Embedding { padding_idx }, &[indices, weight])
-}
-
-/// The rows of `weight` at `indices`; inputs `[indices, weight]`. Row `padding_idx` gets no gradient.
-struct Embedding {
-    padding_idx: Option<usize>,
-}
-
-impl Op for Embedding {
-    type Output = Tensor;
-    const NAME: &'static str = "embedding";
-    const DEVICE: DevicePath = DevicePath::None;
-
-    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
-        let (indices, weight, op) = (inputs[0], inputs[1], "embedding");
-        let (num, dim) = (weight.shape()[0], weight.shape()[1]);
-        let idx = indices.to_dtype(DType::I64)?.to_vec::<i64>()?;
-        let mut rows = Vec::with_capacity(idx.len());
-        for (pos, &i) in idx.iter().enumerate() {
-            if i < 0 || i as usize >= num {
-                return Err(Error::invalid(
-                    op,
-                    format!("index {i} at position {pos} is out of range for {num} embeddings"),
-                ));
-            }
-            rows.push(i as usize);
-        }
-        let mut shape: Shape = indices.shape().clone();
-        shape.push(dim);
-        let table = weight.to_dtype(DType::F64)?.to_vec::<f64>()?;
-        let mut out = Vec::with_capacity(rows.len() * dim);
-        for r in rows {
-            out.extend_from_slice(&table[r * dim..(r + 1) * dim]);
-        }
-        Tensor::from_vec(out, shape)?.to_dtype(weight.dtype())
-    }
-
-    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
-        let (indices, padding_idx) = (Saved::new(inputs[0]), self.padding_idx);
-        let (shape, dtype) = (inputs[1].shape().clone(), inputs[1].dtype());
-        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
-            // Each looked-up row's gradient added into its row of the table.
-            let dim = shape[1];
-            let rows = indices.get("embedding")?.to_dtype(DType::I64)?.to_vec::<i64>()?;
-            let dy = g[0].to_dtype(DType::F64)?.to_vec::<f64>()?;
-            let mut dw = vec![0.0f64; shape.numel()];
-            for (pos, &row) in rows.iter().enumerate() {
-                let row = row as usize;
-                if Some(row) == padding_idx {
-                    continue;
-                }
-                for (d, v) in dw[row * dim..(row + 1) * dim]
-                    .iter_mut()
-                    .zip(&dy[pos * dim..(pos + 1) * dim])
-                {
-                    *d += v;
-                }
-            }
-            Ok(vec![None, Some(Tensor::from_vec(dw, shape.clone())?.to_dtype(dtype)?)])
-        }))
-    }
+    index_type(op, indices)?;
+    let lookup = IndexSelect {
+        dim: 0,
+        skip: padding_idx,
+        name: op,
+    };
+    let rows = run(&lookup, &[weight, &indices.reshape([indices.numel()])?])?;
+    let mut shape = indices.shape().to_vec();
+    shape.push(weight.shape()[1]);
+    rows.reshape(shape)
 }

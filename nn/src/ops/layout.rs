@@ -31,7 +31,7 @@ impl Op for View {
 }
 
 /// How elements of `x`'s dtype move on a device, or an error naming `op` for dtypes no kernel moves.
-fn element(op: &'static str, x: &Tensor) -> Result<Element> {
+pub(crate) fn element(op: &'static str, x: &Tensor) -> Result<Element> {
     match x.dtype() {
         DType::F16 => Ok(Element::F16),
         DType::BF16 => Ok(Element::BF16),

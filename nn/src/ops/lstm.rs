@@ -19,7 +19,8 @@ pub(crate) type CellTensors = (Tensor, Tensor, Option<Tensor>, Option<Tensor>);
 
 /// A multi-layer LSTM over `x` `(seq, batch, input)` from `h0`, `c0` `(layers·dirs, batch, hidden)`; inputs
 /// `[x, h0, c0]` then each cell's `w_ih`, `w_hh` (and `b_ih`, `b_hh` when `bias`), layer-major. Returns the
-/// outputs `(seq, batch, dirs·hidden)`, `h_n` and `c_n`. `dropout` applies between layers (training, on the CPU).
+/// outputs `(seq, batch, dirs·hidden)`, `h_n` and `c_n`. `dropout` applies between layers (training; on a device through
+/// the composed recurrence, [`Lstm::run`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Lstm {
     pub(crate) layers: usize,
@@ -53,10 +54,11 @@ impl Lstm {
             inputs.extend([w_ih, w_hh]);
             inputs.extend(b_ih.iter().chain(b_hh));
         }
-        // Recorded when a gradient is wanted; dropout between layers on a device stays refused by the fused op
-        // (its mask is drawn by the CPU's generator).
-        let recordable = self.dropout.is_none() || x.device().is_cpu();
-        if recordable && x.shape()[0] > 0 && inputs.iter().any(|t| t.requires_grad()) && is_grad_enabled() {
+        // Recorded when a gradient is wanted; composed too for dropout between layers on a device (the fused
+        // kernel draws no mask).
+        let wanted = inputs.iter().any(|t| t.requires_grad()) && is_grad_enabled();
+        let composed = self.dropout.is_some() && !x.device().is_cpu();
+        if x.shape()[0] > 0 && (wanted || composed) {
             return self.run_recorded([x, h0, c0], cells);
         }
         run(self, &inputs)
@@ -64,7 +66,8 @@ impl Lstm {
 
     /// The same recurrence as recorded operations (`linear`, `narrow`, the sigmoid and tanh activations, `mul`,
     /// `add`, `cat`), for autograd: each step is differentiated by the graph, on any device those ops run on.
-    /// Dropout between layers (on the CPU) draws its mask from the global generator as the fused op does.
+    /// Dropout between layers draws its mask from the global generator as the fused op does (the same masks
+    /// for one seed).
     fn run_recorded(&self, [x, h0, c0]: [&Tensor; 3], cells: &[CellTensors]) -> Result<(Tensor, Tensor, Tensor)> {
         let (seq, batch, hid) = (x.shape()[0], x.shape()[1], h0.shape()[2]);
         let (mut layer_in, mut h_n, mut c_n) = (x.clone(), Vec::new(), Vec::new());
@@ -99,15 +102,7 @@ impl Lstm {
             }
             layer_in = Tensor::cat(&outputs.iter().collect::<Vec<_>>(), 2)?;
             if let Some(p) = self.dropout.filter(|_| layer + 1 < self.layers) {
-                let keep = 1.0 - p;
-                let mask: Vec<f64> = random::with_global(|g| {
-                    (0..layer_in.numel())
-                        .map(|_| if g.unit() < keep { 1.0 / keep } else { 0.0 })
-                        .collect()
-                });
-                let mask = Tensor::from_vec(mask, layer_in.shape().clone())?
-                    .to_dtype(layer_in.dtype())?
-                    .to_device(layer_in.device())?;
+                let mask = super::dropout::mask(layer_in.shape(), p, layer_in.dtype(), layer_in.device())?;
                 layer_in = layer_in.mul(&mask)?;
             }
         }
@@ -149,7 +144,7 @@ impl Op for Lstm {
         let op = "lstm";
         let (x, h0, c0) = (inputs[0], inputs[1], inputs[2]);
         super::same_dtype(op, x, &inputs[1..].iter().map(|t| Some(*t)).collect::<Vec<_>>())?;
-        if self.dropout.is_some() {
+        if self.dropout.is_some() && x.shape()[0] > 0 {
             return Err(Error::UnsupportedOnDevice {
                 op: "LSTM",
                 dtype: x.dtype(),

@@ -14,11 +14,12 @@
 pub(crate) mod activation;
 pub(crate) mod arith;
 pub(crate) mod conv;
+pub(crate) mod dropout;
 pub(crate) mod elementwise;
 mod embedding;
 pub(crate) mod float;
 pub(crate) mod gemm;
-mod index;
+pub(crate) mod index;
 mod layout;
 mod linalg;
 pub(crate) mod lstm;
@@ -29,6 +30,7 @@ mod reduce;
 pub(crate) mod softmax;
 mod unary;
 
+pub use dropout::dropout;
 pub use embedding::{embedding, embedding_padded};
 
 use kernels::GpuDevice;

@@ -114,6 +114,12 @@ impl Tensor {
         Tensor::from_parts(Buffer::Device(buffer), self.dtype(), self.device(), shape)
     }
 
+    /// A new tensor of `dtype` and `shape` on this tensor's device, holding `buffer` (an operation's output of
+    /// another dtype: the `int64` indices of `max`).
+    pub(crate) fn with_gpu_as(&self, buffer: GpuBuffer, shape: Shape, dtype: DType) -> Tensor {
+        Tensor::from_parts(Buffer::Device(buffer), dtype, self.device(), shape)
+    }
+
     /// [`with_gpu`](Self::with_gpu) in this tensor's shape.
     pub(crate) fn like_gpu(&self, buffer: GpuBuffer) -> Tensor {
         self.with_gpu(buffer, self.shape.clone())

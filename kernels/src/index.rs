@@ -1,0 +1,530 @@
+//! Selection by index along one dimension on the device: `index_select` (and the embedding lookup, its
+//! `dim = 0` case), `index_add` (their gradient), `max` / `min` over a dimension with their indices, and the
+//! placement of a gradient at those indices (their gradient).
+//!
+//! A tensor is seen as `[outer, size, inner]` around the dimension ([`Layout`], `channels` being `size`).
+//! Indices are `int32` or `int64` buffers read as 32-bit words (an `int64` is a little-endian pair: low word,
+//! high word). [`check`] tells whether every index is in range; the other kernels read only indices it passed.
+//! An `index_add` sums the slices sent to one index in index order, without atomics: each position learns the
+//! next position with the same index ([`chain_kernel`], a scan that stops at it: quadratic in the number of
+//! indices only where they are mostly distinct), and the first of each chain adds them all.
+
+use cubecl::prelude::*;
+
+use crate::activation::Compute;
+use crate::dtype::with_float_type;
+use crate::gather::{Element, count, with_element};
+use crate::launch::{CUBE_SIZE, arg, check_operands, elements, launch};
+use crate::{FloatType, GpuBuffer, KernelError, Result};
+
+pub use crate::layout::Layout;
+
+/// How indices are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexType {
+    /// 32-bit signed integers.
+    I32,
+    /// 64-bit signed integers.
+    I64,
+}
+
+impl IndexType {
+    /// 32-bit words per index.
+    fn words(self) -> usize {
+        match self {
+            IndexType::I32 => 1,
+            IndexType::I64 => 2,
+        }
+    }
+}
+
+/// Index `k`'s value (its low word; [`check`] has seen that the high word is zero).
+#[cube]
+fn index_at(index: &[u32], k: usize, #[comptime] wide: bool) -> usize {
+    if wide { index[2 * k] as usize } else { index[k] as usize }
+}
+
+/// `bad[unit] = 1` when one of the indices this unit looked at (every `CUBE_SIZE`-th, from its own) is outside
+/// `0..size` (negative ones are outside: a set high word, or a 32-bit value beyond `size`). One cube.
+#[cube(launch_unchecked)]
+fn check_kernel(index: &[u32], bad: &mut [u32], count: usize, size: usize, #[comptime] wide: bool) {
+    let unit = UNIT_POS as usize;
+    let mut flag = 0u32;
+    let mut k = unit;
+    while k < count {
+        let mut high = 0u32;
+        if wide {
+            high = index[2 * k + 1];
+        }
+        if high != 0 || index_at(index, k, wide) >= size {
+            flag = 1;
+        }
+        k += CUBE_SIZE as usize;
+    }
+    bad[unit] = flag;
+}
+
+/// `out[o, k, j] = x[o, index[k], j]`, in words of `T` (`inner_words` per slice).
+#[cube(launch_unchecked)]
+fn select_kernel<T: Numeric>(
+    x: &[T],
+    index: &[u32],
+    out: &mut [T],
+    picks: usize,
+    size: usize,
+    inner_words: usize,
+    #[comptime] wide: bool,
+) {
+    if ABSOLUTE_POS < out.len() {
+        let row = ABSOLUTE_POS / inner_words;
+        let k = row % picks;
+        let o = row / picks;
+        let i = index_at(index, k, wide);
+        out[ABSOLUTE_POS] = x[(o * size + i) * inner_words + ABSOLUTE_POS % inner_words];
+    }
+}
+
+/// For each position `k`: `next[k]`, the next position with the same index (`picks` if none; the scan stops
+/// there), and `first[k] = 1` unless its index is `skip` ([`heads_kernel`] then clears the others that follow
+/// another position).
+#[cube(launch_unchecked)]
+fn chain_kernel(index: &[u32], next: &mut [u32], first: &mut [u32], picks: usize, skip: usize, #[comptime] wide: bool) {
+    let k = ABSOLUTE_POS;
+    if k < picks {
+        let i = index_at(index, k, wide);
+        let mut after = picks;
+        let mut t = k + 1;
+        while t < picks {
+            if index_at(index, t, wide) == i {
+                after = t;
+                break;
+            }
+            t += 1;
+        }
+        next[k] = after as u32;
+        let mut head = 1u32;
+        if i == skip {
+            head = 0;
+        }
+        first[k] = head;
+    }
+}
+
+/// `first[next[k]] = 0`: a position that follows another in its chain is not a head. A position has at most one
+/// predecessor, so no two units write one element.
+#[cube(launch_unchecked)]
+fn heads_kernel(next: &[u32], first: &mut [u32], picks: usize) {
+    let k = ABSOLUTE_POS;
+    if k < picks {
+        let t = next[k] as usize;
+        if t < picks {
+            first[t] = 0u32;
+        }
+    }
+}
+
+/// `out[o, index[k], j] += Σ src[o, t, j]` over the chain of positions `t` with `k`'s index, for each head
+/// `k`, in index order, accumulated in `C` from `out`'s value.
+#[cube(launch_unchecked)]
+fn add_kernel<F: Float, C: Float>(
+    src: &[F],
+    index: &[u32],
+    next: &[u32],
+    first: &[u32],
+    out: &mut [F],
+    picks: usize,
+    size: usize,
+    inner: usize,
+    #[comptime] wide: bool,
+) {
+    if ABSOLUTE_POS < src.len() {
+        let j = ABSOLUTE_POS % inner;
+        let row = ABSOLUTE_POS / inner;
+        let k = row % picks;
+        let o = row / picks;
+        if first[k] == 1 {
+            let to = (o * size + index_at(index, k, wide)) * inner + j;
+            let mut acc = C::cast_from(out[to]);
+            let mut t = k;
+            while t < picks {
+                acc += C::cast_from(src[(o * picks + t) * inner + j]);
+                t = next[t] as usize;
+            }
+            out[to] = F::cast_from(acc);
+        }
+    }
+}
+
+/// Whether `v` is NaN (through a one-lane vector `N`: cubecl tests vectors; on wgpu by its bits, which the
+/// shader compiler cannot assume away).
+#[cube]
+fn is_nan<F: Float, N: Size>(v: F) -> bool {
+    Vector::<F, N>::new(v).is_nan().extract(0usize)
+}
+
+/// The largest (`largest`) or smallest element of each line `(o, j)` along the dimension and its position
+/// (as an `int64`: low word, zero high word). NaN wins; among equal values the first. `N` is one lane.
+#[cube(launch_unchecked)]
+fn extreme_kernel<F: Float, N: Size>(
+    x: &[F],
+    values: &mut [F],
+    at: &mut [u32],
+    size: usize,
+    inner: usize,
+    #[comptime] largest: bool,
+) {
+    let p = ABSOLUTE_POS;
+    if p < values.len() {
+        let base = (p / inner) * size * inner + p % inner;
+        let mut best = x[base];
+        let mut best_at = 0usize;
+        let mut nan = is_nan::<F, N>(best);
+        for i in 1..size {
+            let v = x[base + i * inner];
+            let mut better = v < best;
+            if largest {
+                better = v > best;
+            }
+            if !nan && (is_nan::<F, N>(v) || better) {
+                best = v;
+                best_at = i;
+                nan = is_nan::<F, N>(v);
+            }
+        }
+        values[p] = best;
+        at[2 * p] = best_at as u32;
+        at[2 * p + 1] = 0u32;
+    }
+}
+
+/// `dx[o, i, j] = g[o, j]` where `i` is line `(o, j)`'s `int64` position in `at`, zero elsewhere; in words of
+/// `T` (`words` per element).
+#[cube(launch_unchecked)]
+fn spread_kernel<T: Numeric>(g: &[T], at: &[u32], dx: &mut [T], size: usize, inner: usize, words: usize) {
+    if ABSOLUTE_POS < dx.len() {
+        let e = ABSOLUTE_POS / words;
+        let j = e % inner;
+        let i = (e / inner) % size;
+        let line = (e / (inner * size)) * inner + j;
+        let mut word = T::from_int(0);
+        if at[2 * line] as usize == i {
+            word = g[line * words + ABSOLUTE_POS % words];
+        }
+        dx[ABSOLUTE_POS] = word;
+    }
+}
+
+/// Checks that `index` holds `count` indices of `ty` on `on`'s device, each below `u32::MAX`-sized limits.
+fn check_index(op: &'static str, on: &GpuBuffer, index: &GpuBuffer, ty: IndexType, count: usize) -> Result<()> {
+    let have = crate::launch::whole_elements(op, index, 4 * ty.words(), format_args!("{ty:?}"))?;
+    if have != count || !index.device().same(on.device()) {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!(
+                "the index holds {have} {ty:?} elements on {}, expected {count} on {}",
+                index.device(),
+                on.device()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Fails unless `value` fits the kernels' 32-bit positions.
+fn fits(op: &'static str, value: usize) -> Result<()> {
+    if value >= i32::MAX as usize {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("{value} elements exceed the index kernels' 32-bit positions"),
+        });
+    }
+    Ok(())
+}
+
+/// Whether every one of the `count` indices of `ty` in `index` is in `0..size`: one small kernel and a read of
+/// its 1 KiB verdict (the one wait of an indexed operation on a device).
+///
+/// ```no_run
+/// use kernels::index::{IndexType, check};
+/// use kernels::{Backend, GpuBuffer, GpuDevice};
+/// let device = GpuDevice::open(Backend::Wgpu, 0)?;
+/// let index = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[2i64, -1]));
+/// assert!(!check(&index, IndexType::I64, 2, 3)?);
+/// # Ok::<(), kernels::KernelError>(())
+/// ```
+pub fn check(index: &GpuBuffer, ty: IndexType, count: usize, size: usize) -> Result<bool> {
+    let op = "index check";
+    check_index(op, index, index, ty, count)?;
+    fits(op, size)?;
+    if count == 0 {
+        return Ok(true);
+    }
+    let units = CUBE_SIZE as usize;
+    let bad = GpuBuffer::uninit(index.device(), units * 4);
+    // SAFETY: one cube of `CUBE_SIZE` units; unit `u` reads indices `k = u + m·CUBE_SIZE < count` (words `k` or
+    // `2k`, `2k + 1` of the `count · words` checked above) and writes `bad[u]`, `u < CUBE_SIZE`.
+    unsafe {
+        launch!(
+            check_kernel,
+            index,
+            units,
+            arg(index, count * ty.words()),
+            arg(&bad, units),
+            count,
+            size,
+            ty == IndexType::I64,
+        )
+    }
+    let flags: Vec<u32> = bytemuck::pod_collect_to_vec(&bad.to_bytes()?);
+    Ok(flags.iter().all(|&f| f == 0))
+}
+
+/// The slices of `x` (`layout` around the dimension, in elements of `element`) at the `picks` indices of
+/// `index` along the dimension, in a new `[outer, picks, inner]` buffer. The indices must have passed
+/// [`check`] for `layout.channels`.
+///
+/// ```no_run
+/// use kernels::gather::Element;
+/// use kernels::index::{IndexType, Layout, select};
+/// use kernels::{Backend, GpuBuffer, GpuDevice};
+/// let device = GpuDevice::open(Backend::Wgpu, 0)?;
+/// let x = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[1.0f32, 2.0, 3.0]));
+/// let index = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[2i32, 0]));
+/// let layout = Layout { outer: 1, channels: 3, inner: 1 };
+/// let y = select(&x, Element::Bits32, layout, &index, IndexType::I32, 2)?;
+/// assert_eq!(y.to_bytes()?, bytemuck::cast_slice::<f32, u8>(&[3.0, 1.0]));
+/// # Ok::<(), kernels::KernelError>(())
+/// ```
+pub fn select(
+    x: &GpuBuffer,
+    element: Element,
+    layout: Layout,
+    index: &GpuBuffer,
+    ty: IndexType,
+    picks: usize,
+) -> Result<GpuBuffer> {
+    let op = "index_select";
+    let have = count(op, x, element)?;
+    if have != layout.len() {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("{have} elements do not make the layout {layout:?}"),
+        });
+    }
+    check_index(op, x, index, ty, picks)?;
+    let n = layout.outer * picks * layout.inner;
+    fits(op, n.max(have) * 2)?;
+    let out = GpuBuffer::uninit(x.device(), n * element.size_in_bytes());
+    if n == 0 {
+        return Ok(out);
+    }
+    with_element!(element, T, words => {
+        // SAFETY: `x` holds `outer · size · inner · words` words (checked), and an index read is below `size`
+        // (the caller ran `check`), so `((o · size + i) · inner + j) · words + w` is inside it; unit
+        // `u < n · words` writes `out[u]`; the index has `picks · words` words and `k < picks`.
+        unsafe {
+            launch!(
+                select_kernel::<T>,
+                x,
+                n * words,
+                arg(x, have * words),
+                arg(index, picks * ty.words()),
+                arg(&out, n * words),
+                picks,
+                layout.channels,
+                layout.inner * words,
+                ty == IndexType::I64,
+            )
+        }
+    });
+    Ok(out)
+}
+
+/// `x` (`layout`) with the slices of `src` (`[outer, picks, inner]`) added at the `picks` indices of `index`
+/// along the dimension, in a new buffer; slices sent to one index are summed in index order (in the compute
+/// type), and those sent to index `skip` are left out. The indices must have passed [`check`].
+///
+/// ```no_run
+/// use kernels::index::{IndexType, Layout, add};
+/// use kernels::{Backend, FloatType, GpuBuffer, GpuDevice};
+/// let device = GpuDevice::open(Backend::Wgpu, 0)?;
+/// let x = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[0.0f32; 3]));
+/// let src = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[1.0f32, 2.0, 4.0]));
+/// let index = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[2i32, 0, 2]));
+/// let layout = Layout { outer: 1, channels: 3, inner: 1 };
+/// let y = add(FloatType::F32, &x, layout, &index, IndexType::I32, &src, None)?;
+/// assert_eq!(y.to_bytes()?, bytemuck::cast_slice::<f32, u8>(&[2.0, 0.0, 5.0]));
+/// # Ok::<(), kernels::KernelError>(())
+/// ```
+pub fn add(
+    dtype: FloatType,
+    x: &GpuBuffer,
+    layout: Layout,
+    index: &GpuBuffer,
+    ty: IndexType,
+    src: &GpuBuffer,
+    skip: Option<usize>,
+) -> Result<GpuBuffer> {
+    let op = "index_add";
+    x.device().check_dtype(op, dtype)?;
+    let picks = elements(op, index, FloatType::F32)? / ty.words();
+    let n = layout.outer * picks * layout.inner;
+    check_operands(op, dtype, x, &[(x, layout.len(), "input"), (src, n, "source")])?;
+    check_index(op, x, index, ty, picks)?;
+    fits(op, n.max(layout.len()))?;
+    let out = x.deep_copy();
+    if n == 0 {
+        return Ok(out);
+    }
+    let (next, first) = (
+        GpuBuffer::uninit(x.device(), picks * 4),
+        GpuBuffer::uninit(x.device(), picks * 4),
+    );
+    let skip = skip.unwrap_or(layout.channels).min(layout.channels);
+    let wide = ty == IndexType::I64;
+    // SAFETY: unit `k < picks` reads indices `t < picks` of the `picks · words` words and writes `next[k]` and
+    // `first[k]`, both of `picks` words; a `next` is at most `picks`. Then unit `k < picks` reads `next[k]` and
+    // writes `first[t]` only for `t < picks`. The launches run in order.
+    unsafe {
+        launch!(
+            chain_kernel,
+            index,
+            picks,
+            arg(index, picks * ty.words()),
+            arg(&next, picks),
+            arg(&first, picks),
+            picks,
+            skip,
+            wide,
+        );
+        launch!(heads_kernel, index, picks, arg(&next, picks), arg(&first, picks), picks);
+    }
+    with_float_type!(dtype, F => {
+        // SAFETY: `src` holds `n` elements and `out` `outer · size · inner` (checked); unit `u < n` reads
+        // `src[(o · picks + t) · inner + j]` for `t < picks` (a chain ends at `picks`), and the head of a chain
+        // writes `out[(o · size + i) · inner + j]` with `i < size` (checked indices); no two heads share an
+        // index, so no two units write one element.
+        unsafe {
+            launch!(
+                add_kernel::<F, <F as Compute>::C>,
+                src,
+                n,
+                arg(src, n),
+                arg(index, picks * ty.words()),
+                arg(&next, picks),
+                arg(&first, picks),
+                arg(&out, layout.len()),
+                picks,
+                layout.channels,
+                layout.inner,
+                wide,
+            )
+        }
+    });
+    Ok(out)
+}
+
+/// The largest (`largest`) or smallest element of each line of `x` (`layout`, `channels > 0`) along the
+/// dimension, in a new `[outer, inner]` buffer, and its position as `int64`s: PyTorch's `max(dim)` /
+/// `min(dim)`, NaN winning and the first of equal values.
+///
+/// ```no_run
+/// use kernels::index::{Layout, extreme};
+/// use kernels::{Backend, FloatType, GpuBuffer, GpuDevice};
+/// let device = GpuDevice::open(Backend::Wgpu, 0)?;
+/// let x = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[1.0f32, 5.0, 5.0]));
+/// let layout = Layout { outer: 1, channels: 3, inner: 1 };
+/// let (values, at) = extreme(FloatType::F32, &x, layout, true)?;
+/// assert_eq!(values.to_bytes()?, bytemuck::cast_slice::<f32, u8>(&[5.0]));
+/// assert_eq!(at.to_bytes()?, bytemuck::cast_slice::<i64, u8>(&[1]));
+/// # Ok::<(), kernels::KernelError>(())
+/// ```
+pub fn extreme(dtype: FloatType, x: &GpuBuffer, layout: Layout, largest: bool) -> Result<(GpuBuffer, GpuBuffer)> {
+    let op = if largest { "max" } else { "min" };
+    let len = layout.check(op, dtype, x)?;
+    if layout.channels == 0 {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: "cannot reduce over a dimension of size 0".into(),
+        });
+    }
+    fits(op, len)?;
+    let lines = layout.outer * layout.inner;
+    let values = GpuBuffer::uninit(x.device(), lines * dtype.size_in_bytes());
+    let at = GpuBuffer::uninit(x.device(), lines * 8);
+    if lines == 0 {
+        return Ok((values, at));
+    }
+    with_float_type!(dtype, F => {
+        // SAFETY: `x` holds `outer · size · inner` elements (checked); unit `p < lines` reads
+        // `x[(p / inner) · size · inner + p % inner + i · inner]` for `i < size`, inside it, and writes
+        // `values[p]` (`lines` elements) and `at[2p]`, `at[2p + 1]` (`2 · lines` words).
+        unsafe {
+            launch!(
+                extreme_kernel::<F>,
+                x,
+                lines,
+                1usize,
+                arg(x, len),
+                arg(&values, lines),
+                arg(&at, 2 * lines),
+                layout.channels,
+                layout.inner,
+                largest,
+            )
+        }
+    });
+    Ok((values, at))
+}
+
+/// The gradient of [`extreme`]: a `layout` buffer holding each line's element of `g` (`[outer, inner]`, in
+/// elements of `element`) at its position in `at` (`int64`s, as [`extreme`] gives them), zeros elsewhere.
+///
+/// ```no_run
+/// use kernels::gather::Element;
+/// use kernels::index::{Layout, spread};
+/// use kernels::{Backend, GpuBuffer, GpuDevice};
+/// let device = GpuDevice::open(Backend::Wgpu, 0)?;
+/// let g = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[7.0f32]));
+/// let at = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[1i64]));
+/// let layout = Layout { outer: 1, channels: 3, inner: 1 };
+/// let dx = spread(&g, Element::Bits32, &at, layout)?;
+/// assert_eq!(dx.to_bytes()?, bytemuck::cast_slice::<f32, u8>(&[0.0, 7.0, 0.0]));
+/// # Ok::<(), kernels::KernelError>(())
+/// ```
+pub fn spread(g: &GpuBuffer, element: Element, at: &GpuBuffer, layout: Layout) -> Result<GpuBuffer> {
+    let op = "max backward";
+    let lines = layout.outer * layout.inner;
+    let have = count(op, g, element)?;
+    if have != lines {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("a gradient of {have} elements for {lines} lines of {layout:?}"),
+        });
+    }
+    check_index(op, g, at, IndexType::I64, lines)?;
+    let len = layout.len();
+    fits(op, len * 2)?;
+    let dx = GpuBuffer::uninit(g.device(), len * element.size_in_bytes());
+    if len == 0 {
+        return Ok(dx);
+    }
+    with_element!(element, T, words => {
+        // SAFETY: unit `u < len · words` writes `dx[u]` and reads `at[2 · line]` and `g[line · words + w]` for
+        // its line `line < outer · inner = lines`; `at` holds `2 · lines` words and `g` `lines · words` (checked).
+        unsafe {
+            launch!(
+                spread_kernel::<T>,
+                g,
+                len * words,
+                arg(g, lines * words),
+                arg(at, 2 * lines),
+                arg(&dx, len * words),
+                layout.channels,
+                layout.inner,
+                words,
+            )
+        }
+    });
+    Ok(dx)
+}
