@@ -1,37 +1,24 @@
 //! Adagrad, with learning-rate decay, weight decay, an initial accumulator and `maximize`.
 
-use super::{Algorithm, Optim, ParamState, check_non_negative, decayed_gradient, group_options};
+use super::{Algorithm, Optim, ParamState, decayed_gradient, group_options};
 use crate::{Result, Tensor};
 
 group_options! {
     /// PyTorch's `torch.optim.Adagrad` defaults: `lr=0.01, lr_decay=0, weight_decay=0,
     /// initial_accumulator_value=0, eps=1e-10`.
-    pub struct AdagradOptions {
+    pub struct AdagradOptions for "Adagrad" {
         /// Learning rate.
-        lr: f64 = 1e-2,
+        lr: f64 = 1e-2 => "learning rate",
         /// The learning rate is `lr / (1 + (step - 1)·lr_decay)`.
-        lr_decay: f64 = 0.0,
+        lr_decay: f64 = 0.0 => "lr_decay value",
         /// Added to the denominator.
-        eps: f64 = 1e-10,
+        eps: f64 = 1e-10 => "epsilon value",
         /// L2 penalty added to the gradient.
-        weight_decay: f64 = 0.0,
+        weight_decay: f64 = 0.0 => "weight_decay value",
         /// The accumulator's starting value.
-        initial_accumulator_value: f64 = 0.0,
+        initial_accumulator_value: f64 = 0.0 => "initial_accumulator_value",
         /// Maximise the objective.
         maximize: bool = false,
-    }
-
-    fn validate(&self) -> Result<()> {
-        check_non_negative(
-            "Adagrad",
-            &[
-                ("learning rate", self.lr),
-                ("lr_decay value", self.lr_decay),
-                ("weight_decay value", self.weight_decay),
-                ("initial_accumulator_value", self.initial_accumulator_value),
-                ("epsilon value", self.eps),
-            ],
-        )
     }
 }
 

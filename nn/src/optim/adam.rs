@@ -1,46 +1,40 @@
 //! Adam and AdamW (decoupled weight decay), with `amsgrad` and `maximize`.
 
-use super::{Algorithm, Optim, ParamState, check_non_negative, decayed_gradient, group_options, lerp_};
+use super::{Algorithm, Optim, ParamState, decayed_gradient, group_options, lerp_};
 use crate::{Error, Result, Tensor};
 
 group_options! {
     /// The options of [`Adam`] and [`AdamW`]. `Default` is Adam's (`lr=1e-3, betas=(0.9, 0.999), eps=1e-8`, no
     /// weight decay); [`AdamOptions::adamw`] is AdamW's (weight decay 0.01).
-    pub struct AdamOptions {
+    pub struct AdamOptions for "Adam" {
         /// Learning rate.
-        lr: f64 = 1e-3,
+        lr: f64 = 1e-3 => "learning rate",
         /// Decay of the running averages of the gradient and its square.
         betas: (f64, f64) = (0.9, 0.999),
         /// Added to the denominator.
-        eps: f64 = 1e-8,
+        eps: f64 = 1e-8 => "epsilon value",
         /// Weight decay: L2 in the gradient for Adam, decoupled (`p·(1 - lr·wd)`) for AdamW.
-        weight_decay: f64 = 0.0,
+        weight_decay: f64 = 0.0 => "weight_decay value",
         /// Use the maximum of the squared averages so far.
         amsgrad: bool = false,
         /// Maximise the objective.
         maximize: bool = false,
     }
     @momentum = [betas.0];
+    @check = betas_in_unit_interval;
+}
 
-    fn validate(&self) -> Result<()> {
-        check_non_negative(
-            "Adam",
-            &[
-                ("learning rate", self.lr),
-                ("epsilon value", self.eps),
-                ("weight_decay value", self.weight_decay),
-            ],
-        )?;
-        for (i, beta) in [self.betas.0, self.betas.1].into_iter().enumerate() {
-            if !(0.0..1.0).contains(&beta) {
-                return Err(Error::invalid(
-                    "Adam",
-                    format!("invalid beta parameter at index {i}: {beta}"),
-                ));
-            }
+/// PyTorch's check that each beta lies in `[0, 1)`.
+fn betas_in_unit_interval(o: &AdamOptions) -> Result<()> {
+    for (i, beta) in [o.betas.0, o.betas.1].into_iter().enumerate() {
+        if !(0.0..1.0).contains(&beta) {
+            return Err(Error::invalid(
+                "Adam",
+                format!("invalid beta parameter at index {i}: {beta}"),
+            ));
         }
-        Ok(())
     }
+    Ok(())
 }
 
 impl AdamOptions {

@@ -64,30 +64,18 @@ impl HyperValue for Vec<i64> {
 }
 
 /// Declares a group's options: each field with its doc, type and PyTorch's default, in PyTorch's order (the
-/// order of `param_groups`); `@momentum = [field]` names what a scheduler cycles; the items after it (at least
-/// `validate`) go into the [`GroupOptions`](crate::optim::GroupOptions) impl.
+/// order of `param_groups`); `=> "name"` after a default marks a field PyTorch requires to be finite and `>= 0`
+/// (checked in field order by the generated `validate`, the error naming the optimizer `for "…"` and the
+/// field); `@momentum = [field]` names what a scheduler cycles; `@check = path;` adds a check of its own
+/// (`fn(&Options) -> Result<()>`, after the others).
 macro_rules! group_options {
     (
         $(#[$meta:meta])*
-        pub struct $name:ident { $($fields:tt)* }
-        @momentum = [ $($momentum:tt)+ ];
-        $($items:item)*
-    ) => {
-        group_options! { @emit [$(#[$meta])*] $name { $($fields)* } ([$($momentum)+]) $($items)* }
-    };
-    (
-        $(#[$meta:meta])*
-        pub struct $name:ident { $($fields:tt)* }
-        $($items:item)*
-    ) => {
-        group_options! { @emit [$(#[$meta])*] $name { $($fields)* } () $($items)* }
-    };
-    (
-        @emit [$(#[$meta:meta])*] $name:ident {
-            $( $(#[$field_meta:meta])* $field:ident : $ty:ty = $default:expr, )*
+        pub struct $name:ident for $op:literal {
+            $( $(#[$field_meta:meta])* $field:ident : $ty:ty = $default:expr $(=> $what:literal)? , )*
         }
-        ($( [ $($momentum:tt)+ ] )?)
-        $($items:item)*
+        $( @momentum = [ $($momentum:tt)+ ]; )?
+        $( @check = $check:path; )?
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq)]
@@ -121,6 +109,12 @@ macro_rules! group_options {
                 }
             )?
 
+            fn validate(&self) -> $crate::Result<()> {
+                $crate::optim::check_non_negative($op, &[ $( $( ($what, self.$field), )? )* ])?;
+                $( $check(self)?; )?
+                Ok(())
+            }
+
             fn to_hypers(&self) -> Vec<(&'static str, $crate::optim::Hyper)> {
                 vec![ $( (stringify!($field), $crate::optim::HyperValue::to_hyper(&self.$field)), )* ]
             }
@@ -138,8 +132,6 @@ macro_rules! group_options {
                 }
                 Ok(options)
             }
-
-            $($items)*
         }
     };
 }

@@ -1,41 +1,28 @@
 //! RMSprop, with momentum, centring, weight decay and `maximize`.
 
-use super::{Algorithm, Optim, ParamState, check_non_negative, decayed_gradient, group_options, lerp_};
+use super::{Algorithm, Optim, ParamState, decayed_gradient, group_options, lerp_};
 use crate::{Result, Tensor};
 
 group_options! {
     /// PyTorch's `torch.optim.RMSprop` defaults: `lr=0.01, alpha=0.99, eps=1e-8`, no weight decay or momentum, not
     /// centred.
-    pub struct RMSpropOptions {
+    pub struct RMSpropOptions for "RMSprop" {
         /// Learning rate.
-        lr: f64 = 1e-2,
+        lr: f64 = 1e-2 => "learning rate",
         /// Momentum factor.
-        momentum: f64 = 0.0,
+        momentum: f64 = 0.0 => "momentum value",
         /// Smoothing constant of the squared average.
-        alpha: f64 = 0.99,
+        alpha: f64 = 0.99 => "alpha value",
         /// Added to the denominator.
-        eps: f64 = 1e-8,
+        eps: f64 = 1e-8 => "epsilon value",
         /// Normalise by the variance (the squared average less the squared mean gradient).
         centered: bool = false,
         /// L2 penalty added to the gradient.
-        weight_decay: f64 = 0.0,
+        weight_decay: f64 = 0.0 => "weight_decay value",
         /// Maximise the objective.
         maximize: bool = false,
     }
     @momentum = [momentum];
-
-    fn validate(&self) -> Result<()> {
-        check_non_negative(
-            "RMSprop",
-            &[
-                ("learning rate", self.lr),
-                ("epsilon value", self.eps),
-                ("momentum value", self.momentum),
-                ("weight_decay value", self.weight_decay),
-                ("alpha value", self.alpha),
-            ],
-        )
-    }
 }
 
 /// PyTorch's `_single_tensor_rmsprop`.

@@ -1,43 +1,37 @@
 //! Stochastic gradient descent with momentum, dampening, Nesterov momentum, weight decay and `maximize`.
 
-use super::{Algorithm, Optim, ParamState, check_non_negative, decayed_gradient, group_options};
+use super::{Algorithm, Optim, ParamState, decayed_gradient, group_options};
 use crate::{Error, Result, Tensor};
 
 group_options! {
     /// PyTorch's `torch.optim.SGD` defaults: `lr=1e-3`, no momentum, dampening, weight decay; not Nesterov; minimising.
-    pub struct SgdOptions {
+    pub struct SgdOptions for "SGD" {
         /// Learning rate.
-        lr: f64 = 1e-3,
+        lr: f64 = 1e-3 => "learning rate",
         /// Momentum factor.
-        momentum: f64 = 0.0,
+        momentum: f64 = 0.0 => "momentum value",
         /// Dampening of the momentum.
         dampening: f64 = 0.0,
         /// L2 penalty added to the gradient.
-        weight_decay: f64 = 0.0,
+        weight_decay: f64 = 0.0 => "weight_decay value",
         /// Nesterov momentum (needs momentum and no dampening).
         nesterov: bool = false,
         /// Maximise the objective.
         maximize: bool = false,
     }
     @momentum = [momentum];
+    @check = nesterov_needs_momentum;
+}
 
-    fn validate(&self) -> Result<()> {
-        check_non_negative(
+/// PyTorch's check that Nesterov momentum has a momentum and no dampening.
+fn nesterov_needs_momentum(o: &SgdOptions) -> Result<()> {
+    if o.nesterov && (o.momentum <= 0.0 || o.dampening != 0.0) {
+        return Err(Error::invalid(
             "SGD",
-            &[
-                ("learning rate", self.lr),
-                ("momentum value", self.momentum),
-                ("weight_decay value", self.weight_decay),
-            ],
-        )?;
-        if self.nesterov && (self.momentum <= 0.0 || self.dampening != 0.0) {
-            return Err(Error::invalid(
-                "SGD",
-                "Nesterov momentum requires a momentum and zero dampening",
-            ));
-        }
-        Ok(())
+            "Nesterov momentum requires a momentum and zero dampening",
+        ));
     }
+    Ok(())
 }
 
 /// SGD's update (PyTorch's `_single_tensor_sgd`): the momentum buffer starts as a copy of the first gradient.
