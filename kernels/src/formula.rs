@@ -59,3 +59,60 @@ pub(crate) fn backward_kernel<F: Float, C: Float + LaunchArg, N: Size, A: Formul
         dx[ABSOLUTE_POS] = Vector::<F, N>::cast_from(A::backward::<C, N>(s, g, a, b));
     }
 }
+
+/// Declares an element-wise formula: a unit struct implementing [`Formula`] (the device form, in the compute
+/// float `C` and vector `N`) and [`HostFormula`](crate::HostFormula) (the host form, in `R: Real`), forward
+/// and backward side by side; the flags in brackets set the host form's `const`s to `true`
+/// (`TRANSCENDENTAL`, `GRAD_FROM_OUTPUT`). Each function names its parameters: the input (or the saved
+/// tensor and `dy`) and the constants `a`, `b`. The `#[cube]` before the device forward is the attribute put
+/// on the device impl: written at the call, so the names cubecl's expansion adds resolve beside the caller's.
+///
+/// ```ignore
+/// formula! {
+///     /// `e^x`; its gradient `dy·e^x` reads the saved output.
+///     Exp [TRANSCENDENTAL, GRAD_FROM_OUTPUT];
+///     #[cube] device fn forward(x, _a, _b) { exp_reduced::<C, N>(x) }
+///     device fn backward(y, dy, _a, _b) { dy * y }
+///     host fn forward(x, _a, _b) { x.exp() }
+///     host fn backward(y, dy, _a, _b) { dy * y }
+/// }
+/// ```
+macro_rules! formula {
+    (
+        $(#[$meta:meta])*
+        $name:ident [$($flag:ident),*];
+        $pound:tt $cube:tt device fn forward($x:ident, $a:ident, $b:ident) { $($forward:tt)* }
+        device fn backward($s:ident, $dy:ident, $a2:ident, $b2:ident) { $($backward:tt)* }
+        host fn forward($hx:ident, $ha:ident, $hb:ident) { $($host_forward:tt)* }
+        host fn backward($hs:ident, $hdy:ident, $ha2:ident, $hb2:ident) { $($host_backward:tt)* }
+    ) => {
+        $(#[$meta])*
+        pub struct $name;
+
+        $pound $cube
+        impl $crate::Formula for $name {
+            fn forward<C: Float, N: Size>($x: Vector<C, N>, $a: C, $b: C) -> Vector<C, N> {
+                $($forward)*
+            }
+
+            fn backward<C: Float, N: Size>($s: Vector<C, N>, $dy: Vector<C, N>, $a2: C, $b2: C) -> Vector<C, N> {
+                $($backward)*
+            }
+        }
+
+        impl $crate::HostFormula for $name {
+            $(const $flag: bool = true;)*
+
+            #[inline(always)]
+            fn forward<R: $crate::Real>($hx: R, $ha: f64, $hb: f64) -> R {
+                $($host_forward)*
+            }
+
+            #[inline(always)]
+            fn backward<R: $crate::Real>($hs: R, $hdy: R, $ha2: f64, $hb2: f64) -> R {
+                $($host_backward)*
+            }
+        }
+    };
+}
+pub(crate) use formula;

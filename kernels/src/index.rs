@@ -6,7 +6,7 @@
 //! Indices are `int32` or `int64` buffers read as 32-bit words (an `int64` is a little-endian pair: low word,
 //! high word). [`check`] tells whether every index is in range; the other kernels read only indices it passed.
 //! An `index_add` sums the slices sent to one index in index order, without atomics: each position learns the
-//! next position with the same index ([`chain_kernel`], a scan that stops at it: quadratic in the number of
+//! next position with the same index (a scan that stops at it: quadratic in the number of
 //! indices only where they are mostly distinct), and the first of each chain adds them all.
 
 use cubecl::prelude::*;

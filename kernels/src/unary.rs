@@ -6,116 +6,47 @@ use cubecl::prelude::*;
 // The formulas below are named as these traits are; the traits stay in scope for their methods.
 use cubecl::prelude::{Abs as _, Erf as _, Log as _, Sqrt as _};
 
+use crate::formula::formula;
 use crate::math::exp_reduced;
 use crate::{Formula, HostFormula, Real};
 
-/// `e^x`; its gradient `dy·e^x` reads the saved output.
-pub struct Exp;
-
-#[cube]
-impl Formula for Exp {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        exp_reduced::<C, N>(x)
-    }
-
-    fn backward<C: Float, N: Size>(y: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        dy * y
-    }
+formula! {
+    /// `e^x`; its gradient `dy·e^x` reads the saved output.
+    Exp [TRANSCENDENTAL, GRAD_FROM_OUTPUT];
+    #[cube] device fn forward(x, _a, _b) { exp_reduced::<C, N>(x) }
+    device fn backward(y, dy, _a, _b) { dy * y }
+    host fn forward(x, _a, _b) { x.exp() }
+    host fn backward(y, dy, _a, _b) { dy * y }
 }
 
-impl HostFormula for Exp {
-    const TRANSCENDENTAL: bool = true;
-    const GRAD_FROM_OUTPUT: bool = true;
-
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        x.exp()
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(y: R, dy: R, _a: f64, _b: f64) -> R {
-        dy * y
-    }
+formula! {
+    /// The natural logarithm; its gradient `dy / x`.
+    Log [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) { x.ln() }
+    device fn backward(x, dy, _a, _b) { dy / x }
+    host fn forward(x, _a, _b) { x.ln() }
+    host fn backward(x, dy, _a, _b) { dy / x }
 }
 
-/// The natural logarithm; its gradient `dy / x`.
-pub struct Log;
-
-#[cube]
-impl Formula for Log {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        x.ln()
-    }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        dy / x
-    }
+formula! {
+    /// `√x`; its gradient `dy / (2√x)` reads the saved output.
+    Sqrt [GRAD_FROM_OUTPUT];
+    #[cube] device fn forward(x, _a, _b) { x.sqrt() }
+    device fn backward(y, dy, _a, _b) { dy / (y * Vector::new(C::new(2.0))) }
+    host fn forward(x, _a, _b) { x.sqrt() }
+    host fn backward(y, dy, _a, _b) { dy / (y * R::of(2.0)) }
 }
 
-impl HostFormula for Log {
-    const TRANSCENDENTAL: bool = true;
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        x.ln()
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
-        dy / x
-    }
-}
-
-/// `√x`; its gradient `dy / (2√x)` reads the saved output.
-pub struct Sqrt;
-
-#[cube]
-impl Formula for Sqrt {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        x.sqrt()
-    }
-
-    fn backward<C: Float, N: Size>(y: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        dy / (y * Vector::new(C::new(2.0)))
-    }
-}
-
-impl HostFormula for Sqrt {
-    const GRAD_FROM_OUTPUT: bool = true;
-
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        x.sqrt()
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(y: R, dy: R, _a: f64, _b: f64) -> R {
-        dy / (y * R::of(2.0))
-    }
-}
-
-/// `|x|`; its gradient `dy·sgn(x)` (zero at zero).
-pub struct Abs;
-
-#[cube]
-impl Formula for Abs {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        x.abs()
-    }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+formula! {
+    /// `|x|`; its gradient `dy·sgn(x)` (zero at zero).
+    Abs [];
+    #[cube] device fn forward(x, _a, _b) { x.abs() }
+    device fn backward(x, dy, _a, _b) {
         let zero = Vector::new(C::new(0.0));
         select_many(x.greater_than(&zero), dy, select_many(x.less_than(&zero), -dy, zero))
     }
-}
-
-impl HostFormula for Abs {
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        x.abs()
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+    host fn forward(x, _a, _b) { x.abs() }
+    host fn backward(x, dy, _a, _b) {
         if x > R::ZERO {
             dy
         } else if x < R::ZERO {
@@ -126,59 +57,24 @@ impl HostFormula for Abs {
     }
 }
 
-/// `1 / x`; its gradient `-dy·y²` reads the saved output.
-pub struct Recip;
-
-#[cube]
-impl Formula for Recip {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        Vector::new(C::new(1.0)) / x
-    }
-
-    fn backward<C: Float, N: Size>(y: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        -dy * y * y
-    }
+formula! {
+    /// `1 / x`; its gradient `-dy·y²` reads the saved output.
+    Recip [GRAD_FROM_OUTPUT];
+    #[cube] device fn forward(x, _a, _b) { Vector::new(C::new(1.0)) / x }
+    device fn backward(y, dy, _a, _b) { -dy * y * y }
+    host fn forward(x, _a, _b) { R::ONE / x }
+    host fn backward(y, dy, _a, _b) { -dy * y * y }
 }
 
-impl HostFormula for Recip {
-    const GRAD_FROM_OUTPUT: bool = true;
-
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        R::ONE / x
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(y: R, dy: R, _a: f64, _b: f64) -> R {
-        -dy * y * y
-    }
-}
-
-/// The error function; its gradient `dy·2/√π·e^{-x²}`.
-pub struct Erf;
-
-#[cube]
-impl Formula for Erf {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        x.erf()
-    }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+formula! {
+    /// The error function; its gradient `dy·2/√π·e^{-x²}`.
+    Erf [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) { x.erf() }
+    device fn backward(x, dy, _a, _b) {
         dy * Vector::new(C::new(core::f32::consts::FRAC_2_SQRT_PI)) * exp_reduced::<C, N>(-(x * x))
     }
-}
-
-impl HostFormula for Erf {
-    const TRANSCENDENTAL: bool = true;
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        x.erf()
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
-        dy * R::of(std::f64::consts::FRAC_2_SQRT_PI) * (-(x * x)).exp()
-    }
+    host fn forward(x, _a, _b) { x.erf() }
+    host fn backward(x, dy, _a, _b) { dy * R::of(std::f64::consts::FRAC_2_SQRT_PI) * (-(x * x)).exp() }
 }
 
 /// `x^a` for a scalar exponent `a` (a negative base with an integer exponent as in exact arithmetic); its
@@ -238,37 +134,26 @@ impl HostFormula for Pow {
     }
 }
 
-/// `x` limited to `[a, b]` (NaN passes); its gradient passes `dy` where `a ≤ x ≤ b` (PyTorch's `clamp`, ends
-/// included, unlike `hardtanh`).
-pub struct Clamp;
-
-#[cube]
-impl Formula for Clamp {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, a: C, b: C) -> Vector<C, N> {
+formula! {
+    /// `x` limited to `[a, b]` (NaN passes); its gradient passes `dy` where `a ≤ x ≤ b` (PyTorch's `clamp`, ends
+    /// included, unlike `hardtanh`).
+    Clamp [];
+    #[cube] device fn forward(x, a, b) {
         let lo = Vector::new(a);
         let hi = Vector::new(b);
         select_many(x.less_than(&lo), lo, select_many(x.greater_than(&hi), hi, x))
     }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, b: C) -> Vector<C, N> {
+    device fn backward(x, dy, a, b) {
         let zero = Vector::new(C::new(0.0));
         let below_top = select_many(x.less_equal(&Vector::new(b)), dy, zero);
         select_many(x.greater_equal(&Vector::new(a)), below_top, zero)
     }
-}
-
-impl HostFormula for Clamp {
-    #[inline(always)]
-    fn forward<R: Real>(x: R, a: f64, b: f64) -> R {
+    host fn forward(x, a, b) {
         if x.is_nan() {
             x
         } else {
             crate::host::hardtanh(x, R::of(a), R::of(b))
         }
     }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, a: f64, b: f64) -> R {
-        if x >= R::of(a) && x <= R::of(b) { dy } else { R::ZERO }
-    }
+    host fn backward(x, dy, a, b) { if x >= R::of(a) && x <= R::of(b) { dy } else { R::ZERO } }
 }

@@ -3,7 +3,8 @@
 
 use cubecl::prelude::*;
 
-use crate::{Formula, HostFormula, Real};
+use crate::Real;
+use crate::formula::formula;
 
 /// SELU's `alpha`, as PyTorch defines it.
 pub const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
@@ -37,78 +38,34 @@ fn elu_grad<R: Real>(x: R, dy: R, neg_scale: R, pos_scale: R, input_scale: R) ->
     }
 }
 
-/// PyTorch's `elu(x, alpha = a)`.
-pub struct Elu;
-
-#[cube]
-impl Formula for Elu {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
-        elu_forward::<C, N>(x, a, C::new(1.0), C::new(1.0))
-    }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
-        elu_backward::<C, N>(x, dy, a, C::new(1.0), C::new(1.0))
-    }
+formula! {
+    /// PyTorch's `elu(x, alpha = a)`.
+    Elu [TRANSCENDENTAL];
+    #[cube] device fn forward(x, a, _b) { elu_forward::<C, N>(x, a, C::new(1.0), C::new(1.0)) }
+    device fn backward(x, dy, a, _b) { elu_backward::<C, N>(x, dy, a, C::new(1.0), C::new(1.0)) }
+    host fn forward(x, a, _b) { if x > R::ZERO { x } else { R::of(a) * x.exp_m1() } }
+    host fn backward(x, dy, a, _b) { elu_grad(x, dy, R::of(a), R::ONE, R::ONE) }
 }
 
-impl HostFormula for Elu {
-    const TRANSCENDENTAL: bool = true;
-    #[inline(always)]
-    fn forward<R: Real>(x: R, a: f64, _b: f64) -> R {
-        if x > R::ZERO { x } else { R::of(a) * x.exp_m1() }
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, a: f64, _b: f64) -> R {
-        elu_grad(x, dy, R::of(a), R::ONE, R::ONE)
-    }
-}
-
-/// PyTorch's `selu`.
-pub struct Selu;
-
-#[cube]
-impl Formula for Selu {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+formula! {
+    /// PyTorch's `selu`.
+    Selu [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) {
         elu_forward::<C, N>(x, C::new(SELU_ALPHA_F32), C::new(SELU_SCALE_F32), C::new(1.0))
     }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+    device fn backward(x, dy, _a, _b) {
         elu_backward::<C, N>(x, dy, C::new(SELU_ALPHA_F32), C::new(SELU_SCALE_F32), C::new(1.0))
     }
+    host fn forward(x, _a, _b) { R::of(SELU_SCALE) * if x > R::ZERO { x } else { R::of(SELU_ALPHA) * x.exp_m1() } }
+    host fn backward(x, dy, _a, _b) { elu_grad(x, dy, R::of(SELU_ALPHA * SELU_SCALE), R::of(SELU_SCALE), R::ONE) }
 }
 
-impl HostFormula for Selu {
-    const TRANSCENDENTAL: bool = true;
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        R::of(SELU_SCALE) * if x > R::ZERO { x } else { R::of(SELU_ALPHA) * x.exp_m1() }
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
-        elu_grad(x, dy, R::of(SELU_ALPHA * SELU_SCALE), R::of(SELU_SCALE), R::ONE)
-    }
-}
-
-/// PyTorch's `celu(x, alpha = a)`.
-pub struct Celu;
-
-#[cube]
-impl Formula for Celu {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
-        elu_forward::<C, N>(x, a, C::new(1.0), C::new(1.0) / a)
-    }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
-        elu_backward::<C, N>(x, dy, a, C::new(1.0), C::new(1.0) / a)
-    }
-}
-
-impl HostFormula for Celu {
-    const TRANSCENDENTAL: bool = true;
-    #[inline(always)]
-    fn forward<R: Real>(x: R, a: f64, _b: f64) -> R {
+formula! {
+    /// PyTorch's `celu(x, alpha = a)`.
+    Celu [TRANSCENDENTAL];
+    #[cube] device fn forward(x, a, _b) { elu_forward::<C, N>(x, a, C::new(1.0), C::new(1.0) / a) }
+    device fn backward(x, dy, a, _b) { elu_backward::<C, N>(x, dy, a, C::new(1.0), C::new(1.0) / a) }
+    host fn forward(x, a, _b) {
         // ELU with input scale `1/alpha`, a product (not a division), as PyTorch computes it.
         if x > R::ZERO {
             x
@@ -116,9 +73,5 @@ impl HostFormula for Celu {
             R::of(a) * (x * R::of(1.0 / a)).exp_m1()
         }
     }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, a: f64, _b: f64) -> R {
-        elu_grad(x, dy, R::of(a), R::ONE, R::of(1.0 / a))
-    }
+    host fn backward(x, dy, a, _b) { elu_grad(x, dy, R::of(a), R::ONE, R::of(1.0 / a)) }
 }

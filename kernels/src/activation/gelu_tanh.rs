@@ -3,23 +3,20 @@
 use cubecl::prelude::*;
 
 use super::tanh::tanh;
-use crate::{Formula, HostFormula, Real};
+use crate::formula::formula;
 
 /// `√(2/π)`.
 const BETA: f32 = 0.797_884_6;
 const KAPPA: f32 = 0.044_715;
 
-/// PyTorch's `gelu(approximate='tanh')`.
-pub struct GeluTanh;
-
-#[cube]
-impl Formula for GeluTanh {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+formula! {
+    /// PyTorch's `gelu(approximate='tanh')`.
+    GeluTanh [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) {
         let inner = Vector::new(C::new(BETA)) * (x + Vector::new(C::new(KAPPA)) * x * x * x);
         Vector::new(C::new(0.5)) * x * (Vector::new(C::new(1.0)) + tanh::<C, N>(inner))
     }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+    device fn backward(x, dy, _a, _b) {
         let one = Vector::new(C::new(1.0));
         let x_sq = x * x;
         let inner = Vector::new(C::new(BETA)) * (x + Vector::new(C::new(KAPPA)) * x_sq * x);
@@ -31,23 +28,16 @@ impl Formula for GeluTanh {
         let slope = Vector::new(C::new(BETA)) * (one + Vector::new(C::new(3.0 * KAPPA)) * x_sq);
         dy * (half_one_plus_t + Vector::new(C::new(2.0)) * x * e * s * s * slope)
     }
-}
-
-impl HostFormula for GeluTanh {
-    const TRANSCENDENTAL: bool = true;
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+    host fn forward(x, _a, _b) {
         let inner = R::of(0.797_884_560_802_865_4) * (x + R::of(0.044715) * x * x * x);
         R::of(0.5) * x * (R::ONE + inner.tanh())
     }
-
-    /// PyTorch's gradient, `(1 + t)/2 + x/2·(1 - t²)·β(1 + 3κx²)` with `t = tanh u`, `u = β(x + κx³)`, written
-    /// without its cancellation: with `e = exp(-2|u|)` and `s = 1/(1 + e)`, `(1 + t)/2` is `s` for `u ≥ 0` and
-    /// `e·s` below, and `1 - t² = 4·e·s²`. Where `t` rounds near ±1 (|x| around 3 to 5.5 in f32), PyTorch's
-    /// `1 - t·t` keeps one or two significant bits and its f32 result is up to 1.9e-6 from the true value;
-    /// this form stays within 1e-6 of it.
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+    // PyTorch's gradient, `(1 + t)/2 + x/2·(1 - t²)·β(1 + 3κx²)` with `t = tanh u`, `u = β(x + κx³)`, written
+    // without its cancellation: with `e = exp(-2|u|)` and `s = 1/(1 + e)`, `(1 + t)/2` is `s` for `u ≥ 0` and
+    // `e·s` below, and `1 - t² = 4·e·s²`. Where `t` rounds near ±1 (|x| around 3 to 5.5 in f32), PyTorch's
+    // `1 - t·t` keeps one or two significant bits and its f32 result is up to 1.9e-6 from the true value;
+    // this form stays within 1e-6 of it.
+    host fn backward(x, dy, _a, _b) {
         let (beta, kappa) = (R::of(0.797_884_560_802_865_4), R::of(0.044715));
         let x_sq = x * x;
         let inner = beta * (x + kappa * x_sq * x);

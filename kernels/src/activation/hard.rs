@@ -3,15 +3,13 @@
 
 use cubecl::prelude::*;
 
+use crate::formula::formula;
 use crate::host::hardtanh;
-use crate::{Formula, HostFormula, Real};
 
-/// PyTorch's `hardsigmoid`.
-pub struct Hardsigmoid;
-
-#[cube]
-impl Formula for Hardsigmoid {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+formula! {
+    /// PyTorch's `hardsigmoid`.
+    Hardsigmoid [];
+    #[cube] device fn forward(x, _a, _b) {
         let zero = Vector::new(C::new(0.0));
         let one = Vector::new(C::new(1.0));
         let v = x / Vector::new(C::new(6.0)) + Vector::new(C::new(0.5));
@@ -21,18 +19,13 @@ impl Formula for Hardsigmoid {
             select_many(x.greater_equal(&Vector::new(C::new(3.0))), one, v),
         )
     }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+    device fn backward(x, dy, _a, _b) {
         let inside = x
             .greater_than(&Vector::new(C::new(-3.0)))
             .vec_and(x.less_than(&Vector::new(C::new(3.0))));
         select_many(inside, dy / Vector::new(C::new(6.0)), Vector::new(C::new(0.0)))
     }
-}
-
-impl HostFormula for Hardsigmoid {
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+    host fn forward(x, _a, _b) {
         if x <= R::of(-3.0) {
             R::ZERO
         } else if x >= R::of(3.0) {
@@ -41,9 +34,7 @@ impl HostFormula for Hardsigmoid {
             x / R::of(6.0) + R::of(0.5)
         }
     }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+    host fn backward(x, dy, _a, _b) {
         if x > R::of(-3.0) && x < R::of(3.0) {
             dy * R::of(1.0 / 6.0)
         } else {
@@ -52,12 +43,10 @@ impl HostFormula for Hardsigmoid {
     }
 }
 
-/// PyTorch's `hardswish`.
-pub struct Hardswish;
-
-#[cube]
-impl Formula for Hardswish {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+formula! {
+    /// PyTorch's `hardswish`.
+    Hardswish [];
+    #[cube] device fn forward(x, _a, _b) {
         let three = Vector::new(C::new(3.0));
         let v = x * (x + three) / Vector::new(C::new(6.0));
         select_many(
@@ -66,8 +55,7 @@ impl Formula for Hardswish {
             select_many(x.greater_equal(&three), x, v),
         )
     }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+    device fn backward(x, dy, _a, _b) {
         let three = Vector::new(C::new(3.0));
         let middle = dy * (x / three + Vector::new(C::new(0.5)));
         select_many(
@@ -76,16 +64,8 @@ impl Formula for Hardswish {
             select_many(x.greater_equal(&three), dy, middle),
         )
     }
-}
-
-impl HostFormula for Hardswish {
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        x * hardtanh(x + R::of(3.0), R::ZERO, R::of(6.0)) / R::of(6.0)
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+    host fn forward(x, _a, _b) { x * hardtanh(x + R::of(3.0), R::ZERO, R::of(6.0)) / R::of(6.0) }
+    host fn backward(x, dy, _a, _b) {
         // At exactly x = 3, PyTorch's vectorised CPU kernel (what any tensor of more than a few elements runs)
         // takes `dy`, its scalar loop `1.5·dy`; the vectorised result is the one its users see.
         if x < R::of(-3.0) {

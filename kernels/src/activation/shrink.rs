@@ -3,7 +3,8 @@
 
 use cubecl::prelude::*;
 
-use crate::{Formula, HostFormula, Real};
+use crate::Real;
+use crate::formula::formula;
 
 /// Whether `x` lies in `[-a, a]`.
 #[cube]
@@ -23,38 +24,19 @@ fn shrink_grad<R: Real>(x: R, dy: R, lambd: R) -> R {
     if x >= -lambd && x <= lambd { R::ZERO } else { dy }
 }
 
-/// PyTorch's `hardshrink(x, lambd = a)`.
-pub struct Hardshrink;
-
-#[cube]
-impl Formula for Hardshrink {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
-        select_many(inside::<C, N>(x, a), Vector::new(C::new(0.0)), x)
-    }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
-        shrink_backward::<C, N>(x, dy, a)
-    }
+formula! {
+    /// PyTorch's `hardshrink(x, lambd = a)`.
+    Hardshrink [];
+    #[cube] device fn forward(x, a, _b) { select_many(inside::<C, N>(x, a), Vector::new(C::new(0.0)), x) }
+    device fn backward(x, dy, a, _b) { shrink_backward::<C, N>(x, dy, a) }
+    host fn forward(x, a, _b) { if x >= -R::of(a) && x <= R::of(a) { R::ZERO } else { x } }
+    host fn backward(x, dy, a, _b) { shrink_grad(x, dy, R::of(a)) }
 }
 
-impl HostFormula for Hardshrink {
-    #[inline(always)]
-    fn forward<R: Real>(x: R, a: f64, _b: f64) -> R {
-        if x >= -R::of(a) && x <= R::of(a) { R::ZERO } else { x }
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, a: f64, _b: f64) -> R {
-        shrink_grad(x, dy, R::of(a))
-    }
-}
-
-/// PyTorch's `softshrink(x, lambd = a)`.
-pub struct Softshrink;
-
-#[cube]
-impl Formula for Softshrink {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
+formula! {
+    /// PyTorch's `softshrink(x, lambd = a)`.
+    Softshrink [];
+    #[cube] device fn forward(x, a, _b) {
         let l = Vector::new(a);
         select_many(
             x.greater_than(&l),
@@ -62,15 +44,8 @@ impl Formula for Softshrink {
             select_many(x.less_than(&-l), x + l, Vector::new(C::new(0.0))),
         )
     }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, _b: C) -> Vector<C, N> {
-        shrink_backward::<C, N>(x, dy, a)
-    }
-}
-
-impl HostFormula for Softshrink {
-    #[inline(always)]
-    fn forward<R: Real>(x: R, a: f64, _b: f64) -> R {
+    device fn backward(x, dy, a, _b) { shrink_backward::<C, N>(x, dy, a) }
+    host fn forward(x, a, _b) {
         let l = R::of(a);
         if x > l {
             x - l
@@ -82,9 +57,5 @@ impl HostFormula for Softshrink {
             R::ZERO
         }
     }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, a: f64, _b: f64) -> R {
-        shrink_grad(x, dy, R::of(a))
-    }
+    host fn backward(x, dy, a, _b) { shrink_grad(x, dy, R::of(a)) }
 }

@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 
-use crate::{Formula, HostFormula, Real};
+use crate::formula::formula;
 
 /// `1/(1 + e^-x)`.
 #[cube]
@@ -12,45 +12,20 @@ pub(crate) fn sigmoid<C: Float, N: Size>(x: Vector<C, N>) -> Vector<C, N> {
     one / (one + (-x).exp())
 }
 
-/// PyTorch's `sigmoid`; [`Formula::backward`] takes the output.
-pub struct Sigmoid;
-
-#[cube]
-impl Formula for Sigmoid {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        sigmoid::<C, N>(x)
-    }
-
-    fn backward<C: Float, N: Size>(y: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        dy * (Vector::new(C::new(1.0)) - y) * y
-    }
+formula! {
+    /// PyTorch's `sigmoid`; [`Formula::backward`](crate::Formula::backward) takes the output.
+    Sigmoid [TRANSCENDENTAL, GRAD_FROM_OUTPUT];
+    #[cube] device fn forward(x, _a, _b) { sigmoid::<C, N>(x) }
+    device fn backward(y, dy, _a, _b) { dy * (Vector::new(C::new(1.0)) - y) * y }
+    host fn forward(x, _a, _b) { R::ONE / (R::ONE + (-x).exp()) }
+    host fn backward(y, dy, _a, _b) { dy * (R::ONE - y) * y }
 }
 
-impl HostFormula for Sigmoid {
-    const TRANSCENDENTAL: bool = true;
-    const GRAD_FROM_OUTPUT: bool = true;
-
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        R::ONE / (R::ONE + (-x).exp())
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(y: R, dy: R, _a: f64, _b: f64) -> R {
-        dy * (R::ONE - y) * y
-    }
-}
-
-/// PyTorch's `silu`.
-pub struct Silu;
-
-#[cube]
-impl Formula for Silu {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        x * sigmoid::<C, N>(x)
-    }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+formula! {
+    /// PyTorch's `silu`.
+    Silu [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) { x * sigmoid::<C, N>(x) }
+    device fn backward(x, dy, _a, _b) {
         // sigmoid(x)·(1 + x·sigmoid(-x)), both sigmoids from one e = exp(-|x|) (see the host form).
         let one = Vector::new(C::new(1.0));
         let e = (-x.abs()).exp();
@@ -60,20 +35,11 @@ impl Formula for Silu {
         let s_neg = select_many(positive, e * d, d);
         dy * s * (one + x * s_neg)
     }
-}
-
-impl HostFormula for Silu {
-    const TRANSCENDENTAL: bool = true;
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        x / (R::ONE + (-x).exp())
-    }
-
-    /// `sigmoid(x)·(1 + x·(1 - sigmoid(x)))`, PyTorch's gradient, with `1 - sigmoid(x)` taken as `sigmoid(-x)`:
-    /// both from `e = exp(-|x|)`, so neither cancels where `sigmoid(x)` rounds near 1 (x around 15 to 17 in
-    /// f32, where `x·(1 - s)` would carry x times s's rounding).
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+    host fn forward(x, _a, _b) { x / (R::ONE + (-x).exp()) }
+    // `sigmoid(x)·(1 + x·(1 - sigmoid(x)))`, PyTorch's gradient, with `1 - sigmoid(x)` taken as `sigmoid(-x)`:
+    // both from `e = exp(-|x|)`, so neither cancels where `sigmoid(x)` rounds near 1 (x around 15 to 17 in
+    // f32, where `x·(1 - s)` would carry x times s's rounding).
+    host fn backward(x, dy, _a, _b) {
         let e = (-x.abs()).exp();
         let d = R::ONE / (R::ONE + e);
         let (s, s_neg) = if x >= R::ZERO { (d, e * d) } else { (e * d, d) };

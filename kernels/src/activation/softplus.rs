@@ -4,7 +4,7 @@
 use cubecl::prelude::*;
 
 use super::sigmoid::sigmoid;
-use crate::{Formula, HostFormula, Real};
+use crate::formula::formula;
 
 /// `ln(1 + x)`, accurate for small `x` (`x` itself below `1e-4`, where the sum rounds).
 #[cube]
@@ -14,12 +14,10 @@ fn log1p<C: Float, N: Size>(x: Vector<C, N>) -> Vector<C, N> {
     select_many(x.abs().less_than(&Vector::new(C::new(1e-4))), series, (one + x).ln())
 }
 
-/// PyTorch's `softplus(x, beta = a, threshold = b)`.
-pub struct Softplus;
-
-#[cube]
-impl Formula for Softplus {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, a: C, b: C) -> Vector<C, N> {
+formula! {
+    /// PyTorch's `softplus(x, beta = a, threshold = b)`.
+    Softplus [TRANSCENDENTAL];
+    #[cube] device fn forward(x, a, b) {
         let z = x * Vector::new(a);
         select_many(
             z.greater_than(&Vector::new(b)),
@@ -27,8 +25,7 @@ impl Formula for Softplus {
             log1p::<C, N>(z.exp()) / Vector::new(a),
         )
     }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, b: C) -> Vector<C, N> {
+    device fn backward(x, dy, a, b) {
         let z = x * Vector::new(a);
         let e = z.exp();
         select_many(
@@ -37,12 +34,7 @@ impl Formula for Softplus {
             dy * e / (e + Vector::new(C::new(1.0))),
         )
     }
-}
-
-impl HostFormula for Softplus {
-    const TRANSCENDENTAL: bool = true;
-    #[inline(always)]
-    fn forward<R: Real>(x: R, a: f64, b: f64) -> R {
+    host fn forward(x, a, b) {
         let (beta, threshold) = (R::of(a), R::of(b));
         // log1p(exp(z)) / beta through the overflow-free `max(z, 0) + log1p(e^-|z|)`.
         if x * beta > threshold {
@@ -51,9 +43,7 @@ impl HostFormula for Softplus {
             (x * beta).log1p_exp() / beta
         }
     }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, a: f64, b: f64) -> R {
+    host fn backward(x, dy, a, b) {
         let bx = x * R::of(a);
         if bx > R::of(b) {
             dy
@@ -79,31 +69,17 @@ fn tanh_softplus<C: Float, N: Size>(x: Vector<C, N>) -> Vector<C, N> {
     )
 }
 
-/// PyTorch's `mish`: `x·tanh(softplus(x))`.
-pub struct Mish;
-
-#[cube]
-impl Formula for Mish {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        x * tanh_softplus::<C, N>(x)
-    }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+formula! {
+    /// PyTorch's `mish`: `x·tanh(softplus(x))`.
+    Mish [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) { x * tanh_softplus::<C, N>(x) }
+    device fn backward(x, dy, _a, _b) {
         let s = sigmoid::<C, N>(x);
         let t = tanh_softplus::<C, N>(x);
         dy * (t + x * s * sech2_softplus::<C, N>(x))
     }
-}
-
-impl HostFormula for Mish {
-    const TRANSCENDENTAL: bool = true;
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        x * x.log1p_exp().tanh()
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+    host fn forward(x, _a, _b) { x * x.log1p_exp().tanh() }
+    host fn backward(x, dy, _a, _b) {
         let sigmoid = R::ONE / (R::ONE + (-x).exp());
         let t = x.log1p_exp().tanh();
         dy * (t + x * sigmoid * (R::ONE - t * t))
@@ -126,17 +102,14 @@ fn sech2_softplus<C: Float, N: Size>(x: Vector<C, N>) -> Vector<C, N> {
     )
 }
 
-/// PyTorch's `logsigmoid`.
-pub struct LogSigmoid;
-
-#[cube]
-impl Formula for LogSigmoid {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+formula! {
+    /// PyTorch's `logsigmoid`.
+    LogSigmoid [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) {
         let zero = Vector::new(C::new(0.0));
         select_many(x.less_than(&zero), x, zero) - log1p::<C, N>((-x.abs()).exp())
     }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+    device fn backward(x, dy, _a, _b) {
         let zero = Vector::new(C::new(0.0));
         let one = Vector::new(C::new(1.0));
         let negative = x.less_than(&zero);
@@ -144,18 +117,11 @@ impl Formula for LogSigmoid {
         let share = z / (one + z);
         dy * select_many(negative, one - share, share)
     }
-}
-
-impl HostFormula for LogSigmoid {
-    const TRANSCENDENTAL: bool = true;
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
+    host fn forward(x, _a, _b) {
         // min(x, 0) - log1p(e^-|x|), PyTorch's formula, is exactly -softplus(-x).
         -(-x).log1p_exp()
     }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+    host fn backward(x, dy, _a, _b) {
         let z = (-x.abs()).exp();
         let (max_deriv, sign) = if x < R::ZERO {
             (R::ONE, R::ONE)

@@ -2,31 +2,18 @@
 
 use cubecl::prelude::*;
 
-use crate::{Formula, HostFormula, Real};
+use crate::formula::formula;
 
-/// PyTorch's `softsign`.
-pub struct Softsign;
-
-#[cube]
-impl Formula for Softsign {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        x / (Vector::new(C::new(1.0)) + x.abs())
-    }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+formula! {
+    /// PyTorch's `softsign`.
+    Softsign [];
+    #[cube] device fn forward(x, _a, _b) { x / (Vector::new(C::new(1.0)) + x.abs()) }
+    device fn backward(x, dy, _a, _b) {
         let d = Vector::new(C::new(1.0)) + x.abs();
         dy / (d * d)
     }
-}
-
-impl HostFormula for Softsign {
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        x / (R::ONE + x.abs())
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+    host fn forward(x, _a, _b) { x / (R::ONE + x.abs()) }
+    host fn backward(x, dy, _a, _b) {
         // PyTorch differentiates `x / (|x| + 1)` through the division and `abs`.
         let d = x.abs() + R::ONE;
         let sign = if x > R::ZERO {

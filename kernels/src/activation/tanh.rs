@@ -8,7 +8,7 @@
 
 use cubecl::prelude::*;
 
-use crate::{Formula, HostFormula, Real};
+use crate::formula::formula;
 use cubecl::frontend::Tanh as TanhOp;
 
 /// `tanh(x)`, exact for large `|x|` on every driver.
@@ -41,59 +41,25 @@ fn tanh_small<C: Float, N: Size>(x: Vector<C, N>) -> Vector<C, N> {
     x + x * t * p
 }
 
-/// PyTorch's `tanh`; [`Formula::backward`] takes the output.
-pub struct Tanh;
-
-#[cube]
-impl Formula for Tanh {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        tanh::<C, N>(x)
-    }
-
-    fn backward<C: Float, N: Size>(y: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        dy * (Vector::new(C::new(1.0)) - y * y)
-    }
+formula! {
+    /// PyTorch's `tanh`; [`Formula::backward`](crate::Formula::backward) takes the output.
+    Tanh [TRANSCENDENTAL, GRAD_FROM_OUTPUT];
+    #[cube] device fn forward(x, _a, _b) { tanh::<C, N>(x) }
+    device fn backward(y, dy, _a, _b) { dy * (Vector::new(C::new(1.0)) - y * y) }
+    host fn forward(x, _a, _b) { x.tanh() }
+    host fn backward(y, dy, _a, _b) { dy * (R::ONE - y * y) }
 }
 
-impl HostFormula for Tanh {
-    const TRANSCENDENTAL: bool = true;
-    const GRAD_FROM_OUTPUT: bool = true;
-
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        x.tanh()
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(y: R, dy: R, _a: f64, _b: f64) -> R {
-        dy * (R::ONE - y * y)
-    }
-}
-
-/// PyTorch's `tanhshrink`.
-pub struct Tanhshrink;
-
-#[cube]
-impl Formula for Tanhshrink {
-    fn forward<C: Float, N: Size>(x: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
-        x - tanh::<C, N>(x)
-    }
-
-    fn backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, _a: C, _b: C) -> Vector<C, N> {
+formula! {
+    /// PyTorch's `tanhshrink`.
+    Tanhshrink [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) { x - tanh::<C, N>(x) }
+    device fn backward(x, dy, _a, _b) {
         let t = tanh::<C, N>(x);
         dy * t * t
     }
-}
-
-impl HostFormula for Tanhshrink {
-    const TRANSCENDENTAL: bool = true;
-    #[inline(always)]
-    fn forward<R: Real>(x: R, _a: f64, _b: f64) -> R {
-        x - x.tanh()
-    }
-
-    #[inline(always)]
-    fn backward<R: Real>(x: R, dy: R, _a: f64, _b: f64) -> R {
+    host fn forward(x, _a, _b) { x - x.tanh() }
+    host fn backward(x, dy, _a, _b) {
         let t = x.tanh();
         dy - dy * (R::ONE - t * t)
     }
