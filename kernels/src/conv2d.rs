@@ -331,30 +331,46 @@ pub fn conv2d(
     Ok(out)
 }
 
+/// The buffer a gradient kernel writes: [`Gradient::Ready`] when nothing needs launching (an empty gradient,
+/// or zeros where an operand is empty), else [`Gradient::Launch`] with `n` uninitialised elements.
+enum Gradient {
+    Ready(GpuBuffer),
+    Launch(GpuBuffer),
+}
+
+/// Checks `dtype` and the geometry and that each operand holds its count (on the first one's device), and
+/// makes the `n`-element gradient's buffer.
+fn gradient_buffer(
+    dtype: FloatType,
+    g: Geometry,
+    n: usize,
+    operands: &[(&GpuBuffer, usize, &str)],
+) -> Result<Gradient> {
+    let op = "conv2d_backward";
+    let on = operands[0].0;
+    on.device().check_dtype(op, dtype)?;
+    g.check(op)?;
+    check_operands(op, dtype, on, operands)?;
+    let bytes = n * dtype.size_in_bytes();
+    Ok(if n == 0 {
+        Gradient::Ready(GpuBuffer::uninit(on.device(), 0))
+    } else if operands.iter().any(|&(_, len, _)| len == 0) {
+        Gradient::Ready(GpuBuffer::from_bytes(on.device(), &vec![0u8; bytes]))
+    } else {
+        Gradient::Launch(GpuBuffer::uninit(on.device(), bytes))
+    })
+}
+
 /// The gradient of [`conv2d`]'s input from the output's gradient `dy` `(N, O, Ho, Wo)` and the weight, in a new
 /// `(N, C, H, W)` buffer.
 pub fn conv2d_input_grad(dtype: FloatType, dy: &GpuBuffer, w: &GpuBuffer, geometry: Geometry) -> Result<GpuBuffer> {
-    let op = "conv2d_backward";
-    dy.device().check_dtype(op, dtype)?;
     let g = geometry;
-    g.check(op)?;
-    check_operands(
-        op,
-        dtype,
-        dy,
-        &[(dy, g.output_len(), "output gradient"), (w, g.weight_len(), "weight")],
-    )?;
     let n = g.input_len();
-    let dx = GpuBuffer::uninit(dy.device(), n * dtype.size_in_bytes());
-    if n == 0 {
-        return Ok(dx);
-    }
-    if g.output_len() == 0 || g.weight_len() == 0 {
-        return Ok(GpuBuffer::from_bytes(
-            dy.device(),
-            &vec![0u8; n * dtype.size_in_bytes()],
-        ));
-    }
+    let operands = [(dy, g.output_len(), "output gradient"), (w, g.weight_len(), "weight")];
+    let dx = match gradient_buffer(dtype, g, n, &operands)? {
+        Gradient::Ready(zeros) => return Ok(zeros),
+        Gradient::Launch(dx) => dx,
+    };
     with_float_type!(dtype, F => {
         // SAFETY: `dy` and `w` hold the geometry's element counts (checked). Unit `i < n` reads `dy` at output
         // rows `oy < Ho` and columns `ox < Wo` of its batch's planes `oc < O`, weight elements of those output
@@ -379,24 +395,13 @@ pub fn conv2d_input_grad(dtype: FloatType, dy: &GpuBuffer, w: &GpuBuffer, geomet
 /// The gradient of [`conv2d`]'s weight from the input and the output's gradient `dy`, in a new
 /// `(O, C / groups, kH, kW)` buffer.
 pub fn conv2d_weight_grad(dtype: FloatType, x: &GpuBuffer, dy: &GpuBuffer, geometry: Geometry) -> Result<GpuBuffer> {
-    let op = "conv2d_backward";
-    x.device().check_dtype(op, dtype)?;
     let g = geometry;
-    g.check(op)?;
-    check_operands(
-        op,
-        dtype,
-        x,
-        &[(x, g.input_len(), "input"), (dy, g.output_len(), "output gradient")],
-    )?;
     let n = g.weight_len();
-    let dw = GpuBuffer::uninit(x.device(), n * dtype.size_in_bytes());
-    if n == 0 {
-        return Ok(dw);
-    }
-    if g.output_len() == 0 || g.input_len() == 0 {
-        return Ok(GpuBuffer::from_bytes(x.device(), &vec![0u8; n * dtype.size_in_bytes()]));
-    }
+    let operands = [(x, g.input_len(), "input"), (dy, g.output_len(), "output gradient")];
+    let dw = match gradient_buffer(dtype, g, n, &operands)? {
+        Gradient::Ready(zeros) => return Ok(zeros),
+        Gradient::Launch(dw) => dw,
+    };
     with_float_type!(dtype, F => {
         // SAFETY: `x` and `dy` hold the geometry's element counts (checked). Unit `i < n` reads `x` at rows
         // `py - pt < H` and columns `px - pl < W` of its input channel `c < C` for each batch element, `dy` of

@@ -230,6 +230,18 @@ fn check_index(op: &'static str, on: &GpuBuffer, index: &GpuBuffer, ty: IndexTyp
     Ok(())
 }
 
+/// Checks that `buffer` (`what`, for the error) holds `want` elements of `element`; returns the count.
+fn count_of(op: &'static str, buffer: &GpuBuffer, element: Element, want: usize, what: &str) -> Result<usize> {
+    let have = count(op, buffer, element)?;
+    if have != want {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("{what} holds {have} elements, expected {want}"),
+        });
+    }
+    Ok(have)
+}
+
 /// Fails unless `value` fits the kernels' 32-bit positions.
 fn fits(op: &'static str, value: usize) -> Result<()> {
     if value >= i32::MAX as usize {
@@ -304,13 +316,7 @@ pub fn select(
     picks: usize,
 ) -> Result<GpuBuffer> {
     let op = "index_select";
-    let have = count(op, x, element)?;
-    if have != layout.len() {
-        return Err(KernelError::InvalidArgument {
-            op,
-            message: format!("{have} elements do not make the layout {layout:?}"),
-        });
-    }
+    let have = count_of(op, x, element, layout.len(), "the input")?;
     check_index(op, x, index, ty, picks)?;
     let n = layout.outer * picks * layout.inner;
     fits(op, n.max(have) * 2)?;
@@ -495,13 +501,7 @@ pub fn extreme(dtype: FloatType, x: &GpuBuffer, layout: Layout, largest: bool) -
 pub fn spread(g: &GpuBuffer, element: Element, at: &GpuBuffer, layout: Layout) -> Result<GpuBuffer> {
     let op = "max backward";
     let lines = layout.outer * layout.inner;
-    let have = count(op, g, element)?;
-    if have != lines {
-        return Err(KernelError::InvalidArgument {
-            op,
-            message: format!("a gradient of {have} elements for {lines} lines of {layout:?}"),
-        });
-    }
+    count_of(op, g, element, lines, "the gradient")?;
     check_index(op, g, at, IndexType::I64, lines)?;
     let len = layout.len();
     fits(op, len * 2)?;

@@ -6,6 +6,7 @@ use cubecl::prelude::*;
 // The formulas below are named as these traits are; the traits stay in scope for their methods.
 use cubecl::prelude::{Abs as _, Erf as _, Log as _, Sqrt as _};
 
+use crate::activation::Hardtanh;
 use crate::formula::formula;
 use crate::math::exp_reduced;
 use crate::{Formula, HostFormula, Real};
@@ -138,22 +139,12 @@ formula! {
     /// `x` limited to `[a, b]` (NaN passes); its gradient passes `dy` where `a ≤ x ≤ b` (PyTorch's `clamp`, ends
     /// included, unlike `hardtanh`).
     Clamp [];
-    #[cube] device fn forward(x, a, b) {
-        let lo = Vector::new(a);
-        let hi = Vector::new(b);
-        select_many(x.less_than(&lo), lo, select_many(x.greater_than(&hi), hi, x))
-    }
+    #[cube] device fn forward(x, a, b) { <Hardtanh as Formula>::forward::<C, N>(x, a, b) }
     device fn backward(x, dy, a, b) {
         let zero = Vector::new(C::new(0.0));
         let below_top = select_many(x.less_equal(&Vector::new(b)), dy, zero);
         select_many(x.greater_equal(&Vector::new(a)), below_top, zero)
     }
-    host fn forward(x, a, b) {
-        if x.is_nan() {
-            x
-        } else {
-            crate::host::hardtanh(x, R::of(a), R::of(b))
-        }
-    }
+    host fn forward(x, a, b) { crate::host::hardtanh(x, R::of(a), R::of(b)) }
     host fn backward(x, dy, a, b) { if x >= R::of(a) && x <= R::of(b) { dy } else { R::ZERO } }
 }

@@ -255,6 +255,22 @@ impl Error {
         }
     }
 
+    /// `Ok` when `shape` has `rank` dimensions, else [`Error::InvalidArgument`] for `op` saying what was
+    /// expected (`"the weight must be (out, in)"`) and the shape.
+    ///
+    /// ```
+    /// use nn::{Error, Shape};
+    /// let err = Error::check_rank("linear", &Shape::from([3]), 2, "the weight must be (out, in)").unwrap_err();
+    /// assert!(err.to_string().contains("the weight must be (out, in); got shape [3]"));
+    /// ```
+    pub fn check_rank(op: &'static str, shape: &Shape, rank: usize, expected: &str) -> Result<()> {
+        if shape.len() == rank {
+            Ok(())
+        } else {
+            Err(Error::invalid(op, format!("{expected}; got shape {shape}")))
+        }
+    }
+
     /// `Ok` for a floating-point `dtype`, else [`Error::float_only`].
     pub fn check_float(op: &'static str, dtype: DType) -> Result<()> {
         if dtype.is_floating_point() {

@@ -78,6 +78,12 @@ fn check_pair(op: &'static str, input: &Tensor, target: &Tensor) -> Result<()> {
     Ok(())
 }
 
+/// [`check_pair`] and the element weight of the binary cross-entropies.
+fn check_weighted_pair(op: &'static str, input: &Tensor, target: &Tensor, weight: Option<&Tensor>) -> Result<()> {
+    check_pair(op, input, target)?;
+    check_weight(op, input, weight, "weight must broadcast to the input's shape")
+}
+
 /// `Ok` when `weight` (if any) is a float tensor of `input`'s dtype whose shape broadcasts to the input's.
 fn check_weight(op: &'static str, input: &Tensor, weight: Option<&Tensor>, what: &'static str) -> Result<()> {
     let Some(w) = weight else { return Ok(()) };
@@ -382,8 +388,7 @@ pub fn binary_cross_entropy(
     reduction: Reduction,
 ) -> Result<Tensor> {
     let op = "binary_cross_entropy";
-    check_pair(op, input, target)?;
-    check_weight(op, input, weight, "weight must broadcast to the input's shape")?;
+    check_weighted_pair(op, input, target, weight)?;
     if target.requires_grad() && is_grad_enabled() {
         return Err(Error::autograd(
             op,
@@ -435,8 +440,7 @@ pub fn binary_cross_entropy_with_logits(
     reduction: Reduction,
 ) -> Result<Tensor> {
     let op = "binary_cross_entropy_with_logits";
-    check_pair(op, input, target)?;
-    check_weight(op, input, weight, "weight must broadcast to the input's shape")?;
+    check_weighted_pair(op, input, target, weight)?;
     check_weight(op, input, pos_weight, "pos_weight must broadcast to the input's shape")?;
     let log_sigmoid = Activation::LogSigmoid.forward(input)?;
     let weighted_log_sigmoid = match pos_weight {

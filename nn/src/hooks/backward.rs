@@ -90,6 +90,21 @@ pub(crate) struct BackwardEntry<M: Forward> {
     pub(crate) outputs: TensorsOf<M::Output>,
 }
 
+impl<M: Forward> BackwardEntry<M>
+where
+    M::Input: TensorArgs + 'static,
+    M::Output: TensorArgs + 'static,
+{
+    /// The entry of hook `f`, reaching the module's input and output tensors through their `TensorArgs`.
+    pub(crate) fn new(f: BackwardFn) -> BackwardEntry<M> {
+        BackwardEntry {
+            f,
+            inputs: <M::Input as TensorArgs>::tensors_mut,
+            outputs: <M::Output as TensorArgs>::tensors_mut,
+        }
+    }
+}
+
 /// The backward hooks of one call of a module, between its forward's start and its output.
 pub(crate) struct BackwardCall<M: Forward> {
     full: Vec<Entry>,

@@ -366,11 +366,7 @@ pub trait RegisterHooks: HasHooks + Module + Forward + Sized {
         Self::Input: TensorArgs + 'static,
         Self::Output: TensorArgs + 'static,
     {
-        let entry: BackwardEntry<Self> = BackwardEntry {
-            f: BackwardFn::Full(Arc::new(hook)),
-            inputs: <Self::Input as TensorArgs>::tensors_mut,
-            outputs: <Self::Output as TensorArgs>::tensors_mut,
-        };
+        let entry = BackwardEntry::<Self>::new(BackwardFn::Full(Arc::new(hook)));
         self.hook_storage_mut()
             .add(HookKind::Backward, Arc::new(entry), HookOptions::default())
     }
@@ -384,11 +380,7 @@ pub trait RegisterHooks: HasHooks + Module + Forward + Sized {
         Self::Input: TensorArgs + 'static,
         Self::Output: TensorArgs + 'static,
     {
-        let entry: BackwardEntry<Self> = BackwardEntry {
-            f: BackwardFn::Pre(Arc::new(hook)),
-            inputs: <Self::Input as TensorArgs>::tensors_mut,
-            outputs: <Self::Output as TensorArgs>::tensors_mut,
-        };
+        let entry = BackwardEntry::<Self>::new(BackwardFn::Pre(Arc::new(hook)));
         let options = HookOptions {
             prepend,
             always_call: false,

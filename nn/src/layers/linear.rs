@@ -50,15 +50,12 @@ impl Linear {
 
     /// A layer holding `weight` `(out, in)` and an optional `bias` `(out)`.
     pub fn from_tensors(weight: Tensor, bias: Option<Tensor>) -> Result<Linear> {
-        if weight.rank() != 2 {
-            return Err(Error::invalid(
-                "Linear",
-                format!(
-                    "the weight must be (out_features, in_features); got shape {}",
-                    weight.shape()
-                ),
-            ));
-        }
+        Error::check_rank(
+            "Linear",
+            weight.shape(),
+            2,
+            "the weight must be (out_features, in_features)",
+        )?;
         let (out_features, in_features) = (weight.shape()[0], weight.shape()[1]);
         if let Some(b) = &bias
             && b.shape() != &[out_features]

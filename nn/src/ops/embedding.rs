@@ -31,15 +31,12 @@ pub fn embedding(indices: &Tensor, weight: &Tensor) -> Result<Tensor> {
 /// ```
 pub fn embedding_padded(indices: &Tensor, weight: &Tensor, padding_idx: Option<usize>) -> Result<Tensor> {
     let op = "embedding";
-    if weight.rank() != 2 {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "the weight must be (num_embeddings, embedding_dim); got shape {}",
-                weight.shape()
-            ),
-        ));
-    }
+    Error::check_rank(
+        op,
+        weight.shape(),
+        2,
+        "the weight must be (num_embeddings, embedding_dim)",
+    )?;
     index_type(op, indices)?;
     let lookup = IndexSelect {
         dim: 0,

@@ -210,15 +210,7 @@ impl Tensor {
     /// ```
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
         let op = "linear";
-        if weight.rank() != 2 {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "the weight must be 2-dimensional (out, in); got shape {}",
-                    weight.shape()
-                ),
-            ));
-        }
+        Error::check_rank(op, weight.shape(), 2, "the weight must be 2-dimensional (out, in)")?;
         let (out_f, in_f) = (weight.shape()[0], weight.shape()[1]);
         if self.rank() == 0 || self.shape()[self.rank() - 1] != in_f {
             return Err(Error::shapes(

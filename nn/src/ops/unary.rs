@@ -7,37 +7,36 @@ use kernels::unary;
 use super::activation::{Activation, apply};
 use crate::{Result, Tensor};
 
-impl Tensor {
+/// `Tensor` methods applying a formula of `kernels::unary` without constants, named as PyTorch names them.
+macro_rules! unary_methods {
+    ($( $(#[$doc:meta])* $name:ident => $formula:ident; )*) => {
+        impl Tensor {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self) -> Result<Tensor> {
+                    apply::<unary::$formula>(stringify!($name), [0.0; 2], self)
+                }
+            )*
+        }
+    };
+}
+
+unary_methods! {
     /// `e^x`.
-    pub fn exp(&self) -> Result<Tensor> {
-        apply::<unary::Exp>("exp", [0.0; 2], self)
-    }
-
+    exp => Exp;
     /// Natural logarithm.
-    pub fn log(&self) -> Result<Tensor> {
-        apply::<unary::Log>("log", [0.0; 2], self)
-    }
-
+    log => Log;
     /// Square root.
-    pub fn sqrt(&self) -> Result<Tensor> {
-        apply::<unary::Sqrt>("sqrt", [0.0; 2], self)
-    }
-
+    sqrt => Sqrt;
     /// `|x|`.
-    pub fn abs(&self) -> Result<Tensor> {
-        apply::<unary::Abs>("abs", [0.0; 2], self)
-    }
-
+    abs => Abs;
     /// The error function.
-    pub fn erf(&self) -> Result<Tensor> {
-        apply::<unary::Erf>("erf", [0.0; 2], self)
-    }
-
+    erf => Erf;
     /// `1 / x`.
-    pub fn recip(&self) -> Result<Tensor> {
-        apply::<unary::Recip>("recip", [0.0; 2], self)
-    }
+    recip => Recip;
+}
 
+impl Tensor {
     /// Hyperbolic tangent (the [`Tanh`](crate::layers::Tanh) activation).
     pub fn tanh(&self) -> Result<Tensor> {
         Activation::Tanh.forward(self)
