@@ -121,7 +121,7 @@ pub fn forward(dtype: FloatType, x: &GpuBuffer, layout: Layout, log: bool) -> Re
     x.device().check_math("softmax", dtype)?;
     let output = GpuBuffer::uninit(x.device(), x.len());
     if len > 0 {
-        with_float_type!(dtype, F => launch_forward::<F>(x, &output, layout, log));
+        with_float_type!(dtype, F => launch::<F>(Buffers::Forward { x, output: &output }, layout, log));
     }
     Ok(output)
 }
@@ -133,51 +133,59 @@ pub fn backward(dtype: FloatType, y: &GpuBuffer, dy: &GpuBuffer, layout: Layout,
     y.device().check_math("softmax backward", dtype)?;
     let dx = GpuBuffer::uninit(y.device(), y.len());
     if len > 0 {
-        with_float_type!(dtype, F => launch_backward::<F>(y, dy, &dx, layout, log));
+        with_float_type!(dtype, F => launch::<F>(Buffers::Backward { y, dy, dx: &dx }, layout, log));
     }
     Ok(dx)
 }
 
-fn launch_forward<F: Compute>(x: &GpuBuffer, output: &GpuBuffer, layout: Layout, log: bool) {
-    let len = layout.len();
-    let vector = vector_size(layout.inner, layout.inner);
-    let lines = layout.outer * layout.inner / vector;
-    // SAFETY: both buffers hold `len` elements of `F` (`check`); a unit touches only its own line's
-    // elements, at indices below `len` as `line < lines` and `s < size`.
-    unsafe {
-        launch!(
-            softmax_kernel::<F, F::C>,
-            x,
-            lines,
-            vector,
-            arg(x, len),
-            arg(output, len),
-            lines,
-            layout.channels,
-            layout.inner / vector,
-            log,
-        )
-    }
+/// The buffers of one softmax launch: the forward's input and output, or the backward's `y`, `dy` and `dx`.
+enum Buffers<'a> {
+    Forward {
+        x: &'a GpuBuffer,
+        output: &'a GpuBuffer,
+    },
+    Backward {
+        y: &'a GpuBuffer,
+        dy: &'a GpuBuffer,
+        dx: &'a GpuBuffer,
+    },
 }
 
-fn launch_backward<F: Compute>(y: &GpuBuffer, dy: &GpuBuffer, dx: &GpuBuffer, layout: Layout, log: bool) {
+/// Launches the forward or backward kernel over `layout`'s lines (one unit per vector of `inner` positions).
+fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
     let len = layout.len();
     let vector = vector_size(layout.inner, layout.inner);
     let lines = layout.outer * layout.inner / vector;
-    // SAFETY: as in `launch_forward`; `dy` and `dx` hold `len` elements too (`check_same`).
+    let (size, inner_vectors) = (layout.channels, layout.inner / vector);
+    // SAFETY: every buffer holds `len` elements of `F` (`check`, and `check_same` for the backward's); a unit
+    // touches only its own line's elements, at indices below `len` as `line < lines` and `s < size`.
     unsafe {
-        launch!(
-            softmax_backward_kernel::<F, F::C>,
-            y,
-            lines,
-            vector,
-            arg(y, len),
-            arg(dy, len),
-            arg(dx, len),
-            lines,
-            layout.channels,
-            layout.inner / vector,
-            log,
-        )
+        match buffers {
+            Buffers::Forward { x, output } => launch!(
+                softmax_kernel::<F, F::C>,
+                x,
+                lines,
+                vector,
+                arg(x, len),
+                arg(output, len),
+                lines,
+                size,
+                inner_vectors,
+                log,
+            ),
+            Buffers::Backward { y, dy, dx } => launch!(
+                softmax_backward_kernel::<F, F::C>,
+                y,
+                lines,
+                vector,
+                arg(y, len),
+                arg(dy, len),
+                arg(dx, len),
+                lines,
+                size,
+                inner_vectors,
+                log,
+            ),
+        }
     }
 }

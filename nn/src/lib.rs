@@ -31,6 +31,18 @@
 
 extern crate self as nn;
 
+/// `impl Default` for each `Type => expression` (the type's canonical constructor), as clippy asks of a type with
+/// an argument-less `new`.
+macro_rules! default_is {
+    ($($ty:ty => $value:expr),+ $(,)?) => {
+        $(impl Default for $ty {
+            fn default() -> Self {
+                $value
+            }
+        })+
+    };
+}
+
 pub mod autograd;
 pub mod containers;
 pub mod device;

@@ -21,20 +21,14 @@ pub struct Block {
     pub cache: Tensor,
 }
 
-impl Block {
-    pub fn new() -> Block {
+impl Default for Block {
+    fn default() -> Block {
         Block {
             fc: Linear::new(4, 4, true),
             act: GELU::new("tanh").expect("a valid approximation"),
             scale: Tensor::ones([4], DType::F32),
             cache: Tensor::zeros([2], DType::F32),
         }
-    }
-}
-
-impl Default for Block {
-    fn default() -> Self {
-        Block::new()
     }
 }
 
@@ -58,8 +52,8 @@ pub struct Zoo {
     pub out: Sequential,
 }
 
-impl Zoo {
-    pub fn new() -> Zoo {
+impl Default for Zoo {
+    fn default() -> Zoo {
         let shared = Shared::new(PReLU::new(3, 0.25));
         let mut heads = ModuleDict::new();
         heads
@@ -79,7 +73,7 @@ impl Zoo {
             .unwrap();
         Zoo {
             embed: Linear::new(2, 4, false),
-            blocks: vec![Block::new(), Block::new()],
+            blocks: vec![Block::default(), Block::default()],
             heads,
             alphas: ParameterList::from(vec![Tensor::randn([3], DType::F32), Tensor::randn([2, 2], DType::F32)]),
             extra: None,
@@ -89,12 +83,6 @@ impl Zoo {
                 .append(Tanh::new())
                 .append(ReLU::new(true)),
         }
-    }
-}
-
-impl Default for Zoo {
-    fn default() -> Self {
-        Zoo::new()
     }
 }
 

@@ -15,7 +15,7 @@ fn path_error<T: std::fmt::Debug>(r: Result<T>) -> nn::module::PathError {
 
 #[test]
 fn get_submodule_follows_nested_and_indexed_paths() {
-    let zoo = Zoo::new();
+    let zoo = Zoo::default();
     assert_eq!(zoo.get_submodule("").unwrap().type_name(), "Zoo");
     assert_eq!(zoo.get_submodule("blocks").unwrap().type_name(), "ModuleList");
     assert_eq!(zoo.get_submodule("blocks.1.act").unwrap().type_name(), "GELU");
@@ -30,7 +30,7 @@ fn get_submodule_follows_nested_and_indexed_paths() {
 
 #[test]
 fn bad_paths_name_the_failing_component() {
-    let zoo = Zoo::new();
+    let zoo = Zoo::default();
     let e = path_error(zoo.get_submodule("blocks.5.fc"));
     assert_eq!(
         (e.parent.as_str(), e.component.as_str(), e.kind.clone()),
@@ -66,7 +66,7 @@ fn bad_paths_name_the_failing_component() {
 
 #[test]
 fn get_parameter_and_get_buffer() {
-    let zoo = Zoo::new();
+    let zoo = Zoo::default();
     assert_eq!(zoo.get_parameter("blocks.0.fc.bias").unwrap().shape(), [4]);
     assert_eq!(zoo.get_parameter("alphas.1").unwrap().shape(), [2, 2]);
     assert!(
@@ -101,17 +101,17 @@ fn get_parameter_and_get_buffer() {
 
 #[test]
 fn set_submodule_replaces_typed_slots_and_checks_types() {
-    let mut zoo = Zoo::new();
+    let mut zoo = Zoo::default();
     zoo.set_submodule("embed", Linear::new(2, 4, true)).unwrap();
     assert!(zoo.embed.bias.is_some());
-    zoo.set_submodule("blocks.1", Block::new()).unwrap();
+    zoo.set_submodule("blocks.1", Block::default()).unwrap();
 
     let e = path_error(zoo.set_submodule("embed", ReLU::new(false)));
     assert!(
         matches!(e.kind, PathErrorKind::Refused(ref why) if why.contains("`Linear`") && why.contains("`ReLU`")),
         "{e}"
     );
-    let e = path_error(zoo.set_submodule("blocks.7", Block::new()));
+    let e = path_error(zoo.set_submodule("blocks.7", Block::default()));
     assert_eq!(e.kind, PathErrorKind::NoChild);
     let e = path_error(zoo.set_submodule("steps", Linear::new(1, 1, true)));
     assert_eq!(
@@ -133,7 +133,7 @@ fn set_submodule_replaces_typed_slots_and_checks_types() {
 
 #[test]
 fn train_and_eval_reach_every_module() {
-    let mut zoo = Zoo::new();
+    let mut zoo = Zoo::default();
     assert!(zoo.is_training());
     zoo.eval();
     for (path, m) in zoo.named_modules_with("", false) {
@@ -150,7 +150,7 @@ fn train_and_eval_reach_every_module() {
 
 #[test]
 fn apply_visits_children_first_then_self() {
-    let mut zoo = Zoo::new();
+    let mut zoo = Zoo::default();
     let mut order = Vec::new();
     zoo.apply(&mut |m| order.push(m.type_name()));
     assert_eq!(
@@ -332,7 +332,7 @@ fn a_shared_module_is_listed_once_and_changed_everywhere() {
 
 #[test]
 fn casts_move_floats_only_and_all_or_nothing() {
-    let mut zoo = Zoo::new();
+    let mut zoo = Zoo::default();
     zoo.bfloat16().unwrap();
     assert_eq!(zoo.get_parameter("alphas.0").unwrap().dtype(), DType::BF16);
     assert_eq!(zoo.get_buffer("steps").unwrap().dtype(), DType::I64);
@@ -365,7 +365,7 @@ fn casts_move_floats_only_and_all_or_nothing() {
 
 #[test]
 fn requires_grad_and_zero_grad() {
-    let mut zoo = Zoo::new();
+    let mut zoo = Zoo::default();
     zoo.requires_grad_(false).unwrap();
     assert!(zoo.parameters().iter().all(|p| !p.requires_grad()));
     zoo.requires_grad_(true).unwrap();
@@ -379,10 +379,10 @@ fn requires_grad_and_zero_grad() {
 
 #[test]
 fn prefix_and_recurse_arguments() {
-    let zoo = Zoo::new();
+    let zoo = Zoo::default();
     let own = names(zoo.named_parameters_with("model", false, true));
     assert!(own.is_empty(), "Zoo has no parameters of its own: {own:?}");
-    let block = Block::new();
+    let block = Block::default();
     assert_eq!(
         names(block.named_buffers_with("b", false, true)),
         ["b.scale", "b.cache"]
@@ -489,7 +489,7 @@ fn typed_walks_equal_walks_through_trait_objects() {
     };
     static_and_dynamic_walks_agree(&twice);
     static_and_dynamic_walks_for_change_agree(&mut twice);
-    let mut zoo = Zoo::new();
+    let mut zoo = Zoo::default();
     static_and_dynamic_walks_agree(&zoo);
     static_and_dynamic_walks_for_change_agree(&mut zoo);
     assert_eq!(

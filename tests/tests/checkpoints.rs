@@ -75,7 +75,7 @@ fn dynamics_network_from_pt_gives_pytorchs_outputs_and_gradients() {
 fn zoo_from_pt_gives_pytorchs_output() {
     let io = tensors("zoo/io.safetensors");
     for file in ["zoo/weights.pt", "zoo/weights_legacy.pt"] {
-        let mut zoo = Zoo::new();
+        let mut zoo = Zoo::default();
         let keys = zoo.load_pt(fixture(file), true).unwrap();
         assert!(keys.is_empty(), "{file}: {keys:?}");
         let out = zoo.forward(io["input"].clone()).unwrap();
@@ -192,11 +192,11 @@ fn tied_weights_views_and_every_dtype_read_as_their_twins() {
 #[test]
 fn half_checkpoints_load_into_a_float32_model_as_pytorchs_copy() {
     for name in ["half", "bf16"] {
-        let mut from_pt = Zoo::new();
+        let mut from_pt = Zoo::default();
         from_pt
             .load_pt(fixture(&format!("checkpoints/{name}.pt")), true)
             .unwrap();
-        let mut from_twin = Zoo::new();
+        let mut from_twin = Zoo::default();
         from_twin
             .load_safetensors(fixture(&format!("checkpoints/{name}.safetensors")), true)
             .unwrap();

@@ -175,7 +175,7 @@ fn integers_load_into_floats() {
 
 #[test]
 fn loading_the_modules_own_state_dict_is_a_no_op() {
-    let mut zoo = Zoo::new();
+    let mut zoo = Zoo::default();
     let before = snapshot(&zoo);
     let own = zoo.state_dict();
     assert!(zoo.load_state_dict(&own, true, false).unwrap().is_empty());
@@ -184,7 +184,7 @@ fn loading_the_modules_own_state_dict_is_a_no_op() {
 
 #[test]
 fn zoo_load_mixes_missing_unexpected_and_mismatch_without_changing_anything() {
-    let mut zoo = Zoo::new();
+    let mut zoo = Zoo::default();
     let before = snapshot(&zoo);
     let mut sd = snapshot(&zoo);
     for t in sd.values() {

@@ -12,13 +12,13 @@ fn described<T, D: std::fmt::Display>(items: &[(String, T)], describe: impl Fn(&
 
 #[test]
 fn state_dict_keys_dtypes_and_shapes_match_pytorch() {
-    let zoo = Zoo::new();
+    let zoo = Zoo::default();
     assert_eq!(describe_state(&zoo.state_dict()), lines("zoo/state_dict_keys.txt"));
 }
 
 #[test]
 fn named_parameters_match_pytorch_with_and_without_duplicates() {
-    let zoo = Zoo::new();
+    let zoo = Zoo::default();
     assert_eq!(
         described(&zoo.named_parameters(), Param::shape),
         lines("zoo/named_parameters.txt")
@@ -29,7 +29,7 @@ fn named_parameters_match_pytorch_with_and_without_duplicates() {
 
 #[test]
 fn named_buffers_include_non_persistent_ones() {
-    let zoo = Zoo::new();
+    let zoo = Zoo::default();
     assert_eq!(
         described(&zoo.named_buffers(), |t: &Tensor| t.shape().clone()),
         lines("zoo/named_buffers.txt")
@@ -38,7 +38,7 @@ fn named_buffers_include_non_persistent_ones() {
 
 #[test]
 fn named_children_and_modules_match_pytorch() {
-    let zoo = Zoo::new();
+    let zoo = Zoo::default();
     let children = described(&zoo.named_children(), |m| m.type_name().to_string());
     assert_eq!(children, lines("zoo/named_children.txt"));
     let modules = described(&zoo.named_modules(), |m| m.type_name().to_string());
@@ -49,14 +49,14 @@ fn named_children_and_modules_match_pytorch() {
 
 #[test]
 fn display_is_pytorch_repr_byte_for_byte() {
-    let zoo = Zoo::new();
+    let zoo = Zoo::default();
     let expected = std::fs::read_to_string(fixture("zoo/repr.txt")).unwrap();
     assert_eq!(format!("{zoo}\n"), expected);
 }
 
 #[test]
 fn half_casts_floats_and_keeps_int64() {
-    let mut zoo = Zoo::new();
+    let mut zoo = Zoo::default();
     zoo.half().unwrap();
     let dtypes: Vec<String> = zoo
         .state_dict()
@@ -70,7 +70,7 @@ fn half_casts_floats_and_keeps_int64() {
 
 #[test]
 fn pytorch_weights_give_pytorch_outputs() {
-    let mut zoo = Zoo::new();
+    let mut zoo = Zoo::default();
     let keys = zoo.load_safetensors(fixture("zoo/weights.safetensors"), true).unwrap();
     assert!(keys.is_empty(), "{keys:?}");
     let io = tensors("zoo/io.safetensors");
@@ -87,7 +87,7 @@ fn pytorch_weights_give_pytorch_outputs() {
 
 #[test]
 fn save_then_load_round_trips_bit_for_bit() {
-    let mut zoo = Zoo::new();
+    let mut zoo = Zoo::default();
     zoo.load_safetensors(fixture("zoo/weights.safetensors"), true).unwrap();
     zoo.get_buffer("steps").unwrap().fill_(7.0).unwrap();
     let dir = std::env::temp_dir().join(format!("nn-zoo-{}", std::process::id()));
@@ -95,7 +95,7 @@ fn save_then_load_round_trips_bit_for_bit() {
     let path = dir.join("zoo.safetensors");
     zoo.save_safetensors(&path).unwrap();
 
-    let mut back = Zoo::new();
+    let mut back = Zoo::default();
     back.load_safetensors(&path, true).unwrap();
     let (a, b) = (zoo.state_dict(), back.state_dict());
     assert_eq!(a.len(), b.len());

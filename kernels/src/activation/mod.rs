@@ -102,7 +102,7 @@ pub fn forward_into<A: Formula + HostFormula>(
     check_same("activation", input, &[output])?;
     let len = elements("activation", input, dtype)?;
     if len > 0 {
-        with_float_type!(dtype, F => launch_forward::<F, A>(input, output, len, scalars));
+        with_float_type!(dtype, F => launch::<F, A>(Buffers::Forward { input, output }, len, scalars));
     }
     Ok(())
 }
@@ -112,7 +112,7 @@ pub fn forward_in_place<A: Formula + HostFormula>(scalars: [f64; 2], dtype: Floa
     admit::<A>(data.device(), "activation", dtype)?;
     let len = elements("activation", data, dtype)?;
     if len > 0 {
-        with_float_type!(dtype, F => launch_in_place::<F, A>(data, len, scalars));
+        with_float_type!(dtype, F => launch::<F, A>(Buffers::InPlace(data), len, scalars));
     }
     Ok(())
 }
@@ -130,7 +130,7 @@ pub fn backward<A: Formula + HostFormula>(
     let len = elements("activation backward", saved, dtype)?;
     let dx = GpuBuffer::uninit(saved.device(), saved.len());
     if len > 0 {
-        with_float_type!(dtype, F => launch_backward::<F, A>(saved, dy, &dx, len, scalars));
+        with_float_type!(dtype, F => launch::<F, A>(Buffers::Backward { saved, dy, dx: &dx }, len, scalars));
     }
     Ok(dx)
 }
@@ -144,55 +144,60 @@ fn admit<A: HostFormula>(device: &GpuDevice, op: &'static str, dtype: FloatType)
     Ok(())
 }
 
-fn launch_forward<F: Compute, A: Formula>(input: &GpuBuffer, output: &GpuBuffer, len: usize, s: [f64; 2]) {
+/// The buffers of one launch of a formula's kernels.
+enum Buffers<'a> {
+    Forward {
+        input: &'a GpuBuffer,
+        output: &'a GpuBuffer,
+    },
+    InPlace(&'a GpuBuffer),
+    Backward {
+        saved: &'a GpuBuffer,
+        dy: &'a GpuBuffer,
+        dx: &'a GpuBuffer,
+    },
+}
+
+/// Launches `A`'s kernel for `buffers`, each of `len > 0` elements of `F`, with the constants `s`.
+fn launch<F: Compute, A: Formula>(buffers: Buffers<'_>, len: usize, s: [f64; 2]) {
     let vector = vector_size(len, len);
     let units = len / vector;
-    // SAFETY: both buffers hold `len` elements of `F` (checked by `elements`, `output` made with the same
-    // byte length), the grid covers `units` vectors of `vector` elements, and the kernel guards its index.
+    let (a, b) = (F::C::from_f64(s[0]), F::C::from_f64(s[1]));
+    // SAFETY: every buffer holds `len` elements of `F` (`elements` checked the first, `check_same` compared the
+    // others' lengths with it, or they were made with its byte length); the grid covers `units` vectors of
+    // `vector` elements, and each unit reads and writes only its own vector, guarding its index.
     unsafe {
-        launch!(
-            forward_kernel::<F, F::C, A>,
-            input,
-            units,
-            vector,
-            arg(input, len),
-            arg(output, len),
-            F::C::from_f64(s[0]),
-            F::C::from_f64(s[1]),
-        )
-    }
-}
-
-fn launch_in_place<F: Compute, A: Formula>(data: &GpuBuffer, len: usize, s: [f64; 2]) {
-    let vector = vector_size(len, len);
-    // SAFETY: `data` holds `len` elements of `F`; each unit reads and writes only its own vector.
-    unsafe {
-        launch!(
-            forward_in_place_kernel::<F, F::C, A>,
-            data,
-            len / vector,
-            vector,
-            arg(data, len),
-            F::C::from_f64(s[0]),
-            F::C::from_f64(s[1]),
-        )
-    }
-}
-
-fn launch_backward<F: Compute, A: Formula>(saved: &GpuBuffer, dy: &GpuBuffer, dx: &GpuBuffer, len: usize, s: [f64; 2]) {
-    let vector = vector_size(len, len);
-    // SAFETY: the three buffers hold `len` elements of `F` (`check_same` compared their lengths).
-    unsafe {
-        launch!(
-            backward_kernel::<F, F::C, A>,
-            saved,
-            len / vector,
-            vector,
-            arg(saved, len),
-            arg(dy, len),
-            arg(dx, len),
-            F::C::from_f64(s[0]),
-            F::C::from_f64(s[1]),
-        )
+        match buffers {
+            Buffers::Forward { input, output } => launch!(
+                forward_kernel::<F, F::C, A>,
+                input,
+                units,
+                vector,
+                arg(input, len),
+                arg(output, len),
+                a,
+                b,
+            ),
+            Buffers::InPlace(data) => launch!(
+                forward_in_place_kernel::<F, F::C, A>,
+                data,
+                units,
+                vector,
+                arg(data, len),
+                a,
+                b,
+            ),
+            Buffers::Backward { saved, dy, dx } => launch!(
+                backward_kernel::<F, F::C, A>,
+                saved,
+                units,
+                vector,
+                arg(saved, len),
+                arg(dy, len),
+                arg(dx, len),
+                a,
+                b,
+            ),
+        }
     }
 }

@@ -104,8 +104,4 @@ impl ModuleDict {
     }
 }
 
-impl Default for ModuleDict {
-    fn default() -> Self {
-        ModuleDict::new()
-    }
-}
+default_is!(ModuleDict => ModuleDict::new());

@@ -153,8 +153,4 @@ impl std::ops::Add<ModuleList> for ModuleList {
     }
 }
 
-impl Default for ModuleList {
-    fn default() -> Self {
-        ModuleList::new()
-    }
-}
+default_is!(ModuleList => ModuleList::new());

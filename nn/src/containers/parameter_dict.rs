@@ -148,8 +148,4 @@ impl std::ops::BitOr<&ParameterDict> for &ParameterDict {
     }
 }
 
-impl Default for ParameterDict {
-    fn default() -> Self {
-        ParameterDict::new()
-    }
-}
+default_is!(ParameterDict => ParameterDict::new());

@@ -133,8 +133,4 @@ impl From<Vec<Tensor>> for ParameterList {
     }
 }
 
-impl Default for ParameterList {
-    fn default() -> Self {
-        ParameterList::new()
-    }
-}
+default_is!(ParameterList => ParameterList::new());

@@ -276,8 +276,4 @@ impl Forward for Sequential {
     }
 }
 
-impl Default for Sequential {
-    fn default() -> Self {
-        Sequential::new()
-    }
-}
+default_is!(Sequential => Sequential::new());

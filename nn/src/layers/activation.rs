@@ -285,11 +285,7 @@ impl GLU {
     }
 }
 
-impl Default for GLU {
-    fn default() -> Self {
-        GLU::new(-1)
-    }
-}
+default_is!(GLU => GLU::new(-1));
 
 impl ExtraRepr for GLU {
     fn extra_repr(&self) -> String {

@@ -33,11 +33,7 @@ impl Flatten {
     }
 }
 
-impl Default for Flatten {
-    fn default() -> Self {
-        Flatten::new(1, -1)
-    }
-}
+default_is!(Flatten => Flatten::new(1, -1));
 
 impl ExtraRepr for Flatten {
     fn extra_repr(&self) -> String {

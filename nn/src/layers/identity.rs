@@ -25,11 +25,7 @@ impl Identity {
     }
 }
 
-impl Default for Identity {
-    fn default() -> Self {
-        Identity::new()
-    }
-}
+default_is!(Identity => Identity::new());
 
 impl Forward for Identity {
     type Input = Tensor;

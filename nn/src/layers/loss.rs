@@ -248,11 +248,7 @@ impl BCELoss {
     }
 }
 
-impl Default for BCELoss {
-    fn default() -> BCELoss {
-        BCELoss::new()
-    }
-}
+default_is!(BCELoss => BCELoss::new());
 
 loss_forward!(BCELoss, |this, x, t| binary_cross_entropy(
     x,
@@ -300,11 +296,7 @@ impl BCEWithLogitsLoss {
     }
 }
 
-impl Default for BCEWithLogitsLoss {
-    fn default() -> BCEWithLogitsLoss {
-        BCEWithLogitsLoss::new()
-    }
-}
+default_is!(BCEWithLogitsLoss => BCEWithLogitsLoss::new());
 
 loss_forward!(BCEWithLogitsLoss, |this, x, t| binary_cross_entropy_with_logits(
     x,
@@ -343,10 +335,6 @@ impl KLDivLoss {
     }
 }
 
-impl Default for KLDivLoss {
-    fn default() -> KLDivLoss {
-        KLDivLoss::new()
-    }
-}
+default_is!(KLDivLoss => KLDivLoss::new());
 
 loss_forward!(KLDivLoss, |this, x, t| kl_div(x, t, this.reduction, this.log_target));

@@ -35,11 +35,7 @@ impl PReLU {
     }
 }
 
-impl Default for PReLU {
-    fn default() -> Self {
-        PReLU::new(1, 0.25)
-    }
-}
+default_is!(PReLU => PReLU::new(1, 0.25));
 
 impl ExtraRepr for PReLU {
     fn extra_repr(&self) -> String {

@@ -109,11 +109,7 @@ impl Softmax2d {
     }
 }
 
-impl Default for Softmax2d {
-    fn default() -> Self {
-        Softmax2d::new()
-    }
-}
+default_is!(Softmax2d => Softmax2d::new());
 
 reads_input!(Softmax2d, |_layer, x| {
     if !matches!(x.rank(), 3 | 4) {

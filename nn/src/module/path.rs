@@ -27,11 +27,7 @@ pub struct ModulePath {
     heap: String,
 }
 
-impl Default for ModulePath {
-    fn default() -> Self {
-        ModulePath::new("")
-    }
-}
+default_is!(ModulePath => ModulePath::new(""));
 
 impl ModulePath {
     /// A path starting at `prefix` (empty for the root).
