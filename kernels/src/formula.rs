@@ -17,6 +17,12 @@ pub trait Formula: 'static + Send + Sync {
     fn backward<C: Float, N: Size>(saved: Vector<C, N>, dy: Vector<C, N>, a: C, b: C) -> Vector<C, N>;
 }
 
+/// `A(x)` of a stored vector, computed in `C`.
+#[cube]
+fn forward_of<F: Float, C: Float, N: Size, A: Formula>(x: Vector<F, N>, a: C, b: C) -> Vector<F, N> {
+    Vector::<F, N>::cast_from(A::forward::<C, N>(Vector::<C, N>::cast_from(x), a, b))
+}
+
 /// `output = A(input)`.
 #[cube(launch_unchecked)]
 pub(crate) fn forward_kernel<F: Float, C: Float + LaunchArg, N: Size, A: Formula>(
@@ -26,8 +32,7 @@ pub(crate) fn forward_kernel<F: Float, C: Float + LaunchArg, N: Size, A: Formula
     b: C,
 ) {
     if ABSOLUTE_POS < output.len() {
-        let x = Vector::<C, N>::cast_from(input[ABSOLUTE_POS]);
-        output[ABSOLUTE_POS] = Vector::<F, N>::cast_from(A::forward::<C, N>(x, a, b));
+        output[ABSOLUTE_POS] = forward_of::<F, C, N, A>(input[ABSOLUTE_POS], a, b);
     }
 }
 
@@ -39,8 +44,7 @@ pub(crate) fn forward_in_place_kernel<F: Float, C: Float + LaunchArg, N: Size, A
     b: C,
 ) {
     if ABSOLUTE_POS < data.len() {
-        let x = Vector::<C, N>::cast_from(data[ABSOLUTE_POS]);
-        data[ABSOLUTE_POS] = Vector::<F, N>::cast_from(A::forward::<C, N>(x, a, b));
+        data[ABSOLUTE_POS] = forward_of::<F, C, N, A>(data[ABSOLUTE_POS], a, b);
     }
 }
 

@@ -107,53 +107,14 @@ fn matmul_batched_shared_and_empty_in_every_float_dtype() {
 #[test]
 fn conv2d_strides_padding_dilation_groups() {
     let Some(dev) = gpu_or_skip("conv2d") else { return };
+    // (in, out, kernel, stride, padding, dilation, groups, bias, input)
+    #[rustfmt::skip]
     let cases = [
-        // (in, out, kernel, stride, padding, dilation, groups, bias, input)
-        (
-            3,
-            4,
-            [3, 3],
-            [1, 1],
-            Padding2d::Explicit(1, 1),
-            [1, 1],
-            1,
-            true,
-            vec![2, 3, 7, 5],
-        ),
-        (
-            4,
-            6,
-            [3, 2],
-            [2, 1],
-            Padding2d::Explicit(1, 0),
-            [1, 2],
-            2,
-            false,
-            vec![3, 4, 9, 8],
-        ),
+        (3, 4, [3, 3], [1, 1], Padding2d::Explicit(1, 1), [1, 1], 1, true, vec![2, 3, 7, 5]),
+        (4, 6, [3, 2], [2, 1], Padding2d::Explicit(1, 0), [1, 2], 2, false, vec![3, 4, 9, 8]),
         (2, 2, [4, 4], [1, 1], Padding2d::Same, [2, 1], 2, true, vec![1, 2, 6, 7]),
-        (
-            6,
-            3,
-            [1, 1],
-            [3, 2],
-            Padding2d::Valid,
-            [1, 1],
-            3,
-            true,
-            vec![2, 6, 5, 5],
-        ),
-        (
-            3,
-            5,
-            [3, 3],
-            [1, 1],
-            Padding2d::Explicit(2, 1),
-            [1, 1],
-            1,
-            true,
-            vec![3, 4, 4],
-        ),
+        (6, 3, [1, 1], [3, 2], Padding2d::Valid, [1, 1], 3, true, vec![2, 6, 5, 5]),
+        (3, 5, [3, 3], [1, 1], Padding2d::Explicit(2, 1), [1, 1], 1, true, vec![3, 4, 4]),
     ];
     for (i, (cin, cout, k, stride, padding, dilation, groups, bias, shape)) in cases.into_iter().enumerate() {
         let opts = Conv2dOptions {

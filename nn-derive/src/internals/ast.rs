@@ -2,7 +2,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
-use syn::{Data, DeriveInput, Fields};
+use syn::{Data, DeriveInput};
 
 use super::{Ctxt, attr, types};
 
@@ -88,21 +88,12 @@ impl<'a> Container<'a> {
                 return None;
             }
         };
-        let fields = match fields {
-            Fields::Named(named) => named
-                .named
-                .iter()
-                .enumerate()
-                .map(|(i, f)| Field::from_ast(cx, i, f))
-                .collect(),
-            Fields::Unnamed(unnamed) => unnamed
-                .unnamed
-                .iter()
-                .enumerate()
-                .map(|(i, f)| Field::from_ast(cx, i, f))
-                .collect(),
-            Fields::Unit => Vec::new(),
-        };
+        // Named, unnamed or none (a unit struct): `Fields::iter` walks each kind.
+        let fields = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| Field::from_ast(cx, i, f))
+            .collect();
         Some(Container {
             ident: &input.ident,
             generics: &input.generics,

@@ -129,13 +129,7 @@ impl Container {
                     );
                     skip_value(&meta)?;
                 } else {
-                    let key = meta.path.to_token_stream().to_string().replace(' ', "");
-                    let hint = did_you_mean(&key, &["name", "extra_repr", "extra_state", "custom_state_dict"]);
-                    cx.error_spanned_by(
-                        &meta.path,
-                        format!("unknown module attribute `{key}`; expected one of {CONTAINER_KEYS}{hint}"),
-                    );
-                    skip_value(&meta)?;
+                    unknown_key(cx, &meta, CONTAINER_KEYS, &["name", "extra_repr", "extra_state", "custom_state_dict"])?;
                 }
                 Ok(())
             });
@@ -207,13 +201,7 @@ impl Field {
                         );
                         skip_value(&meta)?;
                     } else {
-                        let key = meta.path.to_token_stream().to_string().replace(' ', "");
-                        let hint = did_you_mean(&key, &["skip", "rename"]);
-                        cx.error_spanned_by(
-                            &meta.path,
-                            format!("unknown module attribute `{key}`; expected one of {FIELD_KEYS}{hint}"),
-                        );
-                        skip_value(&meta)?;
+                        unknown_key(cx, &meta, FIELD_KEYS, &["skip", "rename"])?;
                     }
                     Ok(())
                 });
@@ -309,6 +297,18 @@ fn no_value(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<()>
         let _ = rest.span();
     }
     Ok(())
+}
+
+/// Reports an unknown key of a `#[module(...)]` attribute (`expected`: the keys it takes, for the message;
+/// `known`: their names, for a "did you mean") and skips its value, so parsing goes on to the next key.
+fn unknown_key(cx: &Ctxt, meta: &ParseNestedMeta<'_>, expected: &str, known: &[&str]) -> syn::Result<()> {
+    let key = meta.path.to_token_stream().to_string().replace(' ', "");
+    let hint = did_you_mean(&key, known);
+    cx.error_spanned_by(
+        &meta.path,
+        format!("unknown module attribute `{key}`; expected one of {expected}{hint}"),
+    );
+    skip_value(meta)
 }
 
 /// Consumes whatever value follows an unknown key so parsing can go on and report later errors too.
