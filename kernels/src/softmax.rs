@@ -15,12 +15,20 @@ use crate::{FloatType, GpuBuffer, Result};
 /// A tensor seen as `[outer, channels, inner]` around the softmax dimension (of length `channels`).
 pub use crate::layout::Layout;
 
-/// Index of element `s` of line `line`, in vectors: `inner_vectors` is `inner / N`.
+/// The lines a kernel walks: `count` lines of `size` elements, in vectors (`inner_vectors` is `inner / N`).
+#[derive(CubeLaunch, CubeType)]
+struct Lines {
+    count: usize,
+    size: usize,
+    inner_vectors: usize,
+}
+
+/// Index of element `s` of line `line`, in vectors.
 #[cube]
-fn at(line: usize, s: usize, size: usize, inner_vectors: usize) -> usize {
-    let o = line / inner_vectors;
-    let i = line % inner_vectors;
-    (o * size + s) * inner_vectors + i
+fn at(lines: &Lines, line: usize, s: usize) -> usize {
+    let o = line / lines.inner_vectors;
+    let i = line % lines.inner_vectors;
+    (o * lines.size + s) * lines.inner_vectors + i
 }
 
 /// Terms summed into a partial sum before it joins the line's total: a two-level sum whose rounding error
@@ -33,22 +41,20 @@ const BLOCK: usize = 16;
 fn softmax_kernel<F: Float, C: Float, N: Size>(
     input: &[Vector<F, N>],
     output: &mut [Vector<F, N>],
-    lines: usize,
-    size: usize,
-    inner_vectors: usize,
+    lines: Lines,
     #[comptime] log: bool,
 ) {
     let line = ABSOLUTE_POS;
-    if line < lines {
-        let mut max = Vector::<C, N>::cast_from(input[at(line, 0, size, inner_vectors)]);
-        for s in 1..size {
-            let x = Vector::<C, N>::cast_from(input[at(line, s, size, inner_vectors)]);
+    if line < lines.count {
+        let mut max = Vector::<C, N>::cast_from(input[at(&lines, line, 0)]);
+        for s in 1..lines.size {
+            let x = Vector::<C, N>::cast_from(input[at(&lines, line, s)]);
             max = select_many(x.greater_than(&max).or(x.is_nan()), x, max);
         }
         let mut sum = Vector::<C, N>::new(C::new(0.0));
         let mut block = Vector::<C, N>::new(C::new(0.0));
-        for s in 0..size {
-            block += exp_reduced::<C, N>(Vector::<C, N>::cast_from(input[at(line, s, size, inner_vectors)]) - max);
+        for s in 0..lines.size {
+            block += exp_reduced::<C, N>(Vector::<C, N>::cast_from(input[at(&lines, line, s)]) - max);
             if (s + 1) % BLOCK == 0 {
                 sum += block;
                 block = Vector::<C, N>::new(C::new(0.0));
@@ -58,14 +64,14 @@ fn softmax_kernel<F: Float, C: Float, N: Size>(
         if log {
             // `(x - max) - ln(sum)`, as PyTorch: folding `max + ln(sum)` first would round at `max`'s scale.
             let log_sum = sum.ln();
-            for s in 0..size {
-                let k = at(line, s, size, inner_vectors);
+            for s in 0..lines.size {
+                let k = at(&lines, line, s);
                 output[k] = Vector::<F, N>::cast_from((Vector::<C, N>::cast_from(input[k]) - max) - log_sum);
             }
         } else {
             let scale = Vector::<C, N>::new(C::new(1.0)) / sum;
-            for s in 0..size {
-                let k = at(line, s, size, inner_vectors);
+            for s in 0..lines.size {
+                let k = at(&lines, line, s);
                 output[k] =
                     Vector::<F, N>::cast_from(exp_reduced::<C, N>(Vector::<C, N>::cast_from(input[k]) - max) * scale);
             }
@@ -79,17 +85,15 @@ fn softmax_backward_kernel<F: Float, C: Float, N: Size>(
     y: &[Vector<F, N>],
     dy: &[Vector<F, N>],
     dx: &mut [Vector<F, N>],
-    lines: usize,
-    size: usize,
-    inner_vectors: usize,
+    lines: Lines,
     #[comptime] log: bool,
 ) {
     let line = ABSOLUTE_POS;
-    if line < lines {
+    if line < lines.count {
         let mut sum = Vector::<C, N>::new(C::new(0.0));
         let mut block = Vector::<C, N>::new(C::new(0.0));
-        for s in 0..size {
-            let k = at(line, s, size, inner_vectors);
+        for s in 0..lines.size {
+            let k = at(&lines, line, s);
             let g = Vector::<C, N>::cast_from(dy[k]);
             if log {
                 block += g;
@@ -102,8 +106,8 @@ fn softmax_backward_kernel<F: Float, C: Float, N: Size>(
             }
         }
         sum += block;
-        for s in 0..size {
-            let k = at(line, s, size, inner_vectors);
+        for s in 0..lines.size {
+            let k = at(&lines, line, s);
             let out = Vector::<C, N>::cast_from(y[k]);
             let g = Vector::<C, N>::cast_from(dy[k]);
             if log {
@@ -156,7 +160,7 @@ fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
     let len = layout.len();
     let vector = vector_size(layout.inner, layout.inner);
     let lines = layout.outer * layout.inner / vector;
-    let (size, inner_vectors) = (layout.channels, layout.inner / vector);
+    let walk = || LinesLaunch::new(lines, layout.channels, layout.inner / vector);
     // SAFETY: every buffer holds `len` elements of `F` (`check`, and `check_same` for the backward's); a unit
     // touches only its own line's elements, at indices below `len` as `line < lines` and `s < size`.
     unsafe {
@@ -168,9 +172,7 @@ fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
                 vector,
                 arg(x, len),
                 arg(output, len),
-                lines,
-                size,
-                inner_vectors,
+                walk(),
                 log,
             ),
             Buffers::Backward { y, dy, dx } => launch!(
@@ -181,9 +183,7 @@ fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
                 arg(y, len),
                 arg(dy, len),
                 arg(dx, len),
-                lines,
-                size,
-                inner_vectors,
+                walk(),
                 log,
             ),
         }
