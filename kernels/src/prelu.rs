@@ -125,7 +125,7 @@ pub fn forward_into(
     let len = check("prelu", dtype, x, weight, layout)?;
     check_same("prelu", x, &[output])?;
     if len > 0 {
-        with_float_type!(dtype, F => launch::<F>(x, weight, Buffers::Forward { output }, layout));
+        with_float_type!(dtype, F => launch_forward::<F>(x, weight, output, layout));
     }
     Ok(())
 }
@@ -161,7 +161,7 @@ pub fn backward_input(
     check_same("prelu backward", x, &[dy])?;
     let dx = GpuBuffer::uninit(x.device(), x.len());
     if len > 0 {
-        with_float_type!(dtype, F => launch::<F>(x, weight, Buffers::InputGrad { dy, dx: &dx }, layout));
+        with_float_type!(dtype, F => launch_input_grad::<F>(x, weight, dy, &dx, layout));
     }
     Ok(dx)
 }
@@ -193,46 +193,43 @@ pub fn rrelu_train(dtype: FloatType, x: &GpuBuffer, slopes: &GpuBuffer) -> Resul
     Ok((output, noise))
 }
 
-/// The buffers of a launch beside the input and the weight: the forward's output, or the backward's `dy`, `dx`.
-enum Buffers<'a> {
-    Forward { output: &'a GpuBuffer },
-    InputGrad { dy: &'a GpuBuffer, dx: &'a GpuBuffer },
-}
-
-/// Launches the forward or the input-gradient kernel, one unit per vector of a channel's `inner` elements.
-fn launch<F: Compute>(x: &GpuBuffer, weight: &GpuBuffer, buffers: Buffers<'_>, layout: Layout) {
+fn launch_forward<F: Compute>(x: &GpuBuffer, weight: &GpuBuffer, output: &GpuBuffer, layout: Layout) {
     let len = layout.len();
     let vector = vector_size(len, layout.inner);
-    let (units, channels, inner_vectors) = (len / vector, layout.channels, layout.inner / vector);
-    // SAFETY: `x` and the other buffers hold `len` elements of `F` (`check`, `check_same`), `weight` holds
-    // `channels`; a vector never crosses a channel as `vector` divides `inner`, so `c < channels` indexes the
-    // weight.
+    // SAFETY: `x` and `output` hold `len` elements of `F`, `weight` holds `channels` (checked by `check`);
+    // a vector never crosses a channel as `vector` divides `inner`, so `c < channels` indexes the weight.
     unsafe {
-        match buffers {
-            Buffers::Forward { output } => launch!(
-                prelu_forward_kernel::<F, F::C>,
-                x,
-                units,
-                vector,
-                arg(x, len),
-                arg(weight, channels),
-                arg(output, len),
-                channels,
-                inner_vectors,
-            ),
-            Buffers::InputGrad { dy, dx } => launch!(
-                prelu_backward_kernel::<F, F::C>,
-                x,
-                units,
-                vector,
-                arg(x, len),
-                arg(weight, channels),
-                arg(dy, len),
-                arg(dx, len),
-                channels,
-                inner_vectors,
-            ),
-        }
+        launch!(
+            prelu_forward_kernel::<F, F::C>,
+            x,
+            len / vector,
+            vector,
+            arg(x, len),
+            arg(weight, layout.channels),
+            arg(output, len),
+            layout.channels,
+            layout.inner / vector,
+        )
+    }
+}
+
+fn launch_input_grad<F: Compute>(x: &GpuBuffer, weight: &GpuBuffer, dy: &GpuBuffer, dx: &GpuBuffer, layout: Layout) {
+    let len = layout.len();
+    let vector = vector_size(len, layout.inner);
+    // SAFETY: as in `launch_forward`; `dy` and `dx` hold `len` elements too (`check_same`).
+    unsafe {
+        launch!(
+            prelu_backward_kernel::<F, F::C>,
+            x,
+            len / vector,
+            vector,
+            arg(x, len),
+            arg(weight, layout.channels),
+            arg(dy, len),
+            arg(dx, len),
+            layout.channels,
+            layout.inner / vector,
+        )
     }
 }
 
