@@ -27,34 +27,30 @@ pub trait AsDynModule {
     fn walk_mut_typed<W: WalkerMut + ?Sized>(&mut self, walker: &mut W, remove_duplicate: bool);
 }
 
-impl<M: Module> AsDynModule for M {
-    fn as_dyn(&self) -> &dyn Module {
-        self
-    }
-    fn as_dyn_mut(&mut self) -> &mut dyn Module {
-        self
-    }
-    fn walk_typed<W: Walker + ?Sized>(&self, walker: &mut W, options: WalkOptions<'_>) {
-        walk::walk_static(self, walker, options)
-    }
-    fn walk_mut_typed<W: WalkerMut + ?Sized>(&mut self, walker: &mut W, remove_duplicate: bool) {
-        walk::walk_mut_static(self, walker, "", remove_duplicate)
-    }
+/// `AsDynModule` for each `[generics] type => walk, walk_mut;`: a sized module walks through its static visitor,
+/// `dyn Module` through the object; nothing else differs.
+macro_rules! as_dyn_module {
+    ($([$($generics:tt)*] $ty:ty => $walk:path, $walk_mut:path;)*) => {$(
+        impl<$($generics)*> AsDynModule for $ty {
+            fn as_dyn(&self) -> &dyn Module {
+                self
+            }
+            fn as_dyn_mut(&mut self) -> &mut dyn Module {
+                self
+            }
+            fn walk_typed<W: Walker + ?Sized>(&self, walker: &mut W, options: WalkOptions<'_>) {
+                $walk(self, walker, options)
+            }
+            fn walk_mut_typed<W: WalkerMut + ?Sized>(&mut self, walker: &mut W, remove_duplicate: bool) {
+                $walk_mut(self, walker, "", remove_duplicate)
+            }
+        }
+    )*};
 }
 
-impl AsDynModule for dyn Module {
-    fn as_dyn(&self) -> &dyn Module {
-        self
-    }
-    fn as_dyn_mut(&mut self) -> &mut dyn Module {
-        self
-    }
-    fn walk_typed<W: Walker + ?Sized>(&self, walker: &mut W, options: WalkOptions<'_>) {
-        walk::walk_with(self, walker, options)
-    }
-    fn walk_mut_typed<W: WalkerMut + ?Sized>(&mut self, walker: &mut W, remove_duplicate: bool) {
-        walk::walk_mut_with(self, walker, "", remove_duplicate)
-    }
+as_dyn_module! {
+    [M: Module] M => walk::walk_static, walk::walk_mut_static;
+    [] dyn Module => walk::walk_with, walk::walk_mut_with;
 }
 
 /// The parameters and buffers a walk reaches, with their paths.
