@@ -182,18 +182,30 @@ fn max_and_min_over_a_dimension_with_nan_and_ties() {
             });
         }
     }
-    // PyTorch 2.5.1 (`torch.max(x, 1)` on the float32 x above): values [3, nan, 7], indices [1, 0, 2].
-    let (v, i) = x
-        .to_dtype(DType::F32)
-        .unwrap()
-        .to_device(dev)
-        .unwrap()
-        .max_dim(1, false)
+    // PyTorch 2.5.1 on the float32 x above: `torch.max(x, 1)` values [3, nan, 7], indices [1, 0, 2];
+    // `torch.min(x, 1)` [-2, nan, -4], [3, 0, 0]; `torch.max(x, 0)` [nan, 3, 9, nan], [1, 0, 1, 1].
+    let on = x.to_dtype(DType::F32).unwrap().to_device(dev).unwrap();
+    let nan = f32::NAN;
+    for (largest, dim, values, indices) in [
+        (true, 1, vec![3.0, nan, 7.0], vec![1i64, 0, 2]),
+        (false, 1, vec![-2.0, nan, -4.0], vec![3, 0, 0]),
+        (true, 0, vec![nan, 3.0, 9.0, nan], vec![1, 0, 1, 1]),
+    ] {
+        let (v, i) = if largest {
+            on.max_dim(dim, false)
+        } else {
+            on.min_dim(dim, false)
+        }
         .unwrap();
-    let v = v.cpu().unwrap().to_vec::<f32>().unwrap();
-    assert_eq!((v[0], v[2]), (3.0, 7.0));
-    assert!(v[1].is_nan());
-    assert_eq!(i.cpu().unwrap().to_vec::<i64>().unwrap(), vec![1, 0, 2]);
+        let v = v.cpu().unwrap().to_vec::<f32>().unwrap();
+        let same = v.iter().zip(&values).all(|(a, b)| a == b || (a.is_nan() && b.is_nan()));
+        assert!(same, "largest {largest} dim {dim}: {v:?}, PyTorch {values:?}");
+        assert_eq!(
+            i.cpu().unwrap().to_vec::<i64>().unwrap(),
+            indices,
+            "largest {largest} dim {dim}"
+        );
+    }
     // Odd shapes: a dimension of size 1, an empty outer dimension; an empty reduced dimension is an error.
     for shape in [vec![2, 1, 3], vec![0, 4]] {
         let x = values(&shape, 0.0, DType::F32);
