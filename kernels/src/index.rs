@@ -14,7 +14,7 @@ use cubecl::prelude::*;
 use crate::activation::Compute;
 use crate::dtype::with_float_type;
 use crate::gather::{Element, count, with_element};
-use crate::launch::{CUBE_SIZE, arg, check_operands, elements, launch};
+use crate::launch::{CUBE_SIZE, arg, check_operands, launch};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 pub use crate::layout::Layout;
@@ -216,7 +216,7 @@ fn spread_kernel<T: Numeric>(g: &[T], at: &[u32], dx: &mut [T], size: usize, inn
 
 /// Checks that `index` holds `count` indices of `ty` on `on`'s device, each below `u32::MAX`-sized limits.
 fn check_index(op: &'static str, on: &GpuBuffer, index: &GpuBuffer, ty: IndexType, count: usize) -> Result<()> {
-    let have = crate::launch::whole_elements(op, index, 4 * ty.words(), format_args!("{ty:?}"))?;
+    let have = index_count(op, index, ty)?;
     if have != count || !index.device().same(on.device()) {
         return Err(KernelError::InvalidArgument {
             op,
@@ -240,6 +240,11 @@ fn count_of(op: &'static str, buffer: &GpuBuffer, element: Element, want: usize,
         });
     }
     Ok(have)
+}
+
+/// How many indices of `ty` `index` holds (an error if not a whole number).
+fn index_count(op: &'static str, index: &GpuBuffer, ty: IndexType) -> Result<usize> {
+    crate::launch::whole_elements(op, index, 4 * ty.words(), format_args!("{ty:?}"))
 }
 
 /// Fails unless `value` fits the kernels' 32-bit positions.
@@ -319,6 +324,7 @@ pub fn select(
     let have = count_of(op, x, element, layout.len(), "the input")?;
     check_index(op, x, index, ty, picks)?;
     let n = layout.outer * picks * layout.inner;
+    // Positions count words: at most two per element.
     fits(op, n.max(have) * 2)?;
     let out = GpuBuffer::uninit(x.device(), n * element.size_in_bytes());
     if n == 0 {
@@ -373,7 +379,7 @@ pub fn add(
 ) -> Result<GpuBuffer> {
     let op = "index_add";
     x.device().check_dtype(op, dtype)?;
-    let picks = elements(op, index, FloatType::F32)? / ty.words();
+    let picks = index_count(op, index, ty)?;
     let n = layout.outer * picks * layout.inner;
     check_operands(op, dtype, x, &[(x, layout.len(), "input"), (src, n, "source")])?;
     check_index(op, x, index, ty, picks)?;
