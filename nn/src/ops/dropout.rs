@@ -42,14 +42,15 @@ pub(crate) fn check_p(p: f64) -> Result<()> {
 /// A dropout mask of `shape` in `dtype` on `device`: `1 / (1 - p)` where an element is kept (probability
 /// `1 - p`), zero elsewhere; drawn from the global generator, one draw per element in row-major order.
 pub(crate) fn mask(shape: &Shape, p: f64, dtype: DType, device: Device) -> Result<Tensor> {
-    let keep = 1.0 - p;
-    let scale = if keep > 0.0 { 1.0 / keep } else { 0.0 };
-    let values: Vec<f64> = random::with_global(|g| {
-        (0..shape.numel())
-            .map(|_| if g.unit() < keep { scale } else { 0.0 })
-            .collect()
-    });
-    Tensor::from_vec(values, shape.clone())?
+    Tensor::from_vec(mask_values(shape.numel(), p), shape.clone())?
         .to_dtype(dtype)?
         .to_device(device)
+}
+
+/// The values of a dropout mask of `n` elements ([`mask`]'s, one draw per element from the global generator):
+/// for a host path that multiplies by it itself (the fused LSTM's dropout between layers).
+pub(crate) fn mask_values(n: usize, p: f64) -> Vec<f64> {
+    let keep = 1.0 - p;
+    let scale = if keep > 0.0 { 1.0 / keep } else { 0.0 };
+    random::with_global(|g| (0..n).map(|_| if g.unit() < keep { scale } else { 0.0 }).collect())
 }

@@ -1,6 +1,9 @@
 //! The LSTM recurrence, PyTorch's gate order (i, f, g, o): on the CPU one matrix product for every step's input
 //! projections, then per step one for the recurrent part and a vectorised pointwise cell update; on a device one
 //! fused kernel per time step.
+//!
+//! With a gradient wanted, the CPU runs the same recurrence keeping a trace and records it as one node whose
+//! backward runs through time ([`backward`]); a device records the recurrence op by op ([`Lstm::run`]).
 
 use kernels::{GpuDevice, Real};
 
@@ -9,10 +12,11 @@ use super::float::{Float, with_float_type};
 use super::gemm::Mat;
 use super::map::multiversion;
 use super::{Op, probe_tensor, run};
-use crate::random;
 use crate::tensor::autograd::is_grad_enabled;
 use crate::tensor::device::float_type;
 use crate::{DType, Error, Result, Shape, Tensor};
+
+mod backward;
 
 /// The weights of one layer and direction: `weight_ih`, `weight_hh`, and the biases when the LSTM has them.
 pub(crate) type CellTensors = (Tensor, Tensor, Option<Tensor>, Option<Tensor>);
@@ -54,9 +58,13 @@ impl Lstm {
             inputs.extend([w_ih, w_hh]);
             inputs.extend(b_ih.iter().chain(b_hh));
         }
-        // Recorded when a gradient is wanted; composed too for dropout between layers on a device (the fused
-        // kernel draws no mask).
+        // When a gradient is wanted: on the CPU the fused recurrence keeps a trace for its fused backward; on a
+        // device it is recorded op by op, as it is for dropout between layers there (the kernel draws no mask).
         let wanted = inputs.iter().any(|t| t.requires_grad()) && is_grad_enabled();
+        if wanted && x.device().is_cpu() {
+            let traced = run(&backward::LstmTrain(*self), &inputs)?;
+            return Ok((traced.out, traced.h_n, traced.c_n));
+        }
         let composed = self.dropout.is_some() && !x.device().is_cpu();
         if x.shape()[0] > 0 && (wanted || composed) {
             return self.run_recorded([x, h0, c0], cells);
@@ -231,8 +239,47 @@ fn run_cpu(
     sizes: LstmSizes,
     dropout: Option<f64>,
 ) -> Result<(Tensor, Tensor, Tensor)> {
+    let dtype = inputs[0].dtype();
+    with_float_type!(dtype, T => {
+        let (out, h_n, c_n) = run_cpu_typed::<T>(inputs, cells, sizes, dropout, None)?;
+        outputs(out, h_n, c_n, sizes, dtype)
+    })
+}
+
+/// The three outputs of an LSTM run, as tensors of `dtype`.
+fn outputs<T: Float>(
+    out: Vec<T>,
+    h_n: Vec<T>,
+    c_n: Vec<T>,
+    sizes: LstmSizes,
+    dtype: DType,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let LstmSizes {
+        seq,
+        batch,
+        hidden,
+        layers,
+        dirs,
+        ..
+    } = sizes;
+    let state_shape = Shape::from([layers * dirs, batch, hidden]);
+    Ok((
+        Tensor::from_computed(out, Shape::from([seq, batch, dirs * hidden]), dtype)?,
+        Tensor::from_computed(h_n, state_shape.clone(), dtype)?,
+        Tensor::from_computed(c_n, state_shape, dtype)?,
+    ))
+}
+
+/// The LSTM on the CPU in `T`: the outputs `(seq, batch, dirs·hidden)`, `h_n` and `c_n`; with `trace`, it also
+/// keeps what the backward needs ([`backward::Trace`]).
+fn run_cpu_typed<T: Float>(
+    inputs: &[&Tensor],
+    cells: &[[Option<&Tensor>; 4]],
+    sizes: LstmSizes,
+    dropout: Option<f64>,
+    mut trace: Option<&mut backward::Trace<T>>,
+) -> Result<(Vec<T>, Vec<T>, Vec<T>)> {
     let (x, h0, c0) = (inputs[0], inputs[1], inputs[2]);
-    let dtype = x.dtype();
     let op = "LSTM";
     let missing = || Error::invalid(op, "a cell lacks its weights");
     let LstmSizes {
@@ -243,44 +290,57 @@ fn run_cpu(
         dirs,
         ..
     } = sizes;
-    let state_shape = Shape::from([layers * dirs, batch, hid]);
-    Ok(with_float_type!(dtype, T => {
-        let mut layer_in: Vec<T> = x.float_ref::<T>(op)?.to_vec();
-        let h0 = h0.float_ref::<T>(op)?;
-        let c0 = c0.float_ref::<T>(op)?;
-        let mut h_n = vec![T::ZERO; layers * dirs * batch * hid];
-        let mut c_n = h_n.clone();
-        for layer in 0..layers {
-            let in_size = layer_in.len() / (seq * batch).max(1);
-            let mut out = vec![T::ZERO; seq * batch * dirs * hid];
-            for d in 0..dirs {
-                let [w_ih, w_hh, b_ih, b_hh] = cells[layer * dirs + d];
-                let w_ih = w_ih.ok_or_else(missing)?.float_ref::<T>(op)?;
-                let w_hh = w_hh.ok_or_else(missing)?.float_ref::<T>(op)?;
-                let b_ih = b_ih.map(|b| b.float_ref::<T>(op)).transpose()?;
-                let b_hh = b_hh.map(|b| b.float_ref::<T>(op)).transpose()?;
-                let slot = (layer * dirs + d) * batch * hid;
-                let cell = Cell { w_ih: &w_ih, w_hh: &w_hh, b_ih: b_ih.as_deref(), b_hh: b_hh.as_deref(), hid, in_size };
-                let (h, c) = cell.run(&layer_in, seq, batch, &h0[slot..slot + batch * hid], &c0[slot..slot + batch * hid], d == 1, &mut out, d, dirs);
-                h_n[slot..slot + batch * hid].copy_from_slice(&h);
-                c_n[slot..slot + batch * hid].copy_from_slice(&c);
-            }
-            if let Some(p) = dropout.filter(|_| layer + 1 < layers) {
-                let keep = 1.0 - p;
-                random::with_global(|g| {
-                    for v in out.iter_mut() {
-                        *v = if g.unit() < keep { T::of(v.f64() / keep) } else { T::ZERO };
-                    }
-                });
-            }
-            layer_in = out;
+    let mut layer_in: Vec<T> = x.float_ref::<T>(op)?.to_vec();
+    let h0 = h0.float_ref::<T>(op)?;
+    let c0 = c0.float_ref::<T>(op)?;
+    let mut h_n = vec![T::ZERO; layers * dirs * batch * hid];
+    let mut c_n = h_n.clone();
+    for layer in 0..layers {
+        let in_size = layer_in.len() / (seq * batch).max(1);
+        let mut out = vec![T::ZERO; seq * batch * dirs * hid];
+        for d in 0..dirs {
+            let [w_ih, w_hh, b_ih, b_hh] = cells[layer * dirs + d];
+            let w_ih = w_ih.ok_or_else(missing)?.float_ref::<T>(op)?;
+            let w_hh = w_hh.ok_or_else(missing)?.float_ref::<T>(op)?;
+            let b_ih = b_ih.map(|b| b.float_ref::<T>(op)).transpose()?;
+            let b_hh = b_hh.map(|b| b.float_ref::<T>(op)).transpose()?;
+            let slot = (layer * dirs + d) * batch * hid;
+            let cell = Cell {
+                w_ih: &w_ih,
+                w_hh: &w_hh,
+                b_ih: b_ih.as_deref(),
+                b_hh: b_hh.as_deref(),
+                hid,
+                in_size,
+            };
+            let state = (&h0[slot..slot + batch * hid], &c0[slot..slot + batch * hid]);
+            let saved = trace.as_deref_mut().map(|t| t.cell(seq, batch, hid));
+            let (h, c) = cell.run(&layer_in, (seq, batch), state, d == 1, (&mut out, d, dirs), saved);
+            h_n[slot..slot + batch * hid].copy_from_slice(&h);
+            c_n[slot..slot + batch * hid].copy_from_slice(&c);
         }
-        (
-            Tensor::from_computed(layer_in, Shape::from([seq, batch, dirs * hid]), dtype)?,
-            Tensor::from_computed(h_n, state_shape.clone(), dtype)?,
-            Tensor::from_computed(c_n, state_shape.clone(), dtype)?,
-        )
-    }))
+        if let Some(p) = dropout.filter(|_| layer + 1 < layers) {
+            let mask: Vec<T> = super::dropout::mask_values(out.len(), p)
+                .into_iter()
+                .map(T::of)
+                .collect();
+            let dropped = out.iter().zip(&mask).map(|(&v, &m)| v * m).collect();
+            if let Some(t) = trace.as_deref_mut() {
+                t.layer(std::mem::replace(&mut out, dropped), Some(mask));
+            } else {
+                out = dropped;
+            }
+        } else if let Some(t) = trace.as_deref_mut()
+            && layer + 1 < layers
+        {
+            t.layer(out.clone(), None);
+        }
+        layer_in = out;
+    }
+    if let Some(t) = trace {
+        t.last_output(&layer_in);
+    }
+    Ok((layer_in, h_n, c_n))
 }
 
 /// One layer and direction of an LSTM.
@@ -294,20 +354,18 @@ struct Cell<'a, T> {
 }
 
 impl<T: Float> Cell<'_, T> {
-    /// Runs the sequence `x` (`seq, batch, in`), writing each step's `h` into its slice of `out`
-    /// (`seq, batch, dirs * hid`); returns the last `(h, c)`.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs the sequence `x` (`(seq, batch, in)`) from `(h0, c0)`, writing each step's `h` into its slice of
+    /// `out` (`(seq, batch, dirs * hid)`, this direction `d` of `dirs`); returns the last `(h, c)`. With `saved`,
+    /// each step's activated gates `(batch, 4·hid)` and cell state `(batch, hid)` are kept there, in time order.
+    #[allow(clippy::type_complexity)]
     fn run(
         &self,
         x: &[T],
-        seq: usize,
-        batch: usize,
-        h0: &[T],
-        c0: &[T],
+        (seq, batch): (usize, usize),
+        (h0, c0): (&[T], &[T]),
         reverse: bool,
-        out: &mut [T],
-        d: usize,
-        dirs: usize,
+        (out, d, dirs): (&mut [T], usize, usize),
+        mut saved: Option<(&mut [T], &mut [T])>,
     ) -> (Vec<T>, Vec<T>) {
         let (hid, g4) = (self.hid, 4 * self.hid);
         // Input projections of every step at once: (seq * batch, 4H).
@@ -345,7 +403,14 @@ impl<T: Float> Cell<'_, T> {
                 T::ONE,
                 &mut gates,
             );
-            lstm_step(&gates, &mut c, &mut h, hid);
+            match saved.as_mut() {
+                Some((acts, cells)) => {
+                    let acts = &mut acts[t * batch * g4..(t + 1) * batch * g4];
+                    lstm_cells_saving(&gates, &mut c, &mut h, hid, acts);
+                    cells[t * batch * hid..(t + 1) * batch * hid].copy_from_slice(&c);
+                }
+                None => lstm_step(&gates, &mut c, &mut h, hid),
+            }
             for bi in 0..batch {
                 let dst = (t * batch + bi) * dirs * hid + d * hid;
                 out[dst..dst + hid].copy_from_slice(&h[bi * hid..(bi + 1) * hid]);
@@ -366,6 +431,23 @@ multiversion! {
                 let cell = sigmoid(f) * *c + sigmoid(i) * g.tanh();
                 *c = cell;
                 *h = sigmoid(o) * cell.tanh();
+            }
+        }
+    }
+}
+
+multiversion! {
+    fn lstm_cells_saving<R: Real>(gates: &[R], c: &mut [R], h: &mut [R], hid: usize, acts: &mut [R]) {
+        // `lstm_cells`' formulas, keeping the activated gates for the backward.
+        let sigmoid = |x: R| R::ONE / (R::ONE + (-x).exp());
+        let rows = gates.chunks(4 * hid).zip(acts.chunks_mut(4 * hid));
+        for ((g, a), (c, h)) in rows.zip(c.chunks_mut(hid).zip(h.chunks_mut(hid))) {
+            for j in 0..hid {
+                let (i, f, gg, o) = (sigmoid(g[j]), sigmoid(g[hid + j]), g[2 * hid + j].tanh(), sigmoid(g[3 * hid + j]));
+                let cell = f * c[j] + i * gg;
+                c[j] = cell;
+                h[j] = o * cell.tanh();
+                (a[j], a[hid + j], a[2 * hid + j], a[3 * hid + j]) = (i, f, gg, o);
             }
         }
     }
