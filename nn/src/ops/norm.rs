@@ -3,10 +3,11 @@
 
 use kernels::GpuDevice;
 use kernels::norm::{Layout, Statistics};
+use smallvec::SmallVec;
 
 use super::arith::Affine;
 use super::float::{Float, with_float_type};
-use super::{Op, probe_tensor, run, same_dtype, with_optional};
+use super::{Op, Outputs, probe_tensor, run, same_dtype, with_optional};
 use crate::tensor::autograd::{Backward, Saved};
 use crate::{DType, Error, Result, Shape, Tensor};
 
@@ -87,7 +88,7 @@ pub fn batch_norm(
         eps,
     };
     let stats = running.as_ref().map_or([None, None], |r| [Some(r.mean), Some(r.var)]);
-    run(&norm, &with_optional(&[x], &[weight, bias, stats[0], stats[1]]))
+    Ok(run(&norm, &with_optional(&[x], &[weight, bias, stats[0], stats[1]]))?.y)
 }
 
 /// `F.batch_norm`; inputs `[x]`, then `weight`, `bias` and the running mean and variance where present.
@@ -99,6 +100,22 @@ struct BatchNorm {
     training: bool,
     momentum: f64,
     eps: f64,
+}
+
+/// What [`BatchNorm`] returns: its output and, from the CPU in training, the batch's statistics it normalised
+/// by (the mean and the biased variance per channel, `f64`), which its backward reads instead of recomputing.
+struct Normalized {
+    y: Tensor,
+    batch_stats: Option<(Tensor, Tensor)>,
+}
+
+impl Outputs for Normalized {
+    fn tensors(&self) -> SmallVec<[&Tensor; 3]> {
+        SmallVec::from_slice(&[&self.y])
+    }
+    fn tensors_mut(&mut self) -> SmallVec<[&mut Tensor; 3]> {
+        SmallVec::from_iter([&mut self.y])
+    }
 }
 
 /// The mean and the biased variance of each channel of `x` read as `(n, c, inner)`, summed in `f64`.
@@ -149,10 +166,10 @@ impl BatchNorm {
 }
 
 impl Op for BatchNorm {
-    type Output = Tensor;
+    type Output = Normalized;
     const NAME: &'static str = "batch_norm";
 
-    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Normalized> {
         let Operands {
             x,
             weight,
@@ -196,10 +213,15 @@ impl Op for BatchNorm {
                 Affine::new(Self::NAME, scale, shift)
             })
             .collect();
-        x.map_float_blocks(Self::NAME, inner, &affine)
+        let y = x.map_float_blocks(Self::NAME, inner, &affine)?;
+        let batch_stats = match self.training {
+            true => Some((Tensor::from_vec(mean, [c])?, Tensor::from_vec(var, [c])?)),
+            false => None,
+        };
+        Ok(Normalized { y, batch_stats })
     }
 
-    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Normalized> {
         let op = "batch_norm";
         let Operands {
             x,
@@ -222,9 +244,10 @@ impl Op for BatchNorm {
         };
         let weight = Tensor::gpu_buffer_of(weight, op)?;
         let bias = Tensor::gpu_buffer_of(bias, op)?;
-        x.map_gpu(op, |dtype, x| {
+        let y = x.map_gpu(op, |dtype, x| {
             kernels::norm::batch_norm(dtype, x, layout, stats, weight.as_ref(), bias.as_ref(), self.eps)
-        })
+        })?;
+        Ok(Normalized { y, batch_stats: None })
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -251,16 +274,17 @@ impl Op for BatchNorm {
         Ok(cases)
     }
 
-    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+    fn gradient(&self, inputs: &[&Tensor], output: &Normalized) -> Option<Box<dyn Backward>> {
         let ops = self.operands(inputs);
         let x = Saved::new(ops.x);
         let weight = ops.weight.map(Saved::new);
         // In evaluation the running statistics are constants of the forward; in training they are written,
-        // and the batch's own statistics are recomputed from x.
+        // and the batch's own statistics are the forward's (the CPU's), or recomputed from x (a device's).
         let fixed = match (self.training, &ops.running) {
             (false, Some(r)) => Some((Saved::new(r.mean), Saved::new(r.var))),
             _ => None,
         };
+        let batch_stats = output.batch_stats.clone();
         let (n_inputs, eps, op) = (inputs.len(), self.eps, "batch_norm");
         let (has_weight, has_bias) = (self.weight, self.bias);
         Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
@@ -268,12 +292,20 @@ impl Op for BatchNorm {
             let w = weight.as_ref().map(|w| w.get(op)).transpose()?;
             let mut operands = vec![x, &g[0]];
             operands.extend(w);
-            if let Some((m, v)) = &fixed {
-                operands.extend([m.get(op)?, v.get(op)?]);
-            }
+            let stats = match (&fixed, &batch_stats) {
+                (Some((m, v)), _) => {
+                    operands.extend([m.get(op)?, v.get(op)?]);
+                    Stats::Fixed
+                }
+                (None, Some((m, v))) => {
+                    operands.extend([m, v]);
+                    Stats::Batch
+                }
+                (None, None) => Stats::Recompute,
+            };
             let grad = BatchNormGrad {
                 weight: w.is_some(),
-                fixed: fixed.is_some(),
+                stats,
                 eps,
             };
             let (dx, dw, db) = run(&grad, &operands)?;
@@ -291,16 +323,27 @@ impl Op for BatchNorm {
 }
 
 /// A batch norm's gradients `(dx, dweight, dbias)` from inputs `[x, dy]`, then the weight when it has one,
-/// then the running mean and variance in evaluation (`fixed`: the statistics are constants). On the CPU one
-/// fused pass (per-channel sums in `f64`, then `dx` as an affine function of `dy` and `x` per channel); on a
-/// device the same formulas composed of tensor ops ([`Normalization`]).
+/// then the statistics the forward normalised by, as [`Stats`] says. On the CPU one fused pass (per-channel
+/// sums in `f64`, then `dx` as an affine function of `dy` and `x` per channel); on a device the same formulas
+/// composed of tensor ops ([`Normalization`]).
 struct BatchNormGrad {
     weight: bool,
-    fixed: bool,
+    stats: Stats,
     eps: f64,
 }
 
-/// [`BatchNormGrad`]'s operands: `x`, `dy`, the weight, the fixed statistics.
+/// Which statistics a batch norm's forward normalised by, for [`BatchNormGrad`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stats {
+    /// The running mean and variance (evaluation), operands: constants of the forward.
+    Fixed,
+    /// The batch's, as the forward computed them (`f64` mean and biased variance per channel), operands.
+    Batch,
+    /// The batch's, computed again from `x` (no operands).
+    Recompute,
+}
+
+/// [`BatchNormGrad`]'s operands: `x`, `dy`, the weight, the statistics' mean and variance.
 type GradOperands<'a> = (
     &'a Tensor,
     &'a Tensor,
@@ -309,15 +352,15 @@ type GradOperands<'a> = (
 );
 
 impl BatchNormGrad {
-    /// `(x, dy, weight, (running mean, running variance))`.
+    /// `(x, dy, weight, (mean, variance))`.
     fn operands<'a>(&self, inputs: &[&'a Tensor]) -> GradOperands<'a> {
         let mut rest = inputs[2..].iter().copied();
         let weight = if self.weight { rest.next() } else { None };
-        let fixed = match (self.fixed, rest.next(), rest.next()) {
-            (true, Some(mean), Some(var)) => Some((mean, var)),
+        let stats = match (self.stats, rest.next(), rest.next()) {
+            (Stats::Fixed | Stats::Batch, Some(mean), Some(var)) => Some((mean, var)),
             _ => None,
         };
-        (inputs[0], inputs[1], weight, fixed)
+        (inputs[0], inputs[1], weight, stats)
     }
 }
 
@@ -326,7 +369,7 @@ impl Op for BatchNormGrad {
     const NAME: &'static str = "batch_norm_backward";
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<(Tensor, Tensor, Tensor)> {
-        let (x, dy, weight, fixed) = self.operands(inputs);
+        let (x, dy, weight, given) = self.operands(inputs);
         let (n, c) = (x.shape()[0], x.shape()[1]);
         let inner: usize = x.shape()[2..].iter().product();
         let (dtype, op) = (x.dtype(), Self::NAME);
@@ -334,11 +377,12 @@ impl Op for BatchNormGrad {
         with_float_type!(dtype, T => {
             let (xs, gs) = (x.float_ref::<T>(op)?, dy.float_ref::<T>(op)?);
             let w = weight.map(Tensor::to_vec_f64).transpose()?;
-            let stats = match fixed {
+            let stats = match given {
                 Some((m, v)) => (m.to_vec_f64()?, v.to_vec_f64()?),
                 None => channel_stats(&xs, n, c, inner),
             };
-            let (dx, dw, db) = batch_norm_grads::<T>(&xs, &gs, w.as_deref(), stats, fixed.is_some(), [n, c, inner], self.eps);
+            let fixed = self.stats == Stats::Fixed;
+            let (dx, dw, db) = batch_norm_grads::<T>(&xs, &gs, w.as_deref(), stats, fixed, [n, c, inner], self.eps);
             Ok((
                 Tensor::from_computed(dx, x.shape().clone(), dtype)?,
                 Tensor::from_computed(dw, per_channel.clone(), dtype)?,
@@ -348,7 +392,9 @@ impl Op for BatchNormGrad {
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<(Tensor, Tensor, Tensor)> {
-        let (x, dy, weight, fixed) = self.operands(inputs);
+        let (x, dy, weight, given) = self.operands(inputs);
+        // A device's forward keeps no batch statistics: only the running ones are given here.
+        let fixed = given.filter(|_| self.stats == Stats::Fixed);
         let rank = x.rank();
         let mut around = vec![1; rank];
         around[1] = x.shape()[1];
@@ -371,14 +417,14 @@ impl Op for BatchNormGrad {
             probe_tensor(&[4], 3.0, dtype)?,
             probe_tensor(&[4], 4.0, dtype)?.affine(0.3, 1.0)?,
         );
-        let case = |weight, fixed| BatchNormGrad {
+        let case = |weight, stats| BatchNormGrad {
             weight,
-            fixed,
+            stats,
             eps: 1e-5,
         };
         Ok(vec![
-            (case(true, false), vec![x.clone(), dy.clone(), w]),
-            (case(false, true), vec![x, dy, mean, var]),
+            (case(true, Stats::Recompute), vec![x.clone(), dy.clone(), w]),
+            (case(false, Stats::Fixed), vec![x, dy, mean, var]),
         ])
     }
 }
