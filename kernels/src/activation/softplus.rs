@@ -78,12 +78,21 @@ formula! {
         let t = tanh_softplus::<C, N>(x);
         dy * (t + x * s * sech2_softplus::<C, N>(x))
     }
-    host fn forward(x, _a, _b) { x * x.log1p_exp().tanh() }
+    host fn forward(x, _a, _b) { x * host_tanh_softplus(x) }
     host fn backward(x, dy, _a, _b) {
         let sigmoid = R::ONE / (R::ONE + (-x).exp());
-        let t = x.log1p_exp().tanh();
+        let t = host_tanh_softplus(x);
         dy * (t + x * sigmoid * (R::ONE - t * t))
     }
+}
+
+/// [`tanh_softplus`] on the host: one exponential and one division, where `tanh(log1p(e^x))` takes two
+/// exponentials, a logarithm and a division (Mish into a preallocated output ran at a third of memcpy's speed).
+#[inline(always)]
+fn host_tanh_softplus<R: crate::Real>(x: R) -> R {
+    let e = x.exp();
+    let n = e * (e + R::of(2.0));
+    if x > R::of(20.0) { R::ONE } else { n / (n + R::of(2.0)) }
 }
 
 /// `1 - tanh²(softplus(x))` without the cancellation of `1 - t·t` where `t` nears 1 (an ulp of `t` there is an
