@@ -100,6 +100,18 @@ fn conv2d_repr_and_errors() {
     assert!(err.to_string().contains("channels"), "{err}");
     let err = c.forward(Tensor::zeros([1, 4, 1, 1], DType::F32)).unwrap_err();
     assert!(err.to_string().contains("smaller than the dilated kernel"), "{err}");
+    // An empty image that padding would make room for: PyTorch 2.5.1 refuses it ("Only zero batch or zero
+    // channel inputs are supported, but got input shape: [1, 1, 0, 3]"); an empty batch gives an empty output.
+    let one = Conv2d::new(1, 2, [1, 1], opts([1, 1], Padding2d::Explicit(1, 1), [1, 1], 1), true).unwrap();
+    for shape in [[1, 1, 0, 3], [1, 1, 3, 0]] {
+        let err = one.forward(Tensor::zeros(shape, DType::F32)).unwrap_err();
+        assert!(
+            err.to_string().contains("Only zero batch or zero channel inputs"),
+            "{err}"
+        );
+    }
+    let y = one.forward(Tensor::zeros([0, 1, 3, 3], DType::F32)).unwrap();
+    assert_eq!(y.shape(), &[0, 2, 5, 5]);
 }
 
 fn batch_norm<M: Module + Forward<Input = Tensor, Output = Tensor>>(case: &str, mut m: M) {

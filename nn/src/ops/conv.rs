@@ -260,6 +260,15 @@ fn geometry(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dOpt
         weight.shape()[2],
         weight.shape()[3],
     );
+    if x.numel() == 0 && n != 0 && c != 0 {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "Only zero batch or zero channel inputs are supported, but got input shape: {}",
+                x.shape()
+            ),
+        ));
+    }
     let g = opts.groups;
     if g == 0 || !c.is_multiple_of(g) || !o.is_multiple_of(g) || cg * g != c {
         return Err(Error::invalid(
@@ -407,6 +416,30 @@ fn padded_size(geo: &Geometry) -> (usize, usize) {
     (hp, wp)
 }
 
+/// Whether the input is its own padded plane ([`padded_size`]): no padding to add, read in place.
+fn reads_in_place(geo: &Geometry) -> bool {
+    geo.pt == 0 && geo.pl == 0 && padded_size(geo) == (geo.h, geo.w)
+}
+
+/// Copies the input planes of `x` into the interiors of the padded planes ([`padded_size`]) of `padded`, `pt`
+/// rows and `pl` columns in; the borders are left as they are (zeros the caller wrote once). The one padding
+/// step of the forward's chunks and of the gradients' whole batch.
+fn pad_planes<T: Copy>(geo: &Geometry, x: &[T], padded: &mut [T]) {
+    let (hp, wp) = padded_size(geo);
+    if geo.h * geo.w == 0 {
+        return;
+    }
+    for (plane, dst) in x.chunks(geo.h * geo.w).zip(padded.chunks_mut(hp * wp)) {
+        for (r, row) in plane.chunks(geo.w).enumerate() {
+            let at = (r + geo.pt) * wp + geo.pl;
+            // Element by element: rows of a few values, where a call to memcpy costs more.
+            for (d, &s) in dst[at..at + geo.w].iter_mut().zip(row) {
+                *d = s;
+            }
+        }
+    }
+}
+
 /// The input with its zero padding made explicit, so that gathering a patch needs no bounds tests.
 struct Padded<'a, T: Clone> {
     data: std::borrow::Cow<'a, [T]>,
@@ -416,23 +449,16 @@ struct Padded<'a, T: Clone> {
 
 impl<'a, T: Float> Padded<'a, T> {
     fn new(geo: &Geometry, x: &'a [T]) -> Padded<'a, T> {
-        let (n, c, h, w, pt, pl) = (geo.n, geo.c, geo.h, geo.w, geo.pt, geo.pl);
-        let (hp, wp) = padded_size(geo);
-        if pt == 0 && pl == 0 && hp == h && wp == w {
+        if reads_in_place(geo) {
             return Padded {
                 data: std::borrow::Cow::Borrowed(x),
-                h,
-                w,
+                h: geo.h,
+                w: geo.w,
             };
         }
-        let mut data = vec![T::ZERO; n * c * hp * wp];
-        for (src, dst) in x.chunks(h * w).zip(data.chunks_mut(hp * wp)) {
-            for (r, row) in src.chunks(w).enumerate() {
-                let at = (r + pt) * wp + pl;
-                let keep = w.min(wp - pl);
-                dst[at..at + keep].copy_from_slice(&row[..keep]);
-            }
-        }
+        let (hp, wp) = padded_size(geo);
+        let mut data = vec![T::ZERO; geo.n * geo.c * hp * wp];
+        pad_planes(geo, x, &mut data);
         Padded {
             data: std::borrow::Cow::Owned(data),
             h: hp,

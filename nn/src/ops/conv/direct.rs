@@ -88,7 +88,7 @@ pub(super) fn conv2d<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Opti
         return;
     }
     let (hp, wp) = super::padded_size(geo);
-    let in_place = geo.pt == 0 && geo.pl == 0 && hp == geo.h && wp == geo.w;
+    let in_place = super::reads_in_place(geo);
     let plane = hp * wp;
     let ob = block_width::<T>(geo.o / geo.g);
     let (packed, biases) = pack(geo, weight, bias, ob);
@@ -137,15 +137,7 @@ fn run_part<T: Float>(plan: &Plan<'_, T>, first: usize, out: &mut [T]) {
         let xp: &[T] = if plan.in_place {
             src
         } else {
-            for (plane, dst) in src.chunks(h * w).zip(padded.chunks_mut(hp * wp)) {
-                for (r, row) in plane.chunks(w).enumerate() {
-                    let at = (r + geo.pt) * wp + geo.pl;
-                    // Element by element: rows of a few values, where a call to memcpy costs more.
-                    for (d, &s) in dst[at..at + w].iter_mut().zip(row) {
-                        *d = s;
-                    }
-                }
-            }
+            super::pad_planes(geo, src, &mut padded);
             &padded[..nb * c * hp * wp]
         };
         run_chunk(plan, xp, out);
