@@ -139,3 +139,43 @@ fn empty_and_zero_dimensional_tensors_go_through_the_activations_as_in_pytorch()
         }
     }
 }
+
+fn requiring_grad(shape: &[usize]) -> Tensor {
+    let mut t = Tensor::randn(shape.to_vec(), DType::F32);
+    t.set_requires_grad(true).unwrap();
+    t
+}
+
+#[test]
+fn empty_dimensions_in_products_norms_and_convolutions_never_panic() {
+    use nn::functional::{Conv2dOptions, conv2d};
+    // A product over k = 0: zeros, and gradients of the operands' (empty) shapes, as PyTorch 2.5.1.
+    let (a, b) = (requiring_grad(&[3, 0]), requiring_grad(&[0, 4]));
+    let y = a.matmul(&b).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![0.0; 12]);
+    y.sum_all().unwrap().backward().unwrap();
+    assert_eq!(a.grad().unwrap().shape(), &[3, 0]);
+    assert_eq!(b.grad().unwrap().shape(), &[0, 4]);
+    // A batch norm of no channel, in evaluation, forward and backward (PyTorch's own raises an IndexError).
+    let mut bn = BatchNorm1d::new(0);
+    bn.eval();
+    let x = requiring_grad(&[2, 0]);
+    let y = bn.forward(x.clone()).unwrap();
+    assert_eq!(y.shape(), &[2, 0]);
+    y.sum_all().unwrap().backward().unwrap();
+    assert_eq!(x.grad().unwrap().shape(), &[2, 0]);
+    // A convolution of no input channel sums nothing: the bias at every position.
+    let (x, w) = (requiring_grad(&[1, 0, 3, 3]), requiring_grad(&[2, 0, 1, 1]));
+    let bias = Tensor::from_vec(vec![0.5f32, -2.0], vec![2]).unwrap();
+    let y = conv2d(&x, &w, Some(&bias), &Conv2dOptions::default()).unwrap();
+    assert_eq!(y.shape(), &[1, 2, 3, 3]);
+    assert_eq!(y.to_vec::<f32>().unwrap(), [[0.5f32; 9], [-2.0; 9]].concat());
+    // No output channel: PyTorch's error.
+    let w = requiring_grad(&[0, 2, 1, 1]);
+    let err = conv2d(&requiring_grad(&[1, 2, 3, 3]), &w, None, &Conv2dOptions::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("expected weight to be at least 1 at dimension 0, but got weight of size [0, 2, 1, 1]"),
+        "{err}"
+    );
+}

@@ -81,7 +81,16 @@ pub fn conv2d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dO
     if x.rank() == 3 {
         return conv2d(&x.unsqueeze(0)?, weight, bias, opts)?.squeeze(0);
     }
-    geometry(x, weight, bias, opts)?;
+    let geo = geometry(x, weight, bias, opts)?;
+    if geo.c == 0 && geo.n > 0 {
+        // A sum over no input channel: the bias (or zero) at every output position. (PyTorch 2.5.1 returns an
+        // empty tensor of the input's shape here, which is no convolution's output shape.)
+        let zeros = Tensor::zeros([geo.n, geo.o, geo.ho, geo.wo], x.dtype()).to_device(x.device())?;
+        return match bias {
+            Some(b) => zeros.add(&b.reshape([1, geo.o, 1, 1])?),
+            None => Ok(zeros),
+        };
+    }
     run(&Conv2d { opts: *opts }, &with_optional(&[x, weight], &[bias]))
 }
 
@@ -270,6 +279,15 @@ fn geometry(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dOpt
         ));
     }
     let g = opts.groups;
+    if o == 0 {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "Given groups={g}, expected weight to be at least 1 at dimension 0, but got weight of size {} instead",
+                weight.shape()
+            ),
+        ));
+    }
     if g == 0 || !c.is_multiple_of(g) || !o.is_multiple_of(g) || cg * g != c {
         return Err(Error::invalid(
             op,

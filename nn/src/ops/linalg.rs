@@ -185,10 +185,12 @@ impl Op for Matmul {
                 (false, _) => None,
                 // A right side shared by every batch: its gradient sums over them.
                 (true, 2) => {
-                    let k = a.shape()[a.rank() - 1];
-                    let m = g.shape()[g.rank() - 1];
-                    let a2 = a.reshape([a.numel() / k.max(1), k])?;
-                    let g2 = g.reshape([g.numel() / m.max(1), m])?;
+                    // Rows from the leading dimensions, not numel / k: k or m may be 0.
+                    let matrix = |t: &Tensor| {
+                        let (rows, last) = t.shape().split_at(t.rank() - 1);
+                        t.reshape([rows.iter().product(), last[0]])
+                    };
+                    let (a2, g2) = (matrix(a)?, matrix(g)?);
                     Some(a2.transpose(0, 1)?.matmul(&g2)?)
                 }
                 (true, _) => Some(last_two(a)?.matmul(g)?),

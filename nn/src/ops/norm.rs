@@ -124,7 +124,7 @@ fn channel_stats<T: Float>(x: &[T], n: usize, c: usize, inner: usize) -> (Vec<f6
     /// (consecutive planes add into different channels, so their sums overlap).
     fn sweep<T: Float>(x: &[T], c: usize, inner: usize, count: f64, term: impl Fn(usize, f64) -> f64) -> Vec<f64> {
         let mut sums = vec![0.0; c];
-        if inner > 0 {
+        if inner > 0 && c > 0 {
             for image in x.chunks(c * inner) {
                 for (ch, plane) in image.chunks(inner).enumerate() {
                     sums[ch] += plane.iter().fold(0.0, |acc, v| acc + term(ch, v.f64()));
@@ -445,7 +445,7 @@ fn batch_norm_grads<T: Float>(
     let rstd: Vec<f64> = var.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
     // Σ dy and Σ dy · (x − mean) per channel, plane by plane.
     let (mut sum_dy, mut sum_dy_xc) = (vec![0.0f64; c], vec![0.0f64; c]);
-    if inner > 0 {
+    if inner > 0 && c > 0 {
         for (xi, gi) in x.chunks(c * inner).zip(dy.chunks(c * inner)) {
             for (ch, (xp, gp)) in xi.chunks(inner).zip(gi.chunks(inner)).enumerate() {
                 let m = mean[ch];
@@ -475,7 +475,7 @@ fn batch_norm_grads<T: Float>(
         })
         .collect();
     let mut dx = vec![T::ZERO; x.len()];
-    if inner > 0 {
+    if inner > 0 && c > 0 {
         for ((xi, gi), di) in x
             .chunks(c * inner)
             .zip(dy.chunks(c * inner))
