@@ -267,6 +267,29 @@ fn lstm_rejects_bad_input_and_state() {
         .forward((Tensor::zeros([2, 1, 3], DType::F32), Some(bad)))
         .unwrap_err();
     assert!(err.to_string().contains("h0"), "{err}");
+    // An empty sequence, batch-first or not: PyTorch 2.5.1's error.
+    for (m, x) in [
+        (LSTM::new(3, 4), Tensor::zeros([0, 2, 3], DType::F32)),
+        (LSTM::new(3, 4), Tensor::zeros([0, 3], DType::F32)),
+        (
+            LSTM::with_options(
+                3,
+                4,
+                LstmOptions {
+                    batch_first: true,
+                    ..LstmOptions::default()
+                },
+            )
+            .unwrap(),
+            Tensor::zeros([2, 0, 3], DType::F32),
+        ),
+    ] {
+        let err = m.forward((x, None)).unwrap_err();
+        assert!(
+            err.to_string().contains("Expected sequence length to be larger than 0"),
+            "{err}"
+        );
+    }
 }
 
 #[test]

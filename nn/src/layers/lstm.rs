@@ -191,6 +191,12 @@ impl Forward for LSTM {
             ));
         }
         let x = self.sequence_major(input, unbatched, true)?;
+        if x.shape()[0] == 0 {
+            return Err(Error::invalid(
+                op,
+                "Expected sequence length to be larger than 0 in RNN",
+            ));
+        }
         let batch = x.shape()[1];
         let (layers, dirs, hid) = (self.options.num_layers, self.directions(), self.hidden_size);
         let state_shape = Shape::from([layers * dirs, batch, hid]);
