@@ -14,7 +14,7 @@ use std::sync::Arc;
 use kernels::Real;
 use smallvec::SmallVec;
 
-use super::{Lstm, LstmSizes, outputs, run_cpu_typed};
+use super::{Lstm, LstmSizes, gate_parts, outputs, run_cpu_typed};
 use crate::ops::float::{Float, with_float_type};
 use crate::ops::gemm::Mat;
 use crate::ops::map::multiversion;
@@ -326,18 +326,25 @@ impl Path {
 
 multiversion! {
     fn cell_backward<R: Real>(acts: &[R], cells: &[R], c_prev: &[R], dh: &[R], dc: &mut [R], da: &mut [R], hid: usize) {
+        // Slices zipped, not indexed, so the loop vectorises.
         let rows = acts.chunks(4 * hid).zip(cells.chunks(hid)).zip(c_prev.chunks(hid));
         let grads = dh.chunks(hid).zip(dc.chunks_mut(hid)).zip(da.chunks_mut(4 * hid));
         for (((a, c), cp), ((dh, dc), da)) in rows.zip(grads) {
-            for j in 0..hid {
-                let (i, f, g, o) = (a[j], a[hid + j], a[2 * hid + j], a[3 * hid + j]);
-                let tc = c[j].tanh();
-                let dcv = dc[j] + dh[j] * o * (R::ONE - tc * tc);
-                da[j] = dcv * g * i * (R::ONE - i);
-                da[hid + j] = dcv * cp[j] * f * (R::ONE - f);
-                da[2 * hid + j] = dcv * i * (R::ONE - g * g);
-                da[3 * hid + j] = dh[j] * tc * o * (R::ONE - o);
-                dc[j] = dcv * f;
+            let [ai, af, ag, ao] = gate_parts(a, hid);
+            let (di, rest) = da.split_at_mut(hid);
+            let (df, rest) = rest.split_at_mut(hid);
+            let (dg, d_o) = rest.split_at_mut(hid);
+            let gates = ai.iter().zip(af).zip(ag).zip(ao);
+            let state = c.iter().zip(cp).zip(dh).zip(dc.iter_mut());
+            let out = di.iter_mut().zip(df.iter_mut()).zip(dg.iter_mut()).zip(d_o.iter_mut());
+            for (((((&i, &f), &g), &o), (((&c, &cp), &dh), dc)), (((di, df), dg), d_o)) in gates.zip(state).zip(out) {
+                let tc = c.tanh();
+                let dcv = *dc + dh * o * (R::ONE - tc * tc);
+                *di = dcv * g * i * (R::ONE - i);
+                *df = dcv * cp * f * (R::ONE - f);
+                *dg = dcv * i * (R::ONE - g * g);
+                *d_o = dh * tc * o * (R::ONE - o);
+                *dc = dcv * f;
             }
         }
     }

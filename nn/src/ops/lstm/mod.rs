@@ -424,9 +424,7 @@ multiversion! {
     fn lstm_cells<R: Real>(gates: &[R], c: &mut [R], h: &mut [R], hid: usize) {
         let sigmoid = |x: R| R::ONE / (R::ONE + (-x).exp());
         for ((g, c), h) in gates.chunks(4 * hid).zip(c.chunks_mut(hid)).zip(h.chunks_mut(hid)) {
-            let (gi, rest) = g.split_at(hid);
-            let (gf, rest) = rest.split_at(hid);
-            let (gg, go) = rest.split_at(hid);
+            let [gi, gf, gg, go] = gate_parts(g, hid);
             for (((((c, h), &i), &f), &g), &o) in c.iter_mut().zip(h.iter_mut()).zip(gi).zip(gf).zip(gg).zip(go) {
                 let cell = sigmoid(f) * *c + sigmoid(i) * g.tanh();
                 *c = cell;
@@ -438,19 +436,34 @@ multiversion! {
 
 multiversion! {
     fn lstm_cells_saving<R: Real>(gates: &[R], c: &mut [R], h: &mut [R], hid: usize, acts: &mut [R]) {
-        // `lstm_cells`' formulas, keeping the activated gates for the backward.
+        // `lstm_cells`' formulas, keeping the activated gates for the backward (slices zipped, not indexed, so
+        // the loop vectorises).
         let sigmoid = |x: R| R::ONE / (R::ONE + (-x).exp());
         let rows = gates.chunks(4 * hid).zip(acts.chunks_mut(4 * hid));
         for ((g, a), (c, h)) in rows.zip(c.chunks_mut(hid).zip(h.chunks_mut(hid))) {
-            for j in 0..hid {
-                let (i, f, gg, o) = (sigmoid(g[j]), sigmoid(g[hid + j]), g[2 * hid + j].tanh(), sigmoid(g[3 * hid + j]));
-                let cell = f * c[j] + i * gg;
-                c[j] = cell;
-                h[j] = o * cell.tanh();
-                (a[j], a[hid + j], a[2 * hid + j], a[3 * hid + j]) = (i, f, gg, o);
+            let [gi, gf, gg, go] = gate_parts(g, hid);
+            let (ai, rest) = a.split_at_mut(hid);
+            let (af, rest) = rest.split_at_mut(hid);
+            let (ag, ao) = rest.split_at_mut(hid);
+            let pre = gi.iter().zip(gf).zip(gg).zip(go);
+            let kept = ai.iter_mut().zip(af.iter_mut()).zip(ag.iter_mut()).zip(ao.iter_mut());
+            for (((c, h), (((&i, &f), &g), &o)), (((ai, af), ag), ao)) in c.iter_mut().zip(h.iter_mut()).zip(pre).zip(kept) {
+                let (i, f, g, o) = (sigmoid(i), sigmoid(f), g.tanh(), sigmoid(o));
+                let cell = f * *c + i * g;
+                *c = cell;
+                *h = o * cell.tanh();
+                (*ai, *af, *ag, *ao) = (i, f, g, o);
             }
         }
     }
+}
+
+/// A row of `4·hid` gate values split into its `i, f, g, o` parts.
+fn gate_parts<R>(row: &[R], hid: usize) -> [&[R]; 4] {
+    let (i, rest) = row.split_at(hid);
+    let (f, rest) = rest.split_at(hid);
+    let (g, o) = rest.split_at(hid);
+    [i, f, g, o]
 }
 
 /// The pointwise part of an LSTM step, PyTorch's gate order: `gates` is `(batch, 4·hid)` pre-activations
