@@ -7,6 +7,7 @@ use smallvec::SmallVec;
 
 use super::arith::Affine;
 use super::float::{Float, with_float_type};
+use super::map::multiversion;
 use super::{Op, Outputs, probe_tensor, run, same_dtype, with_optional};
 use crate::tensor::autograd::{Backward, Saved};
 use crate::{DType, Error, Result, Shape, Tensor};
@@ -118,25 +119,68 @@ impl Outputs for Normalized {
     }
 }
 
-/// The mean and the biased variance of each channel of `x` read as `(n, c, inner)`, summed in `f64`.
+/// The mean and the biased variance of each channel of `x` read as `(n, c, inner)`, summed in `f64`: over the
+/// images first, position by position (a vectorised pass), then over each channel's positions.
 fn channel_stats<T: Float>(x: &[T], n: usize, c: usize, inner: usize) -> (Vec<f64>, Vec<f64>) {
-    /// The mean over each channel of `term(channel, value)`: one sweep over the tensor, plane by plane
-    /// (consecutive planes add into different channels, so their sums overlap).
-    fn sweep<T: Float>(x: &[T], c: usize, inner: usize, count: f64, term: impl Fn(usize, f64) -> f64) -> Vec<f64> {
-        let mut sums = vec![0.0; c];
-        if inner > 0 && c > 0 {
-            for image in x.chunks(c * inner) {
-                for (ch, plane) in image.chunks(inner).enumerate() {
-                    sums[ch] += plane.iter().fold(0.0, |acc, v| acc + term(ch, v.f64()));
-                }
+    let count = (n * inner) as f64;
+    if c * inner == 0 {
+        return (vec![0.0 / count; c], vec![0.0 / count; c]);
+    }
+    let mut acc = vec![0.0f64; c * inner];
+    add_images(x, &mut acc);
+    let mean: Vec<f64> = per_channel(&acc, inner).map(|s| s / count).collect();
+    let centre = spread(&mean, inner);
+    acc.fill(0.0);
+    add_squares(x, &centre, &mut acc);
+    let var = per_channel(&acc, inner).map(|s| s / count).collect();
+    (mean, var)
+}
+
+/// The sum of each channel's `inner` positions of `acc` (`(c, inner)`).
+fn per_channel(acc: &[f64], inner: usize) -> impl Iterator<Item = f64> + '_ {
+    acc.chunks(inner).map(|p| p.iter().sum::<f64>())
+}
+
+/// Each channel's value repeated over its `inner` positions: `(c, inner)`.
+fn spread(per_channel: &[f64], inner: usize) -> Vec<f64> {
+    per_channel
+        .iter()
+        .flat_map(|&v| std::iter::repeat_n(v, inner))
+        .collect()
+}
+
+multiversion! {
+    fn add_images<T: Float>(x: &[T], acc: &mut [f64]) {
+        for image in x.chunks(acc.len()) {
+            for (a, v) in acc.iter_mut().zip(image) {
+                *a += v.f64();
             }
         }
-        sums.iter().map(|s| s / count).collect()
     }
-    let count = (n * inner) as f64;
-    let mean = sweep(x, c, inner, count, |_, v| v);
-    let var = sweep(x, c, inner, count, |ch, v| (v - mean[ch]) * (v - mean[ch]));
-    (mean, var)
+}
+
+multiversion! {
+    fn add_squares<T: Float>(x: &[T], centre: &[f64], acc: &mut [f64]) {
+        for image in x.chunks(acc.len()) {
+            for ((a, v), m) in acc.iter_mut().zip(image).zip(centre) {
+                let d = v.f64() - m;
+                *a += d * d;
+            }
+        }
+    }
+}
+
+multiversion! {
+    fn add_gradient_sums<T: Float>(x: &[T], dy: &[T], centre: &[f64], sum_dy: &mut [f64], sum_dy_xc: &mut [f64]) {
+        let image = sum_dy.len();
+        for (xi, gi) in x.chunks(image).zip(dy.chunks(image)) {
+            let sums = sum_dy.iter_mut().zip(sum_dy_xc.iter_mut());
+            for (((a, b), (x, g)), m) in sums.zip(xi.iter().zip(gi)).zip(centre) {
+                *a += g.f64();
+                *b += g.f64() * (x.f64() - m);
+            }
+        }
+    }
 }
 
 /// A batch norm's operands, by name.
@@ -443,20 +487,13 @@ fn batch_norm_grads<T: Float>(
     eps: f64,
 ) -> (Vec<T>, Vec<T>, Vec<T>) {
     let rstd: Vec<f64> = var.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
-    // Σ dy and Σ dy · (x − mean) per channel, plane by plane.
+    // Σ dy and Σ dy · (x − mean) per channel: over the images position by position, then per channel.
     let (mut sum_dy, mut sum_dy_xc) = (vec![0.0f64; c], vec![0.0f64; c]);
     if inner > 0 && c > 0 {
-        for (xi, gi) in x.chunks(c * inner).zip(dy.chunks(c * inner)) {
-            for (ch, (xp, gp)) in xi.chunks(inner).zip(gi.chunks(inner)).enumerate() {
-                let m = mean[ch];
-                let (a, b) = xp
-                    .iter()
-                    .zip(gp)
-                    .fold((0.0, 0.0), |(a, b), (x, g)| (a + g.f64(), b + g.f64() * (x.f64() - m)));
-                sum_dy[ch] += a;
-                sum_dy_xc[ch] += b;
-            }
-        }
+        let (mut acc_dy, mut acc_dy_xc) = (vec![0.0f64; c * inner], vec![0.0f64; c * inner]);
+        add_gradient_sums(x, dy, &spread(&mean, inner), &mut acc_dy, &mut acc_dy_xc);
+        sum_dy = per_channel(&acc_dy, inner).collect();
+        sum_dy_xc = per_channel(&acc_dy_xc, inner).collect();
     }
     let count = (x.len() / c.max(1)) as f64;
     // dx = k · dy + slope · (x − mean) + shift, per channel.
