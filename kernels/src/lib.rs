@@ -29,6 +29,7 @@ pub mod prelu;
 mod reduce;
 pub mod softmax;
 pub mod sum;
+mod tiled_matmul;
 pub mod unary;
 
 pub use buffer::GpuBuffer;

@@ -1,12 +1,65 @@
 //! PyTorch's `F.linear`: `out[m, n] = bias[n] + Σ_k x[m, k]·w[n, k]`, and `matmul` of batches of matrices,
-//! accumulated in the compute type (`f32` for the half types). One unit per output element.
+//! accumulated in the compute type (`f32` for the half types). Small products run on direct kernels (one unit
+//! per output element, one launch); products big enough to gain run on `cubek-matmul`'s tiled kernel
+//! ([`crate::tiled_matmul`]); [`Kernel`] picks.
 
 use cubecl::prelude::*;
 
 use crate::activation::Compute;
+use crate::binary::{BinaryOp, Operand, binary_in_place};
 use crate::dtype::with_float_type;
 use crate::launch::{arg, check_operands, launch};
-use crate::{FloatType, GpuBuffer, Result};
+use crate::tiled_matmul::{self, Matrices};
+use crate::{Backend, FloatType, GpuBuffer, GpuDevice, Result};
+
+/// Which kernel a matrix product runs on.
+///
+/// ```
+/// assert_eq!(kernels::linear::Kernel::default(), kernels::linear::Kernel::Auto);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kernel {
+    /// The tiled kernel where the product is big enough to gain ([`Kernel::tiled_pays`]) and the routine takes
+    /// the dtype and device, else the direct one.
+    #[default]
+    Auto,
+    /// One unit per output element.
+    Direct,
+    /// `cubek-matmul`'s tiled kernel; an [`crate::KernelError::Unsupported`] error where it does not take the
+    /// problem.
+    Tiled,
+}
+
+impl Kernel {
+    /// Whether `batches` products of `rows × inner` by `inner × cols` matrices on `backend` are big enough for
+    /// the tiled kernel to beat the direct one. Measured on an NVIDIA H100 (`cargo bench -p kernels --bench
+    /// matmul`, BENCHMARKS.md "Matrix products on an NVIDIA H100"): the tiled kernel costs 20–40 µs more per
+    /// call, and gains from 2²⁸ multiply-adds on CUDA (1.5× at 256 × 512 × 2048, 6.3× at 2048³; 2.1× slower at
+    /// 512³) and from 2³⁰ through Vulkan (1.25× at 1024³, 4.4× at 2048³; 1.2× slower at 2²⁸).
+    ///
+    /// ```
+    /// use kernels::{Backend, linear::Kernel};
+    /// assert!(Kernel::tiled_pays(Backend::Cuda, 1, 1024, 1024, 1024));
+    /// assert!(!Kernel::tiled_pays(Backend::Cuda, 1, 512, 512, 512));
+    /// assert!(!Kernel::tiled_pays(Backend::Wgpu, 1, 256, 512, 2048));
+    /// ```
+    pub fn tiled_pays(backend: Backend, batches: usize, rows: usize, inner: usize, cols: usize) -> bool {
+        let multiply_adds = [batches, rows, inner, cols].iter().fold(1u128, |p, &d| p * d as u128);
+        multiply_adds
+            >= match backend {
+                Backend::Cuda => 1 << 28,
+                Backend::Wgpu => 1 << 30,
+            }
+    }
+
+    fn tiled(self, dtype: FloatType, device: &GpuDevice, [batches, rows, inner, cols]: [usize; 4]) -> bool {
+        match self {
+            Kernel::Auto => dtype != FloatType::F64 && Kernel::tiled_pays(device.backend(), batches, rows, inner, cols),
+            Kernel::Direct => false,
+            Kernel::Tiled => true,
+        }
+    }
+}
 
 /// `out = x·wᵀ (+ bias)`, `x` of `rows × inputs`, `w` of `outputs × inputs`.
 #[cube(launch_unchecked)]
@@ -53,6 +106,21 @@ pub fn linear(
     inputs: usize,
     outputs: usize,
 ) -> Result<GpuBuffer> {
+    linear_on(Kernel::Auto, dtype, x, w, bias, rows, inputs, outputs)
+}
+
+/// [`linear`] on the kernel `kernel` picks.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_on(
+    kernel: Kernel,
+    dtype: FloatType,
+    x: &GpuBuffer,
+    w: &GpuBuffer,
+    bias: Option<&GpuBuffer>,
+    rows: usize,
+    inputs: usize,
+    outputs: usize,
+) -> Result<GpuBuffer> {
     let op = "linear";
     x.device().check_dtype(op, dtype)?;
     let mut operands = vec![(x, rows * inputs, "input"), (w, outputs * inputs, "weight")];
@@ -61,6 +129,32 @@ pub fn linear(
     }
     check_operands(op, dtype, x, &operands)?;
     let n = rows * outputs;
+    if n > 0 && inputs > 0 && kernel.tiled(dtype, x.device(), [1, rows, inputs, outputs]) {
+        let x = Matrices::row_major(x, 1, rows, inputs);
+        let w = Matrices::transposed(w, 1, inputs, outputs);
+        match tiled_matmul::product(op, dtype, x, w) {
+            Ok(out) => {
+                if let Some(bias) = bias {
+                    let y = Operand {
+                        buffer: &out,
+                        shape: &[rows, outputs],
+                    };
+                    binary_in_place(
+                        BinaryOp::Add,
+                        dtype,
+                        y,
+                        Operand {
+                            buffer: bias,
+                            shape: &[outputs],
+                        },
+                    )?;
+                }
+                return Ok(out);
+            }
+            Err(e) if kernel == Kernel::Tiled => return Err(e),
+            Err(_) => {}
+        }
+    }
     let out = GpuBuffer::uninit(x.device(), n * dtype.size_in_bytes());
     if n == 0 {
         return Ok(out);
@@ -130,7 +224,13 @@ fn matmul_kernel<F: Float, C: Float>(
 /// assert_eq!(y.to_bytes()?, bytemuck::cast_slice::<f32, u8>(&[1.0, 4.0]));
 /// # Ok::<(), kernels::KernelError>(())
 /// ```
-pub fn matmul(
+pub fn matmul(dtype: FloatType, a: &GpuBuffer, b: &GpuBuffer, sizes: [usize; 4], shared: bool) -> Result<GpuBuffer> {
+    matmul_on(Kernel::Auto, dtype, a, b, sizes, shared)
+}
+
+/// [`matmul`] on the kernel `kernel` picks.
+pub fn matmul_on(
+    kernel: Kernel,
     dtype: FloatType,
     a: &GpuBuffer,
     b: &GpuBuffer,
@@ -150,6 +250,17 @@ pub fn matmul(
     if k == 0 {
         // Sums of nothing: zeros, and no kernel bound to the empty operands.
         return Ok(GpuBuffer::from_bytes(a.device(), &crate::sum::filled(dtype, 0.0, len)));
+    }
+    // One right side for every batch: the batches of `a` are one taller matrix.
+    let (a_batches, rows) = if shared { (1, batches * n) } else { (batches, n) };
+    if len > 0 && kernel.tiled(dtype, a.device(), [a_batches, rows, k, m]) {
+        let a = Matrices::row_major(a, a_batches, rows, k);
+        let b = Matrices::row_major(b, a_batches, k, m);
+        match tiled_matmul::product(op, dtype, a, b) {
+            Ok(out) => return Ok(out),
+            Err(e) if kernel == Kernel::Tiled => return Err(e),
+            Err(_) => {}
+        }
     }
     let out = GpuBuffer::uninit(a.device(), len * dtype.size_in_bytes());
     if len == 0 {

@@ -147,3 +147,95 @@ fn hardswish_backward_at_each_piece() {
         .collect();
     assert_eq!(dx, want);
 }
+
+/// The tiled kernel (forced, on shapes below where `Auto` picks it too) and the direct one against a product
+/// computed here in f64: single elements, sizes that fill no tile, batches, a shared right side, and `linear`'s
+/// transposed weight with a bias.
+#[test]
+fn tiled_and_direct_products_equal_an_f64_product() {
+    use kernels::linear::{Kernel, linear_on, matmul_on};
+    let Some(dev) = device() else { return };
+    let values = |len: usize, phase: f64| -> Vec<f32> {
+        (0..len)
+            .map(|i| (2.0 * ((i as f64 + phase) * 0.37).sin()) as f32)
+            .collect()
+    };
+    let check = |what: &str, got: Vec<f32>, want: &[f64]| {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+            assert!(
+                (g as f64 - w).abs() <= 1e-5 * w.abs().max(1.0),
+                "{what}: [{i}] {g} vs {w}"
+            );
+        }
+    };
+    // (batches, n, k, m, shared)
+    for (batches, n, k, m, shared) in [
+        (1, 1, 1, 1, true),
+        (1, 7, 65, 3, true),
+        (1, 130, 70, 33, true),
+        (3, 17, 64, 9, false),
+        (4, 5, 80, 66, true),
+    ] {
+        let (a, b) = (
+            values(batches * n * k, 0.0),
+            values(if shared { k * m } else { batches * k * m }, 1.0),
+        );
+        let mut want = vec![0.0f64; batches * n * m];
+        for p in 0..batches {
+            let q = if shared { 0 } else { p };
+            for i in 0..n {
+                for j in 0..m {
+                    want[(p * n + i) * m + j] = (0..k)
+                        .map(|t| a[(p * n + i) * k + t] as f64 * b[(q * k + t) * m + j] as f64)
+                        .sum();
+                }
+            }
+        }
+        let (da, db) = (upload(&dev, &a), upload(&dev, &b));
+        for kernel in [Kernel::Direct, Kernel::Tiled, Kernel::Auto] {
+            let what = format!("{kernel:?} matmul {batches}x{n}x{k}x{m} shared={shared}");
+            let y = matmul_on(kernel, FloatType::F32, &da, &db, [batches, n, k, m], shared);
+            check(&what, download(&y.unwrap_or_else(|e| panic!("{what}: {e}"))), &want);
+        }
+    }
+    for (rows, inputs, outputs, bias) in [(1, 1, 1, true), (9, 70, 130, true), (66, 100, 70, false)] {
+        let (x, w, b) = (
+            values(rows * inputs, 0.0),
+            values(outputs * inputs, 1.0),
+            values(outputs, 2.0),
+        );
+        let mut want = vec![0.0f64; rows * outputs];
+        for r in 0..rows {
+            for o in 0..outputs {
+                let dot: f64 = (0..inputs)
+                    .map(|t| x[r * inputs + t] as f64 * w[o * inputs + t] as f64)
+                    .sum();
+                want[r * outputs + o] = dot + if bias { b[o] as f64 } else { 0.0 };
+            }
+        }
+        let (dx, dw, dbias) = (upload(&dev, &x), upload(&dev, &w), upload(&dev, &b));
+        for kernel in [Kernel::Direct, Kernel::Tiled, Kernel::Auto] {
+            let what = format!("{kernel:?} linear {rows}x{inputs}->{outputs} bias={bias}");
+            let y = linear_on(
+                kernel,
+                FloatType::F32,
+                &dx,
+                &dw,
+                bias.then_some(&dbias),
+                rows,
+                inputs,
+                outputs,
+            );
+            check(&what, download(&y.unwrap_or_else(|e| panic!("{what}: {e}"))), &want);
+        }
+    }
+    // f64 stays on the direct kernel: the tiled one refuses it with a typed error.
+    let one = GpuBuffer::from_bytes(&dev, &[0u8; 8]);
+    match matmul_on(Kernel::Tiled, FloatType::F64, &one, &one, [1, 1, 1, 1], true) {
+        Err(KernelError::Unsupported {
+            dtype: FloatType::F64, ..
+        }) => {}
+        other => panic!("f64 on the tiled kernel: {:?}", other.map(|_| ())),
+    }
+}

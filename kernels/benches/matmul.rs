@@ -1,0 +1,85 @@
+//! Matrix products on devices: the direct kernel (one unit per output) next to `cubek-matmul`'s tiled one, in f32
+//! row-major, for the DynamicsNetwork's linear layers' sizes and square products up to 2048. Each iteration
+//! launches one product on device-resident operands and waits for the device; throughput is in multiply-adds
+//! counted twice (FLOP/s, criterion's "elem/s"). The devices are `NN_BENCH_DEVICES` (comma-separated, `wgpu:0`
+//! when unset, `cuda:0` in a build with the `cuda` feature); a device the machine lacks is skipped with a message.
+//! What `kernels::linear::Kernel::tiled_pays` decides was read off these rows.
+//!
+//! `cargo bench -p kernels --bench matmul` (`-- 'wgpu:0 f32 matmul/512'` for one size)
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use kernels::linear::{Kernel, matmul_on};
+use kernels::{Backend, FloatType, GpuBuffer, GpuDevice};
+
+/// `(rows, inner, cols)`: the model's two linear layers at batch 256, an LSTM-sized one, square ones.
+const SHAPES: [(usize, usize, usize); 7] = [
+    (256, 36, 16),
+    (256, 64, 128),
+    (256, 512, 2048),
+    (128, 128, 128),
+    (512, 512, 512),
+    (1024, 1024, 1024),
+    (2048, 2048, 2048),
+];
+
+fn open(name: &str) -> Option<GpuDevice> {
+    let (backend, index) = name.trim().split_once(':')?;
+    let backend = match backend {
+        "wgpu" => Backend::Wgpu,
+        "cuda" => Backend::Cuda,
+        _ => return None,
+    };
+    match GpuDevice::open(backend, index.parse().ok()?) {
+        Ok(device) => Some(device),
+        Err(e) => {
+            eprintln!("skipped {name}: {e}");
+            None
+        }
+    }
+}
+
+/// `len` pseudo-random f32 in [-1, 1), uploaded.
+fn operand(device: &GpuDevice, len: usize, seed: u32) -> GpuBuffer {
+    let mut state = seed.wrapping_mul(2_654_435_761).max(1);
+    let values: Vec<f32> = (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state as f32 / u32::MAX as f32 * 2.0 - 1.0
+        })
+        .collect();
+    GpuBuffer::from_bytes(device, bytemuck::cast_slice(&values))
+}
+
+fn bench(c: &mut Criterion) {
+    let devices = std::env::var("NN_BENCH_DEVICES").unwrap_or_else(|_| "wgpu:0".into());
+    for name in devices.split(',') {
+        let Some(device) = open(name) else { continue };
+        let mut g = c.benchmark_group(format!("{} f32 matmul", name.trim()));
+        g.sample_size(10);
+        for (n, k, m) in SHAPES {
+            let (a, b) = (operand(&device, n * k, 1), operand(&device, k * m, 2));
+            g.throughput(Throughput::Elements((2 * n * k * m) as u64));
+            for (label, kernel) in [("direct", Kernel::Direct), ("tiled", Kernel::Tiled)] {
+                let run = || {
+                    let y = matmul_on(kernel, FloatType::F32, &a, &b, [1, n, k, m], true)?;
+                    device.synchronize().map(|()| y)
+                };
+                if let Err(e) = run() {
+                    eprintln!("{name} {n}x{k}x{m} {label}: {e}");
+                    continue;
+                }
+                g.bench_function(format!("{n}x{k}x{m} {label}"), |bench| {
+                    bench.iter(|| black_box(run().unwrap()))
+                });
+            }
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
