@@ -14,6 +14,10 @@ mod autograd;
 mod autograd_dynamics;
 #[path = "../tests/device.rs"]
 mod device;
+#[path = "../tests/device_dropout.rs"]
+mod device_dropout;
+#[path = "../tests/device_index.rs"]
+mod device_index;
 #[path = "../tests/device_layers.rs"]
 mod device_layers;
 #[path = "../tests/grad_utils.rs"]

@@ -157,6 +157,13 @@ pub fn assert_close(what: &str, actual: &Tensor, expected: &Tensor) {
     }
 }
 
+/// A new leaf holding `t`'s values that requires grad (`t.detach().requires_grad_()`).
+pub fn leaf_of(t: &Tensor) -> Tensor {
+    let mut t = t.detach();
+    t.set_requires_grad(true).unwrap();
+    t
+}
+
 /// Asserts that a gradient element computed by autograd matches its central difference, with
 /// `torch.autograd.gradcheck`'s tolerances (atol 1e-5, rtol 1e-3).
 pub fn assert_gradient(what: &str, analytic: f64, numeric: f64) {
@@ -183,4 +190,20 @@ pub fn check_param_element(what: &str, param: &nn::Param, j: usize, analytic: f6
     let numeric = (at(1e-6) - at(-1e-6)) / 2e-6;
     at(0.0);
     assert_gradient(&format!("{what}[{j}]"), analytic, numeric);
+}
+
+/// Deterministic values in `[-2, 2]` of `shape`, in `dtype`: `2·sin(0.37·(i + phase))` at flat index `i`.
+pub fn sine_values(shape: &[usize], phase: f64, dtype: DType) -> Tensor {
+    let n: usize = shape.iter().product();
+    let xs: Vec<f64> = (0..n).map(|i| 2.0 * ((i as f64 + phase) * 0.37).sin()).collect();
+    Tensor::from_vec(xs, shape.to_vec()).unwrap().to_dtype(dtype).unwrap()
+}
+
+/// A second module built by `make`, loaded with `cpu`'s state and moved to `dev`.
+pub fn twin<M: nn::Module>(cpu: &M, make: impl Fn() -> M, dev: nn::Device) -> M {
+    use nn::ModuleExt;
+    let mut m = make();
+    m.load_state_dict(&cpu.state_dict(), true, false).unwrap();
+    m.to_device(dev).unwrap();
+    m
 }

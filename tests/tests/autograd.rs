@@ -4,7 +4,7 @@
 //! `no_grad`, `grad`, `retain_grad`, in-place changes); and an MLP's gradients against PyTorch 2.5.1
 //! (`fixtures/mlp_grad.safetensors`).
 
-use integration_tests::{assert_gradient, check_param_element, max_abs_diff, tensors};
+use integration_tests::{assert_gradient, check_param_element, leaf_of, max_abs_diff, tensors};
 use nn::functional::Activation;
 use nn::prelude::*;
 use nn::{Error, Result, Shape};
@@ -38,14 +38,7 @@ fn loss_weights(shape: &Shape) -> Tensor {
 
 /// Checks the gradients autograd gives every input of `f` against central differences of `Σ f(x) · w`.
 fn gradcheck(what: &str, inputs: Vec<Tensor>, f: impl Fn(&[Tensor]) -> Result<Tensor>) {
-    let leaves: Vec<Tensor> = inputs
-        .iter()
-        .map(|t| {
-            let mut t = t.detach();
-            t.set_requires_grad(true).unwrap();
-            t
-        })
-        .collect();
+    let leaves: Vec<Tensor> = inputs.iter().map(leaf_of).collect();
     let out = f(&leaves).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(out.requires_grad(), "{what}: the output is not recorded");
     let weights = loss_weights(out.shape());
@@ -717,8 +710,7 @@ fn dropout_in_training_passes_the_gradient_through_its_mask() {
     for inplace in [false, true] {
         let drop = Dropout::new(0.25, inplace).unwrap();
         let x = positive(&[64], 0.0);
-        let mut leaf = x.detach();
-        leaf.set_requires_grad(true).unwrap();
+        let leaf = leaf_of(&x);
         // In place needs a computed tensor (a leaf that requires grad is never changed in place).
         let h = leaf.mul_scalar(1.0).unwrap();
         let y = drop.forward(h).unwrap();

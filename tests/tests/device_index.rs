@@ -3,17 +3,10 @@
 //! repeated indices, int32 indices, NaN and ties), and the same typed error as the CPU for an index out of
 //! range. Without an adapter these skip (and fail under `CI=true`).
 
-use integration_tests::{bit_equal, gpu_or_skip, lacks_dtype, max_abs_diff};
+use integration_tests::{bit_equal, gpu_or_skip, lacks_dtype, max_abs_diff, sine_values as values};
 use nn::functional::{embedding, embedding_padded};
 use nn::prelude::*;
 use nn::{Error, Result};
-
-/// Deterministic values in `[-2, 2]` of `shape`, in `dtype`.
-fn values(shape: &[usize], phase: f64, dtype: DType) -> Tensor {
-    let n: usize = shape.iter().product();
-    let xs: Vec<f64> = (0..n).map(|i| 2.0 * ((i as f64 + phase) * 0.37).sin()).collect();
-    Tensor::from_vec(xs, shape.to_vec()).unwrap().to_dtype(dtype).unwrap()
-}
 
 /// An index tensor of `dtype` (int64 or int32) holding `at`, of shape `[at.len()]`.
 fn index(at: &[i64], dtype: DType) -> Tensor {

@@ -3,18 +3,11 @@
 //! compute right are refused with a typed error, never answered wrongly. Without an adapter these skip (and
 //! fail under `CI=true`).
 
-use integration_tests::{bit_equal, fixture, gpu_or_skip, lacks_dtype, max_rel_diff};
+use integration_tests::{bit_equal, fixture, gpu_or_skip, lacks_dtype, max_rel_diff, sine_values as values, twin};
 use nn::functional::{Conv2dOptions, Padding2d, conv2d};
 use nn::prelude::*;
 use nn::{Error, StateDict};
 use reference::efficientzero::check_export;
-
-/// Deterministic values in `[-2, 2]` of `shape`, in `dtype`.
-fn values(shape: &[usize], phase: f64, dtype: DType) -> Tensor {
-    let n: usize = shape.iter().product();
-    let xs: Vec<f64> = (0..n).map(|i| 2.0 * ((i as f64 + phase) * 0.37).sin()).collect();
-    Tensor::from_vec(xs, shape.to_vec()).unwrap().to_dtype(dtype).unwrap()
-}
 
 /// Asserts `got` is on `dev` and within `tol` (relative, absolute below 1) of the CPU's `want`.
 fn assert_close(what: &str, got: &Tensor, want: &Tensor, dev: Device, tol: f64) {
@@ -22,14 +15,6 @@ fn assert_close(what: &str, got: &Tensor, want: &Tensor, dev: Device, tol: f64) 
     assert_eq!(got.dtype(), want.dtype(), "{what}");
     let err = max_rel_diff(&got.cpu().unwrap(), want, 1.0);
     assert!(err <= tol, "{what}: error {err:e} above {tol:e}");
-}
-
-/// A second module built by `make`, loaded with `cpu`'s state and moved to `dev`.
-fn twin<M: Module>(cpu: &M, make: impl Fn() -> M, dev: Device) -> M {
-    let mut m = make();
-    m.load_state_dict(&cpu.state_dict(), true, false).unwrap();
-    m.to_device(dev).unwrap();
-    m
 }
 
 /// Asserts two state dicts hold the same keys, dtypes and (within `tol`) values.
@@ -91,12 +76,69 @@ fn matmul_batched_shared_and_empty_in_every_float_dtype() {
         (&[1, 5], &[5, 9]),
     ];
     for (dtype, tol) in [(DType::F32, 1e-6), (DType::F64, 1e-12), (DType::F16, 4e-3)] {
+        // Sums in another order: their rounding grows with their length.
+        let tol_for = |inner: usize| tol * (inner as f64 / 256.0).max(1.0);
         for (a_shape, b_shape) in cases {
             let (a, b) = (values(a_shape, 0.0, dtype), values(b_shape, 1.0, dtype));
             let want = a.matmul(&b).unwrap();
             let what = format!("{dtype} {a_shape:?} @ {b_shape:?}");
+            let inner = a_shape[a_shape.len() - 1];
             match a.to_device(dev).unwrap().matmul(&b.to_device(dev).unwrap()) {
-                Ok(got) => assert_close(&what, &got, &want, dev, tol),
+                Ok(got) => assert_close(&what, &got, &want, dev, tol_for(inner)),
+                Err(Error::UnsupportedOnDevice { .. }) if lacks_dtype(dev, dtype) => {}
+                Err(e) => panic!("{what}: {e}"),
+            }
+        }
+    }
+}
+
+/// Products on both of the device's kernels (`kernels::linear::Kernel::tiled_pays`: the tiled one from 2²⁸
+/// multiply-adds on CUDA, 2³⁰ through wgpu): odd sizes that fill no tile, batched, shared right sides, one
+/// product of 2²⁸, and `Linear` (a transposed weight, with and without a bias), in every float dtype the device
+/// has.
+#[test]
+fn products_on_the_direct_and_tiled_kernels_equal_the_cpus() {
+    let Some(dev) = gpu_or_skip("matmul") else { return };
+    let cases: [(&[usize], &[usize]); 6] = [
+        (&[130, 70], &[70, 33]),
+        (&[3, 40, 64], &[3, 64, 50]),
+        (&[2, 64, 100], &[100, 65]),
+        (&[1, 64], &[64, 4100]),
+        (&[256, 512], &[512, 96]),
+        (&[512, 1024], &[1024, 512]),
+    ];
+    for (dtype, tol) in [(DType::F32, 1e-5), (DType::F16, 4e-3), (DType::BF16, 1.6e-2)] {
+        // Sums in another order: their rounding grows with their length.
+        let tol_for = |inner: usize| tol * (inner as f64 / 256.0).max(1.0);
+        for (a_shape, b_shape) in cases {
+            let (a, b) = (values(a_shape, 0.0, dtype), values(b_shape, 1.0, dtype));
+            let want = a.matmul(&b).unwrap();
+            let what = format!("{dtype} {a_shape:?} @ {b_shape:?}");
+            let inner = a_shape[a_shape.len() - 1];
+            match a.to_device(dev).unwrap().matmul(&b.to_device(dev).unwrap()) {
+                Ok(got) => assert_close(&what, &got, &want, dev, tol_for(inner)),
+                Err(Error::UnsupportedOnDevice { .. }) if lacks_dtype(dev, dtype) => {}
+                Err(e) => panic!("{what}: {e}"),
+            }
+        }
+        for (rows, inputs, outputs, bias) in [(66, 100, 70, true), (66, 64, 129, false), (512, 1024, 513, true)] {
+            let make = || -> nn::Result<Linear> {
+                let mut linear = Linear::new(inputs, outputs, bias);
+                linear.to_dtype(dtype)?;
+                Ok(linear)
+            };
+            let cpu = make().unwrap();
+            let x = values(&[rows, inputs], 2.0, dtype);
+            let want = cpu.forward(x.clone()).unwrap();
+            let what = format!("{dtype} Linear({inputs}, {outputs}, bias={bias})");
+            let on_device = || -> nn::Result<Tensor> {
+                let mut gpu = make()?;
+                gpu.load_state_dict(&cpu.state_dict(), true, false)?;
+                gpu.to_device(dev)?;
+                gpu.forward(x.to_device(dev)?)
+            };
+            match on_device() {
+                Ok(got) => assert_close(&what, &got, &want, dev, tol_for(inputs)),
                 Err(Error::UnsupportedOnDevice { .. }) if lacks_dtype(dev, dtype) => {}
                 Err(e) => panic!("{what}: {e}"),
             }
@@ -255,49 +297,6 @@ fn lstm_layers_directions_batch_first_and_state() {
         let (got, _) = gpu.forward((x1.to_device(dev).unwrap(), None)).unwrap();
         assert_close(&format!("{what}: unbatched"), &got, &want, dev, 1e-5);
     }
-}
-
-#[test]
-fn lstm_and_dropout_in_training_on_the_device_draw_the_cpus_masks() {
-    let Some(dev) = gpu_or_skip("lstm_dropout") else {
-        return;
-    };
-    let options = LstmOptions {
-        num_layers: 2,
-        dropout: 0.5,
-        ..LstmOptions::default()
-    };
-    let cpu = LSTM::with_options(3, 2, options).unwrap();
-    let gpu = twin(&cpu, || LSTM::with_options(3, 2, options).unwrap(), dev);
-    let x = values(&[4, 2, 3], 0.0, DType::F32);
-    let mut outputs = Vec::new();
-    for (lstm, on) in [(&cpu, Device::Cpu), (&gpu, dev)] {
-        nn::manual_seed(7);
-        let (y, _) = lstm.forward((x.to_device(on).unwrap(), None)).unwrap();
-        assert_eq!(y.device(), on);
-        outputs.push(y.cpu().unwrap());
-    }
-    let err = max_rel_diff(&outputs[1], &outputs[0], 1.0);
-    assert!(
-        err <= 1e-5,
-        "LSTM with dropout: device and CPU differ by {err:e} for one seed"
-    );
-    // The layer: the same mask for one seed, and its gradient (the mask again) on the device.
-    let drop = Dropout::new(0.25, false).unwrap();
-    let x = values(&[3, 5], 1.0, DType::F32);
-    let mut results = Vec::new();
-    for on in [Device::Cpu, dev] {
-        nn::manual_seed(3);
-        let mut xd = x.to_device(on).unwrap();
-        xd.set_requires_grad(true).unwrap();
-        let y = drop.forward(xd.clone()).unwrap();
-        y.sum_all().unwrap().backward().unwrap();
-        let grad = xd.grad().unwrap();
-        assert_eq!(grad.device(), on);
-        results.push((y.detach().cpu().unwrap(), grad.cpu().unwrap()));
-    }
-    assert!(bit_equal(&results[0].0, &results[1].0), "dropout output");
-    assert!(bit_equal(&results[0].1, &results[1].1), "dropout gradient");
 }
 
 #[test]

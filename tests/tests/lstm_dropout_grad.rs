@@ -2,7 +2,7 @@
 //! evaluation reseeds the global generator to draw the same masks, which no other test may draw from meanwhile
 //! (tests in one binary run in parallel threads and share the generator).
 
-use integration_tests::{assert_gradient, bit_equal, check_param_element, max_abs_diff};
+use integration_tests::{assert_gradient, bit_equal, check_param_element, leaf_of, max_abs_diff};
 use nn::layers::{LSTM, LstmOptions};
 use nn::prelude::*;
 use nn::{DType, Result, Tensor};
@@ -49,14 +49,7 @@ fn lstm_dropout_between_layers_gets_the_gradient_through_its_mask() {
     assert!(max_abs_diff(&dropped, &run(&lstm, &inputs).unwrap()) > 1e-3);
     lstm.train(true);
     // Inputs and state: every element against its central difference.
-    let leaves: Vec<Tensor> = inputs
-        .iter()
-        .map(|t| {
-            let mut t = t.detach();
-            t.set_requires_grad(true).unwrap();
-            t
-        })
-        .collect();
+    let leaves: Vec<Tensor> = inputs.iter().map(leaf_of).collect();
     loss(&lstm, &leaves).backward().unwrap();
     for (i, leaf) in leaves.iter().enumerate() {
         let analytic = leaf.grad().unwrap().to_vec_f64().unwrap();

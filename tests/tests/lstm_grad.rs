@@ -3,16 +3,10 @@
 //! unbatched, without biases, and the DynamicsNetwork's one-step shape; in f64 and f32. On the CPU these run
 //! the fused backward (one node for the whole recurrence).
 
-use integration_tests::{assert_close, tensors};
+use integration_tests::{assert_close, leaf_of, tensors};
 use nn::layers::{LSTM, LstmOptions};
 use nn::prelude::*;
 use nn::{DType, StateDict, Tensor};
-
-fn leaf(t: &Tensor) -> Tensor {
-    let mut t = t.detach();
-    t.set_requires_grad(true).unwrap();
-    t
-}
 
 /// Loads the case's parameters, runs the forward and backward of PyTorch's loss, and compares the loss and
 /// every gradient with assert_close's defaults for the dtype.
@@ -28,8 +22,8 @@ fn check(name: &str, make: impl Fn() -> LSTM, with_state: bool) {
             .filter_map(|(k, t)| k.strip_prefix(&prefix).map(|k| (k.to_owned(), t.clone())))
             .collect();
         m.load_state_dict(&params, true, false).unwrap();
-        let x = leaf(&f[&format!("{p}.input")]);
-        let state = with_state.then(|| (leaf(&f[&format!("{p}.h0")]), leaf(&f[&format!("{p}.c0")])));
+        let x = leaf_of(&f[&format!("{p}.input")]);
+        let state = with_state.then(|| (leaf_of(&f[&format!("{p}.h0")]), leaf_of(&f[&format!("{p}.c0")])));
         let (y, (h, c)) = m.forward((x.clone(), state.clone())).unwrap();
         let term = |t: &Tensor, k: &str| t.mul(&f[&format!("{p}.proj.{k}")]).unwrap().sum_all().unwrap();
         let loss = term(&y, "output")

@@ -1,0 +1,49 @@
+//! Dropout in training on a device draws the CPU's masks: the LSTM's dropout between layers and the `Dropout`
+//! layer, for one seed, forward and gradient. Its own test binary: it reseeds the global generator and draws
+//! right after, which other tests of one binary (building layers, drawing inputs) would race across threads.
+
+use integration_tests::{bit_equal, gpu_or_skip, max_rel_diff, sine_values as values, twin};
+use nn::prelude::*;
+
+#[test]
+fn lstm_and_dropout_in_training_on_the_device_draw_the_cpus_masks() {
+    let Some(dev) = gpu_or_skip("lstm_dropout") else {
+        return;
+    };
+    let options = LstmOptions {
+        num_layers: 2,
+        dropout: 0.5,
+        ..LstmOptions::default()
+    };
+    let cpu = LSTM::with_options(3, 2, options).unwrap();
+    let gpu = twin(&cpu, || LSTM::with_options(3, 2, options).unwrap(), dev);
+    let x = values(&[4, 2, 3], 0.0, DType::F32);
+    let mut outputs = Vec::new();
+    for (lstm, on) in [(&cpu, Device::Cpu), (&gpu, dev)] {
+        nn::manual_seed(7);
+        let (y, _) = lstm.forward((x.to_device(on).unwrap(), None)).unwrap();
+        assert_eq!(y.device(), on);
+        outputs.push(y.cpu().unwrap());
+    }
+    let err = max_rel_diff(&outputs[1], &outputs[0], 1.0);
+    assert!(
+        err <= 1e-5,
+        "LSTM with dropout: device and CPU differ by {err:e} for one seed"
+    );
+    // The layer: the same mask for one seed, and its gradient (the mask again) on the device.
+    let drop = Dropout::new(0.25, false).unwrap();
+    let x = values(&[3, 5], 1.0, DType::F32);
+    let mut results = Vec::new();
+    for on in [Device::Cpu, dev] {
+        nn::manual_seed(3);
+        let mut xd = x.to_device(on).unwrap();
+        xd.set_requires_grad(true).unwrap();
+        let y = drop.forward(xd.clone()).unwrap();
+        y.sum_all().unwrap().backward().unwrap();
+        let grad = xd.grad().unwrap();
+        assert_eq!(grad.device(), on);
+        results.push((y.detach().cpu().unwrap(), grad.cpu().unwrap()));
+    }
+    assert!(bit_equal(&results[0].0, &results[1].0), "dropout output");
+    assert!(bit_equal(&results[0].1, &results[1].1), "dropout gradient");
+}
