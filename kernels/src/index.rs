@@ -15,6 +15,7 @@ use crate::activation::Compute;
 use crate::dtype::with_float_type;
 use crate::gather::{Element, count, with_element};
 use crate::launch::{CUBE_SIZE, arg, check_operands, launch};
+use crate::math::is_nan;
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 pub use crate::layout::Layout;
@@ -153,13 +154,6 @@ fn add_kernel<F: Float, C: Float>(
             out[to] = F::cast_from(acc);
         }
     }
-}
-
-/// Whether `v` is NaN (through a one-lane vector `N`: cubecl tests vectors; on wgpu by its bits, which the
-/// shader compiler cannot assume away).
-#[cube]
-fn is_nan<F: Float, N: Size>(v: F) -> bool {
-    Vector::<F, N>::new(v).is_nan().extract(0usize)
 }
 
 /// The largest (`largest`) or smallest element of each line `(o, j)` along the dimension and its position

@@ -6,6 +6,8 @@
 mod activations_new;
 #[path = "../tests/activations_parity.rs"]
 mod activations_parity;
+#[path = "../tests/activations_special.rs"]
+mod activations_special;
 #[path = "../tests/activations_sweep.rs"]
 mod activations_sweep;
 #[path = "../tests/autograd.rs"]

@@ -28,13 +28,13 @@ fn elu_backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C, s: C
 }
 
 /// The host form of [`elu_backward`]: `dy·pos_scale` above zero, `dy·input_scale·neg_scale·e^(x·input_scale)`
-/// at or below.
+/// at or below (and at NaN, which gives NaN, as PyTorch's vectorised kernel).
 #[inline(always)]
 fn elu_grad<R: Real>(x: R, dy: R, neg_scale: R, pos_scale: R, input_scale: R) -> R {
-    if x <= R::ZERO {
-        dy * input_scale * neg_scale * (x * input_scale).exp()
-    } else {
+    if x > R::ZERO {
         dy * pos_scale
+    } else {
+        dy * input_scale * neg_scale * (x * input_scale).exp()
     }
 }
 

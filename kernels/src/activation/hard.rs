@@ -47,13 +47,10 @@ formula! {
     /// PyTorch's `hardswish`.
     Hardswish [];
     #[cube] device fn forward(x, _a, _b) {
-        let three = Vector::new(C::new(3.0));
-        let v = x * (x + three) / Vector::new(C::new(6.0));
-        select_many(
-            x.less_equal(&Vector::new(C::new(-3.0))),
-            Vector::new(C::new(0.0)),
-            select_many(x.greater_equal(&three), x, v),
-        )
+        // `x·clamp(x + 3, 0, 6)/6` as the host's and PyTorch's (so -inf gives NaN).
+        let six = Vector::new(C::new(6.0));
+        let gate = <super::hardtanh::Hardtanh as crate::Formula>::forward::<C, N>(x + Vector::new(C::new(3.0)), C::new(0.0), C::new(6.0));
+        x * gate / six
     }
     device fn backward(x, dy, _a, _b) {
         let three = Vector::new(C::new(3.0));

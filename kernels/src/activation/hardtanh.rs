@@ -1,4 +1,5 @@
-//! Hardtanh: `x` clamped to `[a, b]` (NaN passes); its gradient passes `dy` strictly inside.
+//! Hardtanh: `x` clamped to `[a, b]` (NaN passes); its gradient passes `dy` strictly inside (0 at NaN, as
+//! PyTorch's vectorised kernel).
 
 use cubecl::prelude::*;
 
@@ -11,12 +12,14 @@ formula! {
     #[cube] device fn forward(x, a, b) {
         let lo = Vector::new(a);
         let hi = Vector::new(b);
-        select_many(x.less_than(&lo), lo, select_many(x.greater_than(&hi), hi, x))
+        // NaN chosen explicitly: NVIDIA's Vulkan compiler turns the bare selects into a clamp, which drops it.
+        let clamped = select_many(x.less_than(&lo), lo, select_many(x.greater_than(&hi), hi, x));
+        select_many(x.is_nan(), x, clamped)
     }
     device fn backward(x, dy, a, b) {
-        let outside = x.less_equal(&Vector::new(a)).or(x.greater_equal(&Vector::new(b)));
-        select_many(outside, Vector::new(C::new(0.0)), dy)
+        let inside = x.greater_than(&Vector::new(a)).vec_and(x.less_than(&Vector::new(b)));
+        select_many(inside, dy, Vector::new(C::new(0.0)))
     }
     host fn forward(x, a, b) { hardtanh(x, R::of(a), R::of(b)) }
-    host fn backward(x, dy, a, b) { if x <= R::of(a) || x >= R::of(b) { R::ZERO } else { dy } }
+    host fn backward(x, dy, a, b) { if x > R::of(a) && x < R::of(b) { dy } else { R::ZERO } }
 }

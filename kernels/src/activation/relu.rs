@@ -9,7 +9,8 @@ formula! {
     Relu [];
     #[cube] device fn forward(x, _a, _b) {
         let zero = Vector::new(C::new(0.0));
-        select_many(x.less_than(&zero), zero, x)
+        // NaN chosen explicitly: NVIDIA's Vulkan compiler turns the bare select into `max(x, 0)`, which drops it.
+        select_many(x.is_nan(), x, select_many(x.less_than(&zero), zero, x))
     }
     device fn backward(x, dy, _a, _b) {
         let zero = Vector::new(C::new(0.0));

@@ -13,5 +13,5 @@ formula! {
     #[cube] device fn forward(x, _a, _b) { <Hardtanh as Formula>::forward::<C, N>(x, C::new(0.0), C::new(6.0)) }
     device fn backward(x, dy, _a, _b) { <Hardtanh as Formula>::backward::<C, N>(x, dy, C::new(0.0), C::new(6.0)) }
     host fn forward(x, _a, _b) { hardtanh(x, R::ZERO, R::of(6.0)) }
-    host fn backward(x, dy, _a, _b) { if x <= R::ZERO || x >= R::of(6.0) { R::ZERO } else { dy } }
+    host fn backward(x, dy, _a, _b) { if x > R::ZERO && x < R::of(6.0) { dy } else { R::ZERO } }
 }

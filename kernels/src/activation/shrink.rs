@@ -1,5 +1,5 @@
-//! Hardshrink (`0` on `[-a, a]`, else `x`) and Softshrink (`x ∓ a` outside `[-a, a]`, else `0`); both
-//! gradients pass `dy` outside `[-a, a]`.
+//! Hardshrink (`0` on `[-a, a]`, else `x`) and Softshrink (`x ∓ a` outside `[-a, a]`, else `0`, NaN too);
+//! both gradients pass `dy` outside `[-a, a]` (0 at NaN, as PyTorch's vectorised kernels).
 
 use cubecl::prelude::*;
 
@@ -12,16 +12,17 @@ fn inside<C: Float, N: Size>(x: Vector<C, N>, a: C) -> Vector<bool, N> {
     x.greater_equal(&Vector::new(-a)).vec_and(x.less_equal(&Vector::new(a)))
 }
 
-/// `dy` outside `[-a, a]`, else `0`.
+/// `dy` outside `[-a, a]`, else (NaN too) `0`.
 #[cube]
 fn shrink_backward<C: Float, N: Size>(x: Vector<C, N>, dy: Vector<C, N>, a: C) -> Vector<C, N> {
-    select_many(inside::<C, N>(x, a), Vector::new(C::new(0.0)), dy)
+    let outside = x.less_than(&Vector::new(-a)).or(x.greater_than(&Vector::new(a)));
+    select_many(outside, dy, Vector::new(C::new(0.0)))
 }
 
 /// The host form of [`shrink_backward`].
 #[inline(always)]
 fn shrink_grad<R: Real>(x: R, dy: R, lambd: R) -> R {
-    if x >= -lambd && x <= lambd { R::ZERO } else { dy }
+    if x < -lambd || x > lambd { dy } else { R::ZERO }
 }
 
 formula! {
@@ -51,8 +52,6 @@ formula! {
             x - l
         } else if x < -l {
             x + l
-        } else if x.is_nan() {
-            x
         } else {
             R::ZERO
         }

@@ -9,8 +9,15 @@ formula! {
     Softsign [];
     #[cube] device fn forward(x, _a, _b) { x / (Vector::new(C::new(1.0)) + x.abs()) }
     device fn backward(x, dy, _a, _b) {
-        let d = Vector::new(C::new(1.0)) + x.abs();
-        dy / (d * d)
+        // As the host's: through the division and `abs`, so ±inf gives NaN as PyTorch's.
+        let zero = Vector::new(C::new(0.0));
+        let d = x.abs() + Vector::new(C::new(1.0));
+        let sign = select_many(
+            x.greater_than(&zero),
+            Vector::new(C::new(1.0)),
+            select_many(x.less_than(&zero), Vector::new(C::new(-1.0)), zero),
+        );
+        dy / d + -dy * (x / d / d) * sign
     }
     host fn forward(x, _a, _b) { x / (R::ONE + x.abs()) }
     host fn backward(x, dy, _a, _b) {

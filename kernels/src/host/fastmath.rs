@@ -242,7 +242,9 @@ fn erfc_nonneg(z: f32, z2: (f32, f32)) -> f32 {
             -0.049_718_904_514_271_876,
         ],
     );
-    exp_nonpositive(-z2.0) * (1.0 - z2.1) * p
+    // Once e^{-z²} is 0 the result is 0: past z ≈ 10, where z² overflows, `1 - lo` would be infinite.
+    let e = exp_nonpositive(-z2.0);
+    if e == 0.0 { 0.0 } else { e * (1.0 - z2.1) * p }
 }
 
 /// The error function, within 2 ulp.
