@@ -4,6 +4,7 @@
 use cubecl::prelude::*;
 
 use crate::launch::CUBE_SIZE;
+use crate::math::is_nan;
 
 /// The sum of every unit's `value` over the cube, returned to every unit.
 #[cube]
@@ -23,6 +24,29 @@ pub(crate) fn cube_sum<C: Float>(value: C, partial: &mut Shared<[C]>) -> C {
     let total = partial[0];
     sync_cube();
     total
+}
+
+/// The largest of every unit's `value` over the cube, NaN if any is (PyTorch's `max`), returned to every unit.
+/// `N` is one lane (for [`is_nan`]).
+#[cube]
+pub(crate) fn cube_max<C: Float, N: Size>(value: C, partial: &mut Shared<[C]>) -> C {
+    let unit = UNIT_POS as usize;
+    partial[unit] = value;
+    sync_cube();
+    #[unroll]
+    for level in 1..9usize {
+        let step = CUBE_SIZE as usize >> level;
+        if unit < step {
+            let (a, b) = (partial[unit], partial[unit + step]);
+            if !is_nan::<C, N>(a) && (b > a || is_nan::<C, N>(b)) {
+                partial[unit] = b;
+            }
+        }
+        sync_cube();
+    }
+    let largest = partial[0];
+    sync_cube();
+    largest
 }
 
 /// Element `k` of channel `c` (`k` over `outer · inner`).

@@ -233,3 +233,69 @@ fn softmax_of_large_rows_on_the_device_keeps_the_small_outputs_exact() {
         }
     }
 }
+
+/// Rows of 128 elements and more run one cube per row (`kernels::softmax::ROW_CUBE_FROM`): softmax and
+/// log-softmax, forward and gradient, equal the CPU's on rows at and past the threshold, rows that leave units
+/// idle or give them several elements, rows holding NaN, ±inf or huge values, and more rows than one dispatch
+/// dimension holds (70,000 cubes); shorter rows and columns stay on a unit each.
+#[test]
+fn softmax_of_long_rows_on_a_cube_each_equals_the_cpus() {
+    let Some(dev) = gpu_or_skip("softmax_rows") else {
+        return;
+    };
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let rows = |shape: &[usize], special: &[(usize, f64)]| -> Tensor {
+        let n: usize = shape.iter().product();
+        let mut xs: Vec<f64> = (0..n).map(|i| 8.0 * ((i as f64) * 0.37).sin()).collect();
+        for &(at, v) in special {
+            xs[at] = v;
+        }
+        Tensor::from_vec(xs, shape.to_vec()).unwrap()
+    };
+    let cases = [
+        rows(&[3, 128], &[]),
+        rows(&[2, 1000], &[(700, nan), (1500, 1e30)]),
+        rows(&[4, 257], &[(5, inf), (300, -inf), (600, 60.0)]),
+        rows(&[1, 5000], &[]),
+        rows(&[2, 3, 300], &[]),
+        rows(&[70_000, 128], &[]),
+        rows(&[5, 127], &[(3, -inf)]),
+        rows(&[130, 300], &[]),
+    ];
+    for (dtype, tol) in [(DType::F32, 2e-6), (DType::F16, 2e-3), (DType::F64, 1e-13)] {
+        for (i, x) in cases.iter().enumerate() {
+            let x = x.to_dtype(dtype).unwrap();
+            let dim = if i == 7 { 0 } else { -1 };
+            let n = x.shape().numel();
+            let w: Vec<f64> = (0..n).map(|i| (i as f64 * 0.61).cos()).collect();
+            let w = Tensor::from_vec(w, x.shape().clone()).unwrap().to_dtype(dtype).unwrap();
+            for log in [false, true] {
+                let run = |on: Device| -> Result<(Tensor, Tensor)> {
+                    let mut leaf = x.to_device(on)?;
+                    leaf.set_requires_grad(true)?;
+                    let y = if log {
+                        leaf.log_softmax(dim)?
+                    } else {
+                        leaf.softmax(dim)?
+                    };
+                    y.mul(&w.to_device(on)?)?.sum_all()?.backward()?;
+                    Ok((y.detach().cpu()?, leaf.grad().unwrap().cpu()?))
+                };
+                let what = format!("{dtype} case {i} {:?}, log={log}", x.shape());
+                let (want_y, want_g) = run(Device::Cpu).unwrap();
+                match run(dev) {
+                    Ok((y, g)) => {
+                        // Outputs relative (to 1e-3); gradients, sums of a row's terms, absolute below 1.
+                        for (name, got, want, floor) in [("output", &y, &want_y, 1e-3), ("gradient", &g, &want_g, 1.0)]
+                        {
+                            let err = integration_tests::max_rel_diff(got, want, floor);
+                            assert!(err <= tol, "{what}: {name} off by {err:e}");
+                        }
+                    }
+                    Err(Error::UnsupportedOnDevice { .. }) if lacks_dtype(dev, dtype) || dtype == DType::F64 => {}
+                    Err(e) => panic!("{what}: {e}"),
+                }
+            }
+        }
+    }
+}
