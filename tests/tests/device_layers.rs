@@ -76,20 +76,29 @@ fn matmul_batched_shared_and_empty_in_every_float_dtype() {
         (&[1, 5], &[5, 9]),
     ];
     for (dtype, tol) in [(DType::F32, 1e-6), (DType::F64, 1e-12), (DType::F16, 4e-3)] {
-        // Sums in another order: their rounding grows with their length.
-        let tol_for = |inner: usize| tol * (inner as f64 / 256.0).max(1.0);
-        for (a_shape, b_shape) in cases {
-            let (a, b) = (values(a_shape, 0.0, dtype), values(b_shape, 1.0, dtype));
-            let want = a.matmul(&b).unwrap();
-            let what = format!("{dtype} {a_shape:?} @ {b_shape:?}");
-            let inner = a_shape[a_shape.len() - 1];
-            match a.to_device(dev).unwrap().matmul(&b.to_device(dev).unwrap()) {
-                Ok(got) => assert_close(&what, &got, &want, dev, tol_for(inner)),
-                Err(Error::UnsupportedOnDevice { .. }) if lacks_dtype(dev, dtype) => {}
-                Err(e) => panic!("{what}: {e}"),
-            }
+        matmuls_equal_the_cpus(dev, &cases, dtype, tol);
+    }
+}
+
+/// Asserts `a @ b` on `dev` equals the CPU's within `tol` (grown past sums of 256 terms: sums in another order
+/// round differently, more so the longer they are) for each case, or is refused where the device lacks `dtype`.
+fn matmuls_equal_the_cpus(dev: Device, cases: &[(&[usize], &[usize])], dtype: DType, tol: f64) {
+    for &(a_shape, b_shape) in cases {
+        let (a, b) = (values(a_shape, 0.0, dtype), values(b_shape, 1.0, dtype));
+        let want = a.matmul(&b).unwrap();
+        let what = format!("{dtype} {a_shape:?} @ {b_shape:?}");
+        let inner = a_shape[a_shape.len() - 1];
+        match a.to_device(dev).unwrap().matmul(&b.to_device(dev).unwrap()) {
+            Ok(got) => assert_close(&what, &got, &want, dev, tol_for(tol, inner)),
+            Err(Error::UnsupportedOnDevice { .. }) if lacks_dtype(dev, dtype) => {}
+            Err(e) => panic!("{what}: {e}"),
         }
     }
+}
+
+/// `tol` for sums of `inner` terms: as is up to 256, in proportion past.
+fn tol_for(tol: f64, inner: usize) -> f64 {
+    tol * (inner as f64 / 256.0).max(1.0)
 }
 
 /// Products on both of the device's kernels (`kernels::linear::Kernel::tiled_pays`: the tiled one from 2²⁸
@@ -108,19 +117,7 @@ fn products_on_the_direct_and_tiled_kernels_equal_the_cpus() {
         (&[512, 1024], &[1024, 512]),
     ];
     for (dtype, tol) in [(DType::F32, 1e-5), (DType::F16, 4e-3), (DType::BF16, 1.6e-2)] {
-        // Sums in another order: their rounding grows with their length.
-        let tol_for = |inner: usize| tol * (inner as f64 / 256.0).max(1.0);
-        for (a_shape, b_shape) in cases {
-            let (a, b) = (values(a_shape, 0.0, dtype), values(b_shape, 1.0, dtype));
-            let want = a.matmul(&b).unwrap();
-            let what = format!("{dtype} {a_shape:?} @ {b_shape:?}");
-            let inner = a_shape[a_shape.len() - 1];
-            match a.to_device(dev).unwrap().matmul(&b.to_device(dev).unwrap()) {
-                Ok(got) => assert_close(&what, &got, &want, dev, tol_for(inner)),
-                Err(Error::UnsupportedOnDevice { .. }) if lacks_dtype(dev, dtype) => {}
-                Err(e) => panic!("{what}: {e}"),
-            }
-        }
+        matmuls_equal_the_cpus(dev, &cases, dtype, tol);
         for (rows, inputs, outputs, bias) in [(66, 100, 70, true), (66, 64, 129, false), (512, 1024, 513, true)] {
             let make = || -> nn::Result<Linear> {
                 let mut linear = Linear::new(inputs, outputs, bias);
@@ -138,7 +135,7 @@ fn products_on_the_direct_and_tiled_kernels_equal_the_cpus() {
                 gpu.forward(x.to_device(dev)?)
             };
             match on_device() {
-                Ok(got) => assert_close(&what, &got, &want, dev, tol_for(inputs)),
+                Ok(got) => assert_close(&what, &got, &want, dev, tol_for(tol, inputs)),
                 Err(Error::UnsupportedOnDevice { .. }) if lacks_dtype(dev, dtype) => {}
                 Err(e) => panic!("{what}: {e}"),
             }
