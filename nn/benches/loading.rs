@@ -1,10 +1,12 @@
 //! Loading 1 GiB of weights into a matching model (16 × `Linear(4096, 4096, bias=False)`, float32), from a
-//! safetensors file and from a PyTorch `.pt`, next to a memcpy of the same size in the same run. The files sit in
+//! safetensors file (read, and memory-mapped) and from a PyTorch `.pt`, next to a memcpy of the same size (on one
+//! thread and on two) in the same run. `nn/benches/loading_pytorch.py` measures PyTorch's side. The files sit in
 //! the page cache after the first iteration, so this measures the loaders, not the disk.
 //!
 //! ```text
 //! /work/torch-venv/bin/python nn/benches/loading_checkpoint.py /tmp/nn-bench-1g.pt   # the .pt (PyTorch)
 //! NN_BENCH_PT=/tmp/nn-bench-1g.pt cargo bench -p nn --bench loading
+//! /work/torch-venv/bin/python nn/benches/loading_pytorch.py /tmp/nn-bench-1g.pt            # PyTorch, right after
 //! ```
 //! Without `NN_BENCH_PT` (or with a missing file) the `.pt` row is left out; the safetensors file is written by
 //! the bench itself.
@@ -39,6 +41,17 @@ fn bench(c: &mut Criterion) {
             black_box(&target);
         })
     });
+    group.bench_function("memcpy, 2 threads", |b| {
+        b.iter(|| {
+            let half = bytes / 2;
+            let (low, high) = target.split_at_mut(half);
+            std::thread::scope(|s| {
+                s.spawn(|| low.copy_from_slice(black_box(&source[..half])));
+                high.copy_from_slice(black_box(&source[half..]));
+            });
+            black_box(&target);
+        })
+    });
     drop((source, target));
 
     let mut m = model();
@@ -46,6 +59,10 @@ fn bench(c: &mut Criterion) {
     m.save_safetensors(&safetensors).unwrap();
     group.bench_function("load_safetensors (strict)", |b| {
         b.iter(|| m.load_safetensors(&safetensors, true).unwrap())
+    });
+    group.bench_function("load_safetensors_mmap (strict)", |b| {
+        // SAFETY: nothing else writes the file, which the bench made itself, during the loads.
+        b.iter(|| unsafe { m.load_safetensors_mmap(&safetensors, true) }.unwrap())
     });
     std::fs::remove_file(&safetensors).ok();
 

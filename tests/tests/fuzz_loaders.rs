@@ -1,5 +1,5 @@
 //! Every loader against hostile files: a seeded mutator of our own (stable Rust, no fuzzing engine) damages the
-//! DynamicsNetwork's valid weights (safetensors, `.pt` zip, `.pt` legacy) and loads each result into the
+//! DynamicsNetwork's valid weights (safetensors, read and memory-mapped; `.pt` zip, `.pt` legacy) and loads each result into the
 //! network. For each input: no panic, a time bound, an allocation bound, and after an error the network's
 //! tensors exactly as before. A deterministic sweep also writes a huge length (2^60, 2^32 - 1, -1…) at every
 //! offset of the small zoo files.
@@ -9,7 +9,7 @@
 //! ```text
 //! NN_FUZZ_INPUTS=1000000 cargo test --release -p integration-tests --test fuzz_loaders -- --nocapture
 //! ```
-//! `NN_FUZZ_SEED` picks another sequence. A failing input is written to `target/fuzz-failures/` and named in the
+//! `NN_FUZZ_SEED` picks another sequence; `NN_FUZZ_FORMATS=SafeTensorsMmap,PtZip` runs only those formats. A failing input is written to `target/fuzz-failures/` and named in the
 //! panic message.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -180,12 +180,17 @@ enum Format {
     SafeTensors,
     PtZip,
     PtLegacy,
+    /// safetensors through the memory-mapped loader.
+    SafeTensorsMmap,
 }
 
 impl Format {
     fn load(self, net: &mut DynamicsNetwork, path: &Path) -> Result<()> {
         match self {
             Format::SafeTensors => net.load_safetensors(path, true).map(drop),
+            // SAFETY: the harness writes the input before the load and no other file than after it returns; the
+            // network has no load hooks, so no mapped tensor outlives the call.
+            Format::SafeTensorsMmap => unsafe { net.load_safetensors_mmap(path, true) }.map(drop),
             Format::PtZip | Format::PtLegacy => net.load_pt(path, true).map(drop),
         }
     }
@@ -280,6 +285,13 @@ fn inputs() -> usize {
         .unwrap_or(10_000)
 }
 
+/// Whether `NN_FUZZ_FORMATS` (names as `Format`'s, separated by commas; all when unset) includes `format`.
+fn chosen(format: Format) -> bool {
+    std::env::var("NN_FUZZ_FORMATS").map_or(true, |list| {
+        list.split(',').any(|name| name.trim() == format!("{format:?}"))
+    })
+}
+
 fn seed() -> u64 {
     std::env::var("NN_FUZZ_SEED")
         .ok()
@@ -305,7 +317,15 @@ fn every_loader_survives_hostile_files() {
             "dynamics_small/weights_legacy.pt",
             "zoo/weights_legacy.pt",
         ),
+        (
+            Format::SafeTensorsMmap,
+            "dynamics_small/weights.safetensors",
+            "zoo/weights.safetensors",
+        ),
     ] {
+        if !chosen(format) {
+            continue;
+        }
         let valid = std::fs::read(fixture(valid)).unwrap();
         let donor = std::fs::read(fixture(donor)).unwrap();
         let mut rng = Rng(seed() ^ format as u64);
@@ -345,7 +365,11 @@ fn a_huge_length_at_every_offset_is_refused_before_allocating() {
         (Format::SafeTensors, "zoo/weights.safetensors"),
         (Format::PtZip, "zoo/weights.pt"),
         (Format::PtLegacy, "zoo/weights_legacy.pt"),
+        (Format::SafeTensorsMmap, "zoo/weights.safetensors"),
     ] {
+        if !chosen(format) {
+            continue;
+        }
         let valid = std::fs::read(fixture(file)).unwrap();
         let mut tally = Tally::default();
         for at in 0..valid.len() {

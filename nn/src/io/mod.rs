@@ -13,4 +13,4 @@ pub use state_dict::StateDict;
 
 pub use inspect::{TensorInfo, inspect, is_safetensors};
 pub use pytorch::{PtOptions, load_pt};
-pub use safetensors::{load_safetensors, save_safetensors, state_dict_from_bytes};
+pub use safetensors::{load_safetensors, load_safetensors_mmap, save_safetensors, state_dict_from_bytes};

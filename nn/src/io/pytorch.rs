@@ -94,6 +94,17 @@ impl PtOptions {
 /// # Ok::<(), nn::Error>(())
 /// ```
 pub fn load_pt(path: &Path, options: &PtOptions) -> Result<StateDict> {
+    read_pt(path, options, false)
+}
+
+/// [`load_pt`] for a load into a module: each tensor keeps the bytes the reader returned, which the load
+/// copies into the module's own memory (no typed buffer in between).
+pub(crate) fn load_pt_raw(path: &Path, options: &PtOptions) -> Result<StateDict> {
+    read_pt(path, options, true)
+}
+
+/// [`load_pt`], the tensors typed buffers of their own or (`raw`) the reader's bytes.
+fn read_pt(path: &Path, options: &PtOptions, raw: bool) -> Result<StateDict> {
     let checkpoint = Checkpoint::open(path, options)?;
     let limit = options
         .max_bytes
@@ -119,8 +130,12 @@ pub fn load_pt(path: &Path, options: &PtOptions) -> Result<StateDict> {
     let mut out = StateDict::new();
     for (info, tensor, dtype) in planned {
         let bytes = tensor.read().map_err(|e| checkpoint.error(e.to_string()))?;
-        let tensor = Tensor::from_bytes(&bytes, info.shape.as_slice(), dtype)
-            .map_err(|e| checkpoint.error(format!("tensor {}: {e}", info.key)))?;
+        let tensor = if raw {
+            Tensor::from_raw_bytes(bytes, info.shape.as_slice(), dtype)
+        } else {
+            Tensor::from_bytes(&bytes, info.shape.as_slice(), dtype)
+        };
+        let tensor = tensor.map_err(|e| checkpoint.error(format!("tensor {}: {e}", info.key)))?;
         out.insert(info.key.clone(), tensor);
     }
     Ok(out)

@@ -120,6 +120,72 @@ pub fn load_safetensors(path: &Path) -> Result<StateDict> {
     Ok(out)
 }
 
+/// Maps a safetensors file and makes its tensors in place: each tensor's bytes stay the file's pages until it
+/// is used, so loading the dict into a module ([`ModuleExt::load_safetensors_mmap`](crate::ModuleExt::load_safetensors_mmap))
+/// copies each tensor once, from the page cache into the parameters, as PyTorch's `safetensors.torch.load_file`
+/// (which maps) followed by `load_state_dict` does. The header is checked as
+/// [`load_safetensors`] checks it; bool tensors are read at once (their bytes must be 0 or 1).
+///
+/// An operation that needs a mapped tensor's elements copies them into memory of its own once; writing into one
+/// (`copy_`, `fill_`) moves it to such memory first, so the file is never written.
+///
+/// # Safety
+///
+/// The file must not be modified or truncated (by this process or another) while any tensor of the returned
+/// dict, or any handle sharing its storage, is alive: their elements are read from the file's pages, so a
+/// change would change them under their readers, and a truncation makes reading them fault (`SIGBUS`).
+///
+/// ```
+/// use nn::{Tensor, DType, module::StateDict, io};
+/// let mut sd = StateDict::new();
+/// sd.insert("w".into(), Tensor::ones([2, 2], DType::F32));
+/// let path = std::env::temp_dir().join(format!("nn-doc-mmap-{}.safetensors", std::process::id()));
+/// io::save_safetensors(&sd, &path).unwrap();
+/// // SAFETY: nothing writes the file while `back` is alive.
+/// let back = unsafe { io::load_safetensors_mmap(&path) }.unwrap();
+/// assert_eq!(back["w"].to_vec::<f32>().unwrap(), vec![1.0; 4]);
+/// drop(back);
+/// # std::fs::remove_file(path).ok();
+/// ```
+pub unsafe fn load_safetensors_mmap(path: &Path) -> Result<StateDict> {
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    // SAFETY: memmap2 requires that the file not be changed or truncated while the mapping is alive. The
+    // mapping lives as long as the tensors made from it (each holds an `Arc` of it), and this function's
+    // contract requires of its caller exactly that the file be left unchanged for as long as they are alive.
+    let map = std::sync::Arc::new(unsafe { memmap2::Mmap::map(&file) }.map_err(io)?);
+    let mut header = Header {
+        name: path.display().to_string(),
+        entries: Vec::new(),
+    };
+    let file_len = map.len() as u64;
+    let prefix: [u8; 8] = map
+        .get(..8)
+        .and_then(|p| p.try_into().ok())
+        .ok_or_else(|| header.error(format!("a file of {file_len} bytes has no 8-byte header length")))?;
+    let header_len = checked_header_len(&header, prefix, file_len)?;
+    let data_start = 8 + header_len as usize;
+    parse_entries(&mut header, &map[8..data_start], file_len - 8 - header_len)?;
+    let mut out = StateDict::new();
+    let mut at = data_start;
+    for entry in std::mem::take(&mut header.entries) {
+        let dtype = from_safetensors_dtype(entry.dtype).ok_or_else(|| {
+            header.error(format!(
+                "tensor {} has dtype {:?}, which nn does not support",
+                entry.key, entry.dtype
+            ))
+        })?;
+        let tensor = Tensor::from_mapped(&map, at, entry.shape.as_slice(), dtype)
+            .map_err(|e| header.error(format!("tensor {}: {e}", entry.key)))?;
+        at += entry.bytes as usize;
+        out.insert(entry.key, tensor);
+    }
+    Ok(out)
+}
+
 /// Parses safetensors bytes (`name` labels errors).
 pub fn state_dict_from_bytes(bytes: &[u8], name: &str) -> Result<StateDict> {
     let err = |message: String| Error::SafeTensors {
@@ -207,6 +273,16 @@ fn read_header(path: &Path) -> Result<(std::io::BufReader<std::fs::File>, Header
     let mut prefix = [0u8; 8];
     file.read_exact(&mut prefix)
         .map_err(|_| header.error(format!("a file of {file_len} bytes has no 8-byte header length")))?;
+    let header_len = checked_header_len(&header, prefix, file_len)?;
+    let mut text = vec![0u8; header_len as usize];
+    file.read_exact(&mut text).map_err(io)?;
+    parse_entries(&mut header, &text, file_len - 8 - header_len)?;
+    Ok((file, header))
+}
+
+/// The header length a file of `file_len` bytes starting with `prefix` claims, if the file holds it (and it is
+/// at most [`MAX_HEADER_BYTES`]).
+fn checked_header_len(header: &Header, prefix: [u8; 8], file_len: u64) -> Result<u64> {
     let header_len = u64::from_le_bytes(prefix);
     if header_len > MAX_HEADER_BYTES || header_len > file_len - 8 {
         return Err(header.error(format!(
@@ -214,11 +290,14 @@ fn read_header(path: &Path) -> Result<(std::io::BufReader<std::fs::File>, Header
             file_len - 8
         )));
     }
-    let mut text = vec![0u8; header_len as usize];
-    file.read_exact(&mut text).map_err(io)?;
+    Ok(header_len)
+}
+
+/// Parses the header's JSON `text` into `header`'s entries, in data order, checking that they cover the data
+/// section of `data_len` bytes exactly, each as many bytes as its shape and dtype take.
+fn parse_entries(header: &mut Header, text: &[u8], data_len: u64) -> Result<()> {
     let metadata: safetensors::tensor::Metadata =
-        serde_json::from_slice(&text).map_err(|e| header.error(format!("its header does not parse: {e}")))?;
-    let data_len = file_len - 8 - header_len;
+        serde_json::from_slice(text).map_err(|e| header.error(format!("its header does not parse: {e}")))?;
     let mut infos: Vec<(String, &safetensors::tensor::TensorInfo)> = metadata.tensors().into_iter().collect();
     infos.sort_by_key(|(_, info)| info.data_offsets);
     let mut at = 0u64;
@@ -251,7 +330,7 @@ fn read_header(path: &Path) -> Result<(std::io::BufReader<std::fs::File>, Header
             "its tensors take {at} bytes, its data section holds {data_len}"
         )));
     }
-    Ok((file, header))
+    Ok(())
 }
 
 /// The largest safetensors header read (the safetensors crate's own limit).

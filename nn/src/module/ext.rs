@@ -296,6 +296,37 @@ pub trait ModuleExt: AsDynModule {
         load_state_dict(self.as_dyn_mut(), sd, strict, false)
     }
 
+    /// [`load_safetensors`](Self::load_safetensors) through a mapping of the file
+    /// ([`io::load_safetensors_mmap`](crate::io::load_safetensors_mmap)): each tensor is copied once, from the
+    /// page cache straight into the module's parameters and buffers, instead of being read into new memory
+    /// first. The same casts, key checks and all-or-nothing contract; a refused load changes nothing.
+    ///
+    /// # Safety
+    ///
+    /// The file must not be modified or truncated (by this process or another) during the call, nor while a
+    /// load hook keeps a tensor of the state dict it was given: the tensors are read from the file's pages.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let path = std::env::temp_dir().join(format!("nn-doc-load-mmap-{}.safetensors", std::process::id()));
+    /// Linear::new(3, 2, true).save_safetensors(&path)?;
+    /// let mut fc = Linear::new(3, 2, true);
+    /// // SAFETY: nothing writes the file during the call, and the module has no load hooks.
+    /// unsafe { fc.load_safetensors_mmap(&path, true) }?;
+    /// # std::fs::remove_file(path).ok();
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    unsafe fn load_safetensors_mmap(&mut self, path: impl AsRef<Path>, strict: bool) -> Result<IncompatibleKeys>
+    where
+        Self: Sized,
+    {
+        // SAFETY: this method's contract is the mapped loader's for as long as its tensors live: they live until
+        // the load returns (the module copies their elements; none becomes a parameter's storage, since the
+        // load does not assign), or as long as a load hook keeps one, which the contract covers too.
+        let sd = unsafe { crate::io::load_safetensors_mmap(path.as_ref()) }?;
+        load_state_dict(self.as_dyn_mut(), sd, strict, false)
+    }
+
     /// Loads a PyTorch checkpoint (`torch.save(model.state_dict(), path)`, zip or legacy format) with
     /// `load_state_dict(_, strict, assign = false)`: the same casts, key checks and all-or-nothing contract
     /// as [`load_safetensors`](Self::load_safetensors). A checkpoint that nests its weights
@@ -332,7 +363,7 @@ pub trait ModuleExt: AsDynModule {
     where
         Self: Sized,
     {
-        let sd = crate::io::load_pt(path.as_ref(), options)?;
+        let sd = crate::io::pytorch::load_pt_raw(path.as_ref(), options)?;
         load_state_dict(self.as_dyn_mut(), sd, strict, false)
     }
 

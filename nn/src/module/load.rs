@@ -4,7 +4,9 @@
 //! prepares one action per parameter, persistent buffer and extra state: the incoming tensor cast to the
 //! target's dtype and device (or taken as it is, with `assign`). Shape mismatches, missing and unexpected keys
 //! are gathered there, all of them. Phase two walks the tree again in the same order and applies the actions;
-//! what it replaces is kept, so that the load can be rolled back if a later step refuses it.
+//! while a later step could still refuse the load (an extra state, or a strict check of the keys load
+//! post-hooks edit), what it replaces is kept so that the load can be rolled back; otherwise the incoming
+//! elements are copied into the module's own memory.
 
 use std::collections::HashMap;
 
@@ -276,12 +278,17 @@ fn unexpected_keys(root: &dyn Module, views: &[StateDict], taken: &Tensor) -> Ve
 
 /// Phase two: applies `plan` and returns the plan that undoes it. Extra states are set on each module before
 /// its tensors; a refused extra state stops the load, with its key and reason.
-fn apply(root: &mut dyn Module, plan: Plan) -> (Plan, Option<(String, String)>) {
+///
+/// Without `keep_old` (no later step can refuse the load), replaced tensors are not kept: incoming host
+/// elements are copied into the module's own memory instead of new memory taking its place (a load from a
+/// mapped file reads the page cache straight into the parameters), and the undo plan is empty.
+fn apply(root: &mut dyn Module, plan: Plan, keep_old: bool) -> (Plan, Option<(String, String)>) {
     struct Apply {
         tensors: std::vec::IntoIter<Action>,
         extra: std::vec::IntoIter<Option<Tensor>>,
         undo: Plan,
         refused: Option<(String, String)>,
+        keep_old: bool,
     }
     impl Apply {
         fn next(&mut self) -> Action {
@@ -314,7 +321,10 @@ fn apply(root: &mut dyn Module, plan: Plan) -> (Plan, Option<(String, String)>) 
         fn param(&mut self, _: &str, param: &mut Param) {
             let undo = match self.next() {
                 Action::Skip => Action::Skip,
-                Action::Copy(src) => Action::Copy(param.data().replace_contents(src)),
+                Action::Copy(src) => param
+                    .data()
+                    .load_contents(src, self.keep_old)
+                    .map_or(Action::Skip, Action::Copy),
                 Action::Assign(src) => {
                     let old = param.data().detach();
                     param.set_data(src);
@@ -329,7 +339,9 @@ fn apply(root: &mut dyn Module, plan: Plan) -> (Plan, Option<(String, String)>) 
             }
             let undo = match self.next() {
                 Action::Skip => Action::Skip,
-                Action::Copy(src) => Action::Copy(buffer.replace_contents(src)),
+                Action::Copy(src) => buffer
+                    .load_contents(src, self.keep_old)
+                    .map_or(Action::Skip, Action::Copy),
                 Action::Assign(src) => Action::Assign(std::mem::replace(buffer, src)),
             };
             self.undo.tensors.push(undo);
@@ -343,6 +355,7 @@ fn apply(root: &mut dyn Module, plan: Plan) -> (Plan, Option<(String, String)>) 
             extra: Vec::new(),
         },
         refused: None,
+        keep_old,
     };
     walk_mut(root, &mut applier, "", false);
     (applier.undo, applier.refused)
@@ -392,16 +405,18 @@ pub(crate) fn load_state_dict(
     if !mismatched.is_empty() || (strict && !keys.is_empty() && !post_hooks) {
         return Err(error(&keys, mismatched, Vec::new()));
     }
-    let (undo, refused) = apply(root, plan);
+    // Only a refused extra state, or a strict check after post-hooks edit the keys, can undo the load.
+    let keep_old = plan.extra.iter().any(Option::is_some) || (strict && post_hooks);
+    let (undo, refused) = apply(root, plan, keep_old);
     if let Some(refused) = refused {
-        apply(root, undo);
+        apply(root, undo, true);
         return Err(error(&keys, Vec::new(), vec![refused]));
     }
     if post_hooks {
         run_post_hooks(root, &mut keys);
     }
     if strict && !keys.is_empty() {
-        apply(root, undo);
+        apply(root, undo, true);
         return Err(error(&keys, Vec::new(), Vec::new()));
     }
     Ok(keys)

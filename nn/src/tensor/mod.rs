@@ -7,6 +7,7 @@ pub(crate) mod device;
 mod fmt;
 pub(crate) mod grad_hooks;
 pub(crate) mod pool;
+mod raw;
 pub(crate) mod storage;
 
 use std::sync::Arc;
@@ -130,9 +131,9 @@ impl Tensor {
     /// Runs `f` on the host buffer for writing, or fails for a tensor on a device.
     pub(crate) fn write_cpu<R>(&self, op: &'static str, f: impl FnOnce(&mut CpuData) -> R) -> Result<R> {
         self.bump_version();
-        match &mut *self.storage.data.write() {
-            Buffer::Cpu(data) => Ok(f(data)),
-            Buffer::Device(_) => Err(self.not_on_cpu(op)),
+        match self.storage.data.write().host_mut() {
+            Some(data) => Ok(f(data)),
+            None => Err(self.not_on_cpu(op)),
         }
     }
 
@@ -195,8 +196,7 @@ impl Tensor {
     /// The raw little-endian bytes of the host data, borrowed under the storage's read lock (in-place writes
     /// to the tensor wait until the guard drops); an error for a tensor on a device.
     pub(crate) fn host_bytes(&self, op: &'static str) -> Result<HostBytes<'_>> {
-        RwLockReadGuard::try_map(self.storage.data.read(), |b| b.host().map(CpuData::as_bytes))
-            .map_err(|_| self.not_on_cpu(op))
+        RwLockReadGuard::try_map(self.storage.data.read(), Buffer::host_bytes).map_err(|_| self.not_on_cpu(op))
     }
 
     /// The host elements as `&[T]`, borrowed under the storage's read lock; an error for a tensor on a device
@@ -238,7 +238,7 @@ impl Tensor {
             return src;
         }
         let new = match Arc::try_unwrap(src.storage) {
-            Ok(mut storage) => storage.take_buffer(),
+            Ok(mut storage) => storage.take_buffer().owned(),
             Err(shared) => shared.data.read().clone_buffer(),
         };
         self.bump_version();
@@ -305,13 +305,14 @@ impl Tensor {
     /// A copy of the elements on `device`.
     fn moved(&self, device: Device) -> Result<Tensor> {
         let buffer = match &*self.storage.data.read() {
-            Buffer::Cpu(data) => device::upload(data, device)?,
+            Buffer::Cpu(data) => device::upload(data.as_bytes(), device)?,
+            Buffer::Raw(m) => device::upload(m.bytes(), device)?,
             Buffer::Device(b) => {
                 let host = device::download(b, self.dtype(), self.device())?;
                 if device.is_cpu() {
                     Buffer::Cpu(host)
                 } else {
-                    device::upload(&host, device)?
+                    device::upload(host.as_bytes(), device)?
                 }
             }
         };
@@ -444,16 +445,50 @@ impl Tensor {
         }
         let src_host = src.cpu()?;
         let src_guard = src_host.storage.data.read();
+        let same_dtype = src_host.dtype() == self.dtype();
+        if let (true, Buffer::Raw(m)) = (same_dtype, &*src_guard)
+            && self.write_cpu("copy_", |dst| dst.copy_from_bytes(m.bytes()))?
+        {
+            return Ok(());
+        }
         let Some(src_data) = src_guard.host() else {
             return Err(src_host.not_on_cpu("copy_"));
         };
         self.write_cpu("copy_", |dst| {
-            if dst.dtype() == src_data.dtype() {
-                dst.clone_from(src_data);
+            if same_dtype {
+                dst.copy_from(src_data);
             } else {
                 cast::cast_into(src_data, dst);
             }
         })
+    }
+
+    /// Puts `src`'s contents (same dtype, device and element count, not sharing this storage) into this
+    /// tensor's storage for a load, and returns the old contents when `keep_old` (to undo it with
+    /// [`replace_contents`](Self::replace_contents)). Without `keep_old`, host elements are copied into the
+    /// storage's own memory (no new memory; raw `src` bytes, such as a mapped file's pages, are read as they are) unless `src`
+    /// is host memory nothing else holds, which is moved in.
+    pub(crate) fn load_contents(&self, src: Tensor, keep_old: bool) -> Option<Tensor> {
+        if keep_old || !self.device().is_cpu() || self.shares_storage(&src) {
+            return Some(self.replace_contents(src));
+        }
+        let movable = Arc::strong_count(&src.storage) == 1 && matches!(&*src.storage.data.read(), Buffer::Cpu(_));
+        if movable {
+            drop(self.replace_contents(src));
+            return None;
+        }
+        self.bump_version();
+        let src_guard = src.storage.data.read();
+        let mut dst_guard = self.storage.data.write();
+        let dst = dst_guard.host_mut()?;
+        let copied = match &*src_guard {
+            Buffer::Raw(m) => dst.copy_from_bytes(m.bytes()),
+            _ => false,
+        };
+        if !copied && let Some(src) = src_guard.host() {
+            dst.copy_from(src);
+        }
+        None
     }
 
     /// A tensor of its own storage holding `buffer`, with the dtype, device and shape of `like`.
@@ -478,7 +513,7 @@ impl Tensor {
             let host = Tensor::full(self.shape.clone(), value, self.dtype());
             return self.copy_(&host);
         }
-        self.write_cpu("fill_", |d| *d = CpuData::full(d.dtype(), d.len(), value))
+        self.write_cpu("fill_", |d| d.fill(value))
     }
 
     /// Sets every element to zero in place.

@@ -150,7 +150,7 @@ impl Tensor {
     pub(crate) fn gpu_buffer(&self, op: &'static str) -> Result<GpuBuffer> {
         match &*self.storage.data.read() {
             Buffer::Device(b) => Ok(b.clone()),
-            Buffer::Cpu(_) => Err(Error::invalid(
+            Buffer::Cpu(_) | Buffer::Raw(_) => Err(Error::invalid(
                 op,
                 "expected a tensor on a device, found one on the CPU",
             )),
@@ -169,9 +169,9 @@ impl Tensor {
 }
 
 /// Copies host data to `device`.
-pub(crate) fn upload(data: &CpuData, device: Device) -> Result<Buffer> {
+pub(crate) fn upload(bytes: &[u8], device: Device) -> Result<Buffer> {
     let gpu = open(device)?;
-    Ok(Buffer::Device(GpuBuffer::from_bytes(&gpu, data.as_bytes())))
+    Ok(Buffer::Device(GpuBuffer::from_bytes(&gpu, bytes)))
 }
 
 /// Copies device memory holding `dtype` elements to the host (waiting for the kernels writing it).
@@ -207,7 +207,7 @@ pub(crate) fn to_dtype(x: &Tensor, buffer: &GpuBuffer, dtype: DType) -> Result<B
         return Ok(Buffer::Device(out));
     }
     let data = download(buffer, x.dtype(), x.device())?;
-    upload(&cast::cast_data(&data, dtype), x.device())
+    upload(cast::cast_data(&data, dtype).as_bytes(), x.device())
 }
 
 /// The probe's name for a conversion to `to`.
