@@ -104,20 +104,8 @@ pub fn save_safetensors(state: &StateDict, path: &Path) -> Result<()> {
 /// file's length before anything else is allocated), then each tensor straight from the file into its own
 /// aligned storage.
 pub fn load_safetensors(path: &Path) -> Result<StateDict> {
-    let (mut file, mut header) = read_header(path)?;
-    let mut out = StateDict::new();
-    for entry in std::mem::take(&mut header.entries) {
-        let dtype = from_safetensors_dtype(entry.dtype).ok_or_else(|| {
-            header.error(format!(
-                "tensor {} has dtype {:?}, which nn does not support",
-                entry.key, entry.dtype
-            ))
-        })?;
-        let tensor = Tensor::read_from(&mut file, entry.shape.as_slice(), dtype)
-            .map_err(|e| header.error(format!("tensor {}: {e}", entry.key)))?;
-        out.insert(entry.key, tensor);
-    }
-    Ok(out)
+    let (mut file, header) = read_header(path)?;
+    header.tensors(|entry, dtype| Tensor::read_from(&mut file, entry.shape.as_slice(), dtype))
 }
 
 /// Maps a safetensors file and makes its tensors in place: each tensor's bytes stay the file's pages until it
@@ -169,21 +157,12 @@ pub unsafe fn load_safetensors_mmap(path: &Path) -> Result<StateDict> {
     let header_len = checked_header_len(&header, prefix, file_len)?;
     let data_start = 8 + header_len as usize;
     parse_entries(&mut header, &map[8..data_start], file_len - 8 - header_len)?;
-    let mut out = StateDict::new();
     let mut at = data_start;
-    for entry in std::mem::take(&mut header.entries) {
-        let dtype = from_safetensors_dtype(entry.dtype).ok_or_else(|| {
-            header.error(format!(
-                "tensor {} has dtype {:?}, which nn does not support",
-                entry.key, entry.dtype
-            ))
-        })?;
-        let tensor = Tensor::from_mapped(&map, at, entry.shape.as_slice(), dtype)
-            .map_err(|e| header.error(format!("tensor {}: {e}", entry.key)))?;
+    header.tensors(|entry, dtype| {
+        let tensor = Tensor::from_mapped(&map, at, entry.shape.as_slice(), dtype);
         at += entry.bytes as usize;
-        out.insert(entry.key, tensor);
-    }
-    Ok(out)
+        tensor
+    })
 }
 
 /// Parses safetensors bytes (`name` labels errors).
@@ -253,6 +232,26 @@ impl Header {
             path: self.name.clone(),
             message,
         }
+    }
+
+    /// The state dict of `make(entry, dtype)` for each entry, in data order; an error names the entry's key
+    /// (a dtype nn lacks is one).
+    fn tensors<E: std::fmt::Display>(
+        self,
+        mut make: impl FnMut(&Entry, DType) -> std::result::Result<Tensor, E>,
+    ) -> Result<StateDict> {
+        let mut out = StateDict::new();
+        for entry in &self.entries {
+            let dtype = from_safetensors_dtype(entry.dtype).ok_or_else(|| {
+                self.error(format!(
+                    "tensor {} has dtype {:?}, which nn does not support",
+                    entry.key, entry.dtype
+                ))
+            })?;
+            let tensor = make(entry, dtype).map_err(|e| self.error(format!("tensor {}: {e}", entry.key)))?;
+            out.insert(entry.key.clone(), tensor);
+        }
+        Ok(out)
     }
 }
 

@@ -445,29 +445,23 @@ impl Tensor {
         }
         let src_host = src.cpu()?;
         let src_guard = src_host.storage.data.read();
-        let same_dtype = src_host.dtype() == self.dtype();
-        if let (true, Buffer::Raw(m)) = (same_dtype, &*src_guard)
-            && self.write_cpu("copy_", |dst| dst.copy_from_bytes(m.bytes()))?
-        {
-            return Ok(());
+        if src_guard.host_bytes().is_none() {
+            return Err(src_host.not_on_cpu("copy_"));
+        }
+        if src_host.dtype() == self.dtype() {
+            return self.write_cpu("copy_", |dst| dst.copy_from_buffer(&src_guard));
         }
         let Some(src_data) = src_guard.host() else {
             return Err(src_host.not_on_cpu("copy_"));
         };
-        self.write_cpu("copy_", |dst| {
-            if same_dtype {
-                dst.copy_from(src_data);
-            } else {
-                cast::cast_into(src_data, dst);
-            }
-        })
+        self.write_cpu("copy_", |dst| cast::cast_into(src_data, dst))
     }
 
-    /// Puts `src`'s contents (same dtype, device and element count, not sharing this storage) into this
-    /// tensor's storage for a load, and returns the old contents when `keep_old` (to undo it with
-    /// [`replace_contents`](Self::replace_contents)). Without `keep_old`, host elements are copied into the
-    /// storage's own memory (no new memory; raw `src` bytes, such as a mapped file's pages, are read as they are) unless `src`
-    /// is host memory nothing else holds, which is moved in.
+    /// Puts `src`'s contents (same dtype, device and element count) into this tensor's storage for a load, and
+    /// returns the old contents when `keep_old` (to undo it with [`replace_contents`](Self::replace_contents)).
+    /// Without `keep_old`, host elements are copied into the storage's own memory (no new memory; raw bytes,
+    /// such as a mapped file's pages, are read as they are) unless `src` is typed host memory nothing else
+    /// holds, which is moved in.
     pub(crate) fn load_contents(&self, src: Tensor, keep_old: bool) -> Option<Tensor> {
         if keep_old || !self.device().is_cpu() || self.shares_storage(&src) {
             return Some(self.replace_contents(src));
@@ -480,14 +474,7 @@ impl Tensor {
         self.bump_version();
         let src_guard = src.storage.data.read();
         let mut dst_guard = self.storage.data.write();
-        let dst = dst_guard.host_mut()?;
-        let copied = match &*src_guard {
-            Buffer::Raw(m) => dst.copy_from_bytes(m.bytes()),
-            _ => false,
-        };
-        if !copied && let Some(src) = src_guard.host() {
-            dst.copy_from(src);
-        }
+        dst_guard.host_mut()?.copy_from_buffer(&src_guard);
         None
     }
 

@@ -221,6 +221,19 @@ impl CpuData {
         }
     }
 
+    /// Copies the host elements of `src` (of this buffer's dtype and length) into this buffer in place: raw
+    /// bytes as they are, a typed buffer with [`copy_from`](Self::copy_from); nothing for device memory.
+    pub(crate) fn copy_from_buffer(&mut self, src: &Buffer) {
+        if let Buffer::Raw(raw) = src
+            && self.copy_from_bytes(raw.bytes())
+        {
+            return;
+        }
+        if let Some(src) = src.host() {
+            self.copy_from(src);
+        }
+    }
+
     /// Copies little-endian `bytes` of this buffer's dtype and length into it in place; `false` (nothing
     /// written) when the length differs or the dtype is bool (whose bytes must be checked).
     pub(crate) fn copy_from_bytes(&mut self, bytes: &[u8]) -> bool {
