@@ -1,7 +1,8 @@
 //! The memory-mapped safetensors load (`io::load_safetensors_mmap`, `ModuleExt::load_safetensors_mmap`): the same
 //! tensors as the reading loader, bit for bit; mapped tensors that work as any other and never write the file; a
 //! load that copies into the module's own storage (handles taken before see the new values, as PyTorch's
-//! `param.copy_(input)`), and that changes nothing when it is refused, whichever way it is refused.
+//! `param.copy_(input)`), and that changes nothing when it is refused, whichever way it is refused. Also the
+//! reading loader's positioned reads on the threads, for tensors large enough to be split.
 //!
 //! Every mapped load here is of a file nothing writes while its tensors are alive (the functions' contract).
 
@@ -234,5 +235,36 @@ fn a_refused_mapped_load_changes_nothing() {
     let err = unsafe { picky.load_safetensors_mmap(&path, true) }.unwrap_err();
     assert!(err.to_string().contains("refused"), "{err}");
     assert_same("after a refused extra state", &picky.state_dict(), &before);
+    std::fs::remove_file(path).ok();
+}
+
+#[test]
+fn large_tensors_read_in_pieces_on_the_threads_equal_their_values() {
+    // 24 MiB and 5 MiB + 4 bytes: split into pieces (from 8 MiB), and an odd length; distinct values everywhere.
+    let path = scratch("large.safetensors");
+    let mut sd = StateDict::new();
+    sd.insert(
+        "big".into(),
+        Tensor::arange(0.0, (6 << 20) as f64, 1.0, DType::F32).unwrap(),
+    );
+    sd.insert(
+        "odd".into(),
+        Tensor::arange(0.0, ((5 << 20) / 8 + 1) as f64, 1.0, DType::I64).unwrap(),
+    );
+    io::save_safetensors(&sd, &path).unwrap();
+    for (what, got) in [
+        ("read", io::load_safetensors(&path).unwrap()),
+        ("mapped", mapped(&path).unwrap()),
+    ] {
+        assert_eq!(got.len(), 2, "{what}");
+        for (key, tensor) in &sd {
+            assert!(bit_equal(&got[key], tensor), "{what}: {key} differs");
+        }
+    }
+    // Cut short inside the last tensor: refused, naming it.
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 4096]).unwrap();
+    let err = io::load_safetensors(&path).unwrap_err();
+    assert!(err.to_string().contains("data section"), "{err}");
     std::fs::remove_file(path).ok();
 }

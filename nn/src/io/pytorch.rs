@@ -127,15 +127,30 @@ fn read_pt(path: &Path, options: &PtOptions, raw: bool) -> Result<StateDict> {
         }
         planned.push((info, tensor, dtype));
     }
-    let mut out = StateDict::new();
-    for (info, tensor, dtype) in planned {
+    // The tensors are read on the threads (pytorch-reader's reads run at once), so that the page faults of
+    // their new buffers and the kernel's copies use both cores; the first error in saved order is reported.
+    let read = |(info, tensor, dtype): &(&TensorInfo, &pytorch_reader::Tensor, DType)| -> Result<Tensor> {
         let bytes = tensor.read().map_err(|e| checkpoint.error(e.to_string()))?;
         let tensor = if raw {
-            Tensor::from_raw_bytes(bytes, info.shape.as_slice(), dtype)
+            Tensor::from_raw_bytes(bytes, info.shape.as_slice(), *dtype)
         } else {
-            Tensor::from_bytes(&bytes, info.shape.as_slice(), dtype)
+            Tensor::from_bytes(&bytes, info.shape.as_slice(), *dtype)
         };
-        let tensor = tensor.map_err(|e| checkpoint.error(format!("tensor {}: {e}", info.key)))?;
+        tensor.map_err(|e| checkpoint.error(format!("tensor {}: {e}", info.key)))
+    };
+    let mut made: Vec<Option<Result<Tensor>>> = planned.iter().map(|_| None).collect();
+    let parts = crate::threads::parts_for(
+        usize::try_from(total).unwrap_or(usize::MAX),
+        crate::threads::COPY_SPLIT_BYTES,
+    );
+    crate::threads::for_each_piece(&mut made, 1, parts, |at, piece| {
+        for (i, slot) in piece.iter_mut().enumerate() {
+            *slot = Some(read(&planned[at + i]));
+        }
+    });
+    let mut out = StateDict::new();
+    for ((info, _, _), tensor) in planned.iter().zip(made) {
+        let tensor = tensor.ok_or_else(|| checkpoint.error(format!("tensor {} was not read", info.key)))??;
         out.insert(info.key.clone(), tensor);
     }
     Ok(out)

@@ -104,8 +104,12 @@ pub fn save_safetensors(state: &StateDict, path: &Path) -> Result<()> {
 /// file's length before anything else is allocated), then each tensor straight from the file into its own
 /// aligned storage.
 pub fn load_safetensors(path: &Path) -> Result<StateDict> {
-    let (mut file, header) = read_header(path)?;
-    header.tensors(|entry, dtype| Tensor::read_from(&mut file, entry.shape.as_slice(), dtype))
+    let (file, header, mut at) = read_header(path)?;
+    header.tensors(|entry, dtype| {
+        let tensor = Tensor::read_at(&file, at, entry.shape.as_slice(), dtype);
+        at += entry.bytes;
+        tensor
+    })
 }
 
 /// Maps a safetensors file and makes its tensors in place: each tensor's bytes stay the file's pages until it
@@ -194,7 +198,7 @@ pub fn state_dict_from_bytes(bytes: &[u8], name: &str) -> Result<StateDict> {
 
 /// The keys, dtypes and shapes of a safetensors file's tensors, in the file's order, reading only its header.
 pub fn inspect_safetensors(path: &Path) -> Result<Vec<super::TensorInfo>> {
-    let (_, header) = read_header(path)?;
+    let (_, header, _) = read_header(path)?;
     Ok(header
         .entries
         .into_iter()
@@ -255,8 +259,8 @@ impl Header {
     }
 }
 
-/// Opens a safetensors file and reads its header, leaving the file at the start of the data section.
-fn read_header(path: &Path) -> Result<(std::io::BufReader<std::fs::File>, Header)> {
+/// Opens a safetensors file and reads its header; returns the file and where its data section starts.
+fn read_header(path: &Path) -> Result<(std::fs::File, Header, u64)> {
     use std::io::Read;
     let mut header = Header {
         name: path.display().to_string(),
@@ -266,9 +270,8 @@ fn read_header(path: &Path) -> Result<(std::io::BufReader<std::fs::File>, Header
         path: path.to_owned(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let mut file = std::fs::File::open(path).map_err(io)?;
     let file_len = file.metadata().map_err(io)?.len();
-    let mut file = std::io::BufReader::with_capacity(1 << 16, file);
     let mut prefix = [0u8; 8];
     file.read_exact(&mut prefix)
         .map_err(|_| header.error(format!("a file of {file_len} bytes has no 8-byte header length")))?;
@@ -276,7 +279,7 @@ fn read_header(path: &Path) -> Result<(std::io::BufReader<std::fs::File>, Header
     let mut text = vec![0u8; header_len as usize];
     file.read_exact(&mut text).map_err(io)?;
     parse_entries(&mut header, &text, file_len - 8 - header_len)?;
-    Ok((file, header))
+    Ok((file, header, 8 + header_len))
 }
 
 /// The header length a file of `file_len` bytes starting with `prefix` claims, if the file holds it (and it is

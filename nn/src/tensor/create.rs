@@ -82,6 +82,14 @@ impl Tensor {
         Ok(Tensor::from_cpu(CpuData::read_from(dtype, n, reader)?, shape))
     }
 
+    /// A tensor of `shape` and `dtype` read at byte `offset` of `file` (little-endian), as
+    /// [`read_from`](Self::read_from) reads; a large tensor is read on the threads.
+    pub(crate) fn read_at(file: &std::fs::File, offset: u64, shape: &[usize], dtype: DType) -> std::io::Result<Tensor> {
+        let shape = Shape::from(shape);
+        let n = shape.numel();
+        Ok(Tensor::from_cpu(CpuData::read_at(dtype, n, file, offset)?, shape))
+    }
+
     /// A tensor of zeros.
     ///
     /// # Panics

@@ -136,11 +136,22 @@ impl CpuData {
     /// Reads `n` elements of `dtype` (little-endian) from `reader` straight into a new aligned buffer: no
     /// intermediate copy. A size past `isize::MAX` bytes, or a bool byte other than 0 or 1, is an error.
     pub(crate) fn read_from(dtype: DType, n: usize, reader: &mut dyn std::io::Read) -> std::io::Result<CpuData> {
-        fn read<T: bytemuck::Pod>(n: usize, reader: &mut dyn std::io::Read) -> std::io::Result<Vec<T>> {
-            let mut v = vec![T::zeroed(); n];
-            reader.read_exact(bytemuck::cast_slice_mut(&mut v))?;
-            Ok(v)
-        }
+        CpuData::filled_by(dtype, n, |bytes| reader.read_exact(bytes))
+    }
+
+    /// Reads `n` elements of `dtype` (little-endian) at byte `offset` of `file` straight into a new aligned
+    /// buffer, as [`read_from`](Self::read_from) does; a large read is split into positioned reads on the threads
+    /// (on Unix), so that the page faults of the new buffer and the kernel's copies run on both cores.
+    pub(crate) fn read_at(dtype: DType, n: usize, file: &std::fs::File, offset: u64) -> std::io::Result<CpuData> {
+        CpuData::filled_by(dtype, n, |bytes| read_exact_at(file, bytes, offset))
+    }
+
+    /// A new buffer of `n` elements of `dtype` whose bytes `fill` writes (every one of them, or fails).
+    fn filled_by(
+        dtype: DType,
+        n: usize,
+        fill: impl FnOnce(&mut [u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<CpuData> {
         let fits = n
             .checked_mul(dtype.size_in_bytes())
             .is_some_and(|b| b <= isize::MAX as usize);
@@ -150,16 +161,24 @@ impl CpuData {
                 format!("{n} elements of {dtype} do not fit in memory"),
             ));
         }
+        fn filled<T: bytemuck::Pod>(
+            n: usize,
+            fill: impl FnOnce(&mut [u8]) -> std::io::Result<()>,
+        ) -> std::io::Result<Vec<T>> {
+            let mut v = vec![T::zeroed(); n];
+            fill(bytemuck::cast_slice_mut(&mut v))?;
+            Ok(v)
+        }
         Ok(match dtype {
-            DType::F16 => CpuData::F16(read(n, reader)?),
-            DType::BF16 => CpuData::BF16(read(n, reader)?),
-            DType::F32 => CpuData::F32(read(n, reader)?),
-            DType::F64 => CpuData::F64(read(n, reader)?),
-            DType::I64 => CpuData::I64(read(n, reader)?),
-            DType::I32 => CpuData::I32(read(n, reader)?),
-            DType::U8 => CpuData::U8(read(n, reader)?),
+            DType::F16 => CpuData::F16(filled(n, fill)?),
+            DType::BF16 => CpuData::BF16(filled(n, fill)?),
+            DType::F32 => CpuData::F32(filled(n, fill)?),
+            DType::F64 => CpuData::F64(filled(n, fill)?),
+            DType::I64 => CpuData::I64(filled(n, fill)?),
+            DType::I32 => CpuData::I32(filled(n, fill)?),
+            DType::U8 => CpuData::U8(filled(n, fill)?),
             DType::Bool => {
-                let v: Vec<u8> = read(n, reader)?;
+                let v: Vec<u8> = filled(n, fill)?;
                 if let Some(i) = v.iter().position(|&b| b > 1) {
                     return Err(std::io::Error::new(
                         std::io::ErrorKind::InvalidData,
@@ -255,19 +274,42 @@ impl CpuData {
     }
 }
 
-/// Copies `src` into `dst` (of one length), split over the threads from [`COPY_SPLIT_BYTES`] on: a copy out of a
-/// mapped file also waits for page faults, which two threads overlap.
+/// Copies `src` into `dst` (of one length), split over the threads from [`COPY_SPLIT_BYTES`] per thread on: a
+/// copy out of a mapped file also waits for page faults, which two threads overlap.
+///
+/// [`COPY_SPLIT_BYTES`]: crate::threads::COPY_SPLIT_BYTES
 fn copy_bytes(dst: &mut [u8], src: &[u8]) {
-    let parts = crate::threads::parts_for(dst.len(), COPY_SPLIT_BYTES);
+    let parts = crate::threads::parts_for(dst.len(), crate::threads::COPY_SPLIT_BYTES);
     crate::threads::for_each_piece(dst, 1, parts, |at, piece| {
         piece.copy_from_slice(&src[at..at + piece.len()]);
     });
 }
 
-/// Copies of at least this many bytes per thread are split. Measured with `cargo bench -p nn --bench copy`
-/// (2 cores, 2026-11-26): split in two, a 512 KiB copy ran at 61 GiB/s against one thread's 79, a 1 MiB copy at
-/// 117 against 53 (the pieces fit the cores' own caches).
-const COPY_SPLIT_BYTES: usize = 512 << 10;
+/// Fills `bytes` from `file` at byte `offset`, split over the threads as a copy is (positioned reads, on Unix;
+/// elsewhere one read after a seek). The first error wins; a short file is `UnexpectedEof`.
+fn read_exact_at(file: &std::fs::File, bytes: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        let error = parking_lot::Mutex::new(None);
+        let parts = crate::threads::parts_for(bytes.len(), crate::threads::COPY_SPLIT_BYTES);
+        crate::threads::for_each_piece(bytes, 1, parts, |at, piece| {
+            if error.lock().is_none()
+                && let Err(e) = file.read_exact_at(piece, offset + at as u64)
+            {
+                error.lock().get_or_insert(e);
+            }
+        });
+        error.into_inner().map_or(Ok(()), Err)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = file;
+        file.seek(SeekFrom::Start(offset))?;
+        file.read_exact(bytes)
+    }
+}
 
 /// Where a storage's elements are: host memory, raw host bytes, or a cubecl device's memory.
 #[derive(Debug)]
