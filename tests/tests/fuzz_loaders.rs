@@ -1,6 +1,6 @@
 //! Every loader against hostile files: a seeded mutator of our own (stable Rust, no fuzzing engine) damages the
-//! DynamicsNetwork's valid weights (safetensors, read and memory-mapped; `.pt` zip, `.pt` legacy) and loads each result into the
-//! network. For each input: no panic, a time bound, an allocation bound, and after an error the network's
+//! DynamicsNetwork's valid weights (safetensors, read and memory-mapped; `.pt` zip, read and memory-mapped; `.pt`
+//! legacy) and loads each result into the network; a `.pt` that both zip loaders load gives both the same values. For each input: no panic, a time bound, an allocation bound, and after an error the network's
 //! tensors exactly as before. A deterministic sweep also writes a huge length (2^60, 2^32 - 1, -1…) at every
 //! offset of the small zoo files.
 //!
@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use integration_tests::fixture;
+use nn::io::PtOptions;
 use nn::prelude::*;
 use nn::{Result, StateDict};
 use reference::efficientzero::{DynamicsConfig, DynamicsNetwork};
@@ -182,6 +183,9 @@ enum Format {
     PtLegacy,
     /// safetensors through the memory-mapped loader.
     SafeTensorsMmap,
+    /// `.pt` zip through the memory-mapped loader, each input also loaded by the reading loader: where both
+    /// load, the values must be the same.
+    PtZipMmap,
 }
 
 impl Format {
@@ -192,6 +196,8 @@ impl Format {
             // network has no load hooks, so no mapped tensor outlives the call.
             Format::SafeTensorsMmap => unsafe { net.load_safetensors_mmap(path, true) }.map(drop),
             Format::PtZip | Format::PtLegacy => net.load_pt(path, true).map(drop),
+            // SAFETY: as above.
+            Format::PtZipMmap => unsafe { net.load_pt_mmap(path, true, &PtOptions::new()) }.map(drop),
         }
     }
 }
@@ -204,6 +210,10 @@ struct Tally {
     refused: usize,
     slowest: Duration,
     most_allocated: usize,
+    /// `PtZipMmap`: inputs the mapped loader loaded and the reading one refused (damage inside a storage, whose
+    /// CRC-32 only the reading loader checks), and the other way round.
+    only_mapped: usize,
+    only_read: usize,
 }
 
 /// The per-input bounds: a second of loading, and 64 MiB beyond eight times the input's size.
@@ -254,28 +264,51 @@ impl Harness {
             _ => None,
         };
         if let Some(problem) = problem {
-            let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/fuzz-failures");
-            std::fs::create_dir_all(&dir).unwrap();
-            let saved = dir.join(format!("{format:?}-{}.bin", tally.inputs));
-            std::fs::write(&saved, input).unwrap();
-            panic!(
-                "{format:?} input {} {problem}: saved as {}",
-                tally.inputs,
-                saved.display()
-            );
+            let saved = save_failure(format, tally.inputs, input);
+            panic!("{format:?} input {} {problem}: saved as {saved}", tally.inputs);
         }
         tally.inputs += 1;
         tally.slowest = tally.slowest.max(elapsed);
         tally.most_allocated = tally.most_allocated.max(allocated);
-        match outcome {
+        let mapped = match outcome {
             Ok(Ok(())) => {
                 tally.loaded += 1;
+                let got = snapshot(&self.net);
                 // A damage inside the data loads other values: put the valid ones back.
                 self.net.load_state_dict(&self.valid, true, false).unwrap();
+                Some(got)
             }
-            _ => tally.refused += 1,
+            _ => {
+                tally.refused += 1;
+                None
+            }
+        };
+        if let Format::PtZipMmap = format {
+            let read = self.net.load_pt(&self.scratch, true).map(|_| snapshot(&self.net));
+            self.net.load_state_dict(&self.valid, true, false).unwrap();
+            match (mapped, read) {
+                (Some(mapped), Ok(read)) if mapped != read => {
+                    let saved = save_failure(format, tally.inputs, input);
+                    panic!(
+                        "{format:?} input {}: mapped and read loads differ: saved as {saved}",
+                        tally.inputs
+                    )
+                }
+                (Some(_), Err(_)) => tally.only_mapped += 1,
+                (None, Ok(_)) => tally.only_read += 1,
+                _ => {}
+            }
         }
     }
+}
+
+/// Writes a failing input to `target/fuzz-failures/`, returning where.
+fn save_failure(format: Format, index: usize, input: &[u8]) -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/fuzz-failures");
+    std::fs::create_dir_all(&dir).unwrap();
+    let saved = dir.join(format!("{format:?}-{index}.bin"));
+    std::fs::write(&saved, input).unwrap();
+    saved.display().to_string()
 }
 
 fn inputs() -> usize {
@@ -322,6 +355,7 @@ fn every_loader_survives_hostile_files() {
             "dynamics_small/weights.safetensors",
             "zoo/weights.safetensors",
         ),
+        (Format::PtZipMmap, "dynamics_small/weights.pt", "zoo/weights.pt"),
     ] {
         if !chosen(format) {
             continue;
@@ -338,13 +372,20 @@ fn every_loader_survives_hostile_files() {
             harness.run(format, &input, &mut tally);
         }
         println!(
-            "{format:?}: {} inputs in {:.1?} ({} loaded, {} refused), slowest {:?}, most allocated {} KiB",
+            "{format:?}: {} inputs in {:.1?} ({} loaded, {} refused), slowest {:?}, most allocated {} KiB{}",
             tally.inputs,
             start.elapsed(),
             tally.loaded,
             tally.refused,
             tally.slowest,
-            tally.most_allocated >> 10
+            tally.most_allocated >> 10,
+            match format {
+                Format::PtZipMmap => format!(
+                    "; loaded only mapped {}, only read {}",
+                    tally.only_mapped, tally.only_read
+                ),
+                _ => String::new(),
+            }
         );
         assert!(
             tally.refused > n / 2,
@@ -366,6 +407,7 @@ fn a_huge_length_at_every_offset_is_refused_before_allocating() {
         (Format::PtZip, "zoo/weights.pt"),
         (Format::PtLegacy, "zoo/weights_legacy.pt"),
         (Format::SafeTensorsMmap, "zoo/weights.safetensors"),
+        (Format::PtZipMmap, "zoo/weights.pt"),
     ] {
         if !chosen(format) {
             continue;

@@ -12,5 +12,5 @@ mod state_dict;
 pub use state_dict::StateDict;
 
 pub use inspect::{TensorInfo, inspect, is_safetensors};
-pub use pytorch::{PtOptions, load_pt};
+pub use pytorch::{PtOptions, load_pt, load_pt_mmap};
 pub use safetensors::{load_safetensors, load_safetensors_mmap, save_safetensors, state_dict_from_bytes};

@@ -367,6 +367,41 @@ pub trait ModuleExt: AsDynModule {
         load_state_dict(self.as_dyn_mut(), sd, strict, false)
     }
 
+    /// [`load_pt_with`](Self::load_pt_with) through a mapping of the file
+    /// ([`io::load_pt_mmap`](crate::io::load_pt_mmap), as `torch.load(path, mmap=True)`): each tensor that is
+    /// one range of a zip checkpoint's storage is copied once, from the page cache straight into the module's
+    /// parameters and buffers; the others are read as `load_pt_with` reads them. The same casts, key checks and
+    /// all-or-nothing contract; a refused load changes nothing. Storages' CRC-32 is not checked, as PyTorch's
+    /// loader does not check it.
+    ///
+    /// # Safety
+    ///
+    /// The file must not be modified or truncated (by this process or another) during the call, nor while a
+    /// load hook keeps a tensor of the state dict it was given: the tensors are read from the file's pages.
+    ///
+    /// ```no_run
+    /// use nn::{prelude::*, io::PtOptions};
+    /// let mut fc = Linear::new(4, 2, true);
+    /// // SAFETY: nothing writes the file during the call, and the module has no load hooks.
+    /// unsafe { fc.load_pt_mmap("linear.pt", true, &PtOptions::new()) }?;
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    unsafe fn load_pt_mmap(
+        &mut self,
+        path: impl AsRef<Path>,
+        strict: bool,
+        options: &crate::io::PtOptions,
+    ) -> Result<IncompatibleKeys>
+    where
+        Self: Sized,
+    {
+        // SAFETY: this method's contract is the mapped loader's for as long as its tensors live: they live until
+        // the load returns (the module copies their elements; none becomes a parameter's storage, since the
+        // load does not assign), or as long as a load hook keeps one, which the contract covers too.
+        let sd = unsafe { crate::io::load_pt_mmap(path.as_ref(), options) }?;
+        load_state_dict(self.as_dyn_mut(), sd, strict, false)
+    }
+
     /// `get_submodule("a.b")`: the module at a dotted path (`""` is this module).
     fn get_submodule(&self, path: &str) -> Result<ModuleRef<'_>> {
         access::get_submodule("get_submodule", self.as_dyn(), path, path)

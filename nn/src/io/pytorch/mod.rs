@@ -5,10 +5,14 @@
 //! A tensor saved as a view (a transpose, a slice, an offset into a larger storage, an expansion) is read as the
 //! view's values; two entries that share one storage (tied weights) are read as two tensors with equal values.
 
+mod layout;
+mod mapped;
+
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 use pytorch_reader::{PickleValue, PytorchError, PytorchReader};
 
@@ -94,17 +98,68 @@ impl PtOptions {
 /// # Ok::<(), nn::Error>(())
 /// ```
 pub fn load_pt(path: &Path, options: &PtOptions) -> Result<StateDict> {
-    read_pt(path, options, false)
+    read_pt(path, options, Make::Typed)
 }
 
 /// [`load_pt`] for a load into a module: each tensor keeps the bytes the reader returned, which the load
 /// copies into the module's own memory (no typed buffer in between).
 pub(crate) fn load_pt_raw(path: &Path, options: &PtOptions) -> Result<StateDict> {
-    read_pt(path, options, true)
+    read_pt(path, options, Make::Raw)
 }
 
-/// [`load_pt`], the tensors typed buffers of their own or (`raw`) the reader's bytes.
-fn read_pt(path: &Path, options: &PtOptions, raw: bool) -> Result<StateDict> {
+/// Maps a PyTorch checkpoint and makes its tensors in place where it can, as `torch.load(path, mmap=True)`
+/// does: a zip checkpoint (PyTorch ≥ 1.6) stores each storage uncompressed, so a tensor that is one contiguous
+/// range of its storage is made of the file's pages, and loading the dict into a module
+/// ([`ModuleExt::load_pt_mmap`](crate::ModuleExt::load_pt_mmap)) copies it once, from the page cache into the
+/// parameters. The other tensors (transposed or strided views, expansions, empty ones) and every tensor of a
+/// legacy checkpoint are read as [`load_pt`] reads them. The same keys, order, dtypes, errors and
+/// [`PtOptions`].
+///
+/// One difference from [`load_pt`]: a mapped storage's CRC-32 is not checked (that would read every byte
+/// before the copy does), as PyTorch's `torch.load` does not check it either, mapped or not; a file damaged
+/// inside a storage loads the damaged values, where [`load_pt`] refuses it.
+///
+/// Where each tensor lies in the file is read from the checkpoint's pickle by a small reader of nn's own
+/// (pytorch-reader does not say), used only where it agrees with pytorch-reader on every tensor's name, dtype
+/// and shape.
+///
+/// # Safety
+///
+/// The file must not be modified or truncated (by this process or another) while any tensor of the returned
+/// dict, or any handle sharing its storage, is alive: their elements are read from the file's pages, so a
+/// change would change them under their readers, and a truncation makes reading them fault (`SIGBUS`).
+///
+/// ```no_run
+/// use nn::io::{load_pt_mmap, PtOptions};
+/// // SAFETY: nothing writes the checkpoint while `sd` is alive.
+/// let sd = unsafe { load_pt_mmap("checkpoint.pt".as_ref(), &PtOptions::new()) }?;
+/// # Ok::<(), nn::Error>(())
+/// ```
+pub unsafe fn load_pt_mmap(path: &Path, options: &PtOptions) -> Result<StateDict> {
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    // SAFETY: memmap2 requires that the file not be changed or truncated while the mapping is alive. The
+    // mapping lives as long as the tensors made from it (each holds an `Arc` of it), and this function's
+    // contract requires of its caller exactly that the file be left unchanged for as long as they are alive.
+    let map = Arc::new(unsafe { memmap2::Mmap::map(&file) }.map_err(io)?);
+    read_pt(path, options, Make::Mapped(map))
+}
+
+/// How [`read_pt`] makes each tensor.
+enum Make {
+    /// A typed buffer of its own.
+    Typed,
+    /// The bytes pytorch-reader returned, kept as they are.
+    Raw,
+    /// The file's pages where the tensor is one range of them, else as [`Make::Raw`].
+    Mapped(Arc<memmap2::Mmap>),
+}
+
+/// [`load_pt`], each tensor made as `make` says.
+fn read_pt(path: &Path, options: &PtOptions, make: Make) -> Result<StateDict> {
     let checkpoint = Checkpoint::open(path, options)?;
     let limit = options
         .max_bytes
@@ -127,14 +182,26 @@ fn read_pt(path: &Path, options: &PtOptions, raw: bool) -> Result<StateDict> {
         }
         planned.push((info, tensor, dtype));
     }
+    let mapped = match &make {
+        Make::Mapped(map) => {
+            let tensors: Vec<&pytorch_reader::Tensor> = checkpoint.tensors.iter().map(|(_, t)| t).collect();
+            mapped::MappedStorages::new(map.clone(), options.key.as_deref(), &tensors)
+        }
+        Make::Typed | Make::Raw => None,
+    };
     // The tensors are read on the threads (pytorch-reader's reads run at once), so that the page faults of
     // their new buffers and the kernel's copies use both cores; the first error in saved order is reported.
     let read = |(info, tensor, dtype): &(&TensorInfo, &pytorch_reader::Tensor, DType)| -> Result<Tensor> {
-        let bytes = tensor.read().map_err(|e| checkpoint.error(e.to_string()))?;
-        let tensor = if raw {
-            Tensor::from_raw_bytes(bytes, info.shape.as_slice(), *dtype)
-        } else {
-            Tensor::from_bytes(&bytes, info.shape.as_slice(), *dtype)
+        let in_place = mapped.as_ref().and_then(|m| m.tensor(&tensor.name, *dtype));
+        let tensor = match in_place {
+            Some(tensor) => tensor,
+            None => {
+                let bytes = tensor.read().map_err(|e| checkpoint.error(e.to_string()))?;
+                match make {
+                    Make::Typed => Tensor::from_bytes(&bytes, info.shape.as_slice(), *dtype),
+                    Make::Raw | Make::Mapped(_) => Tensor::from_raw_bytes(bytes, info.shape.as_slice(), *dtype),
+                }
+            }
         };
         tensor.map_err(|e| checkpoint.error(format!("tensor {}: {e}", info.key)))
     };
