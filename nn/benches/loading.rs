@@ -1,5 +1,5 @@
 //! Loading 1 GiB of weights into a matching model (16 × `Linear(4096, 4096, bias=False)`, float32), from a
-//! safetensors file (read, and memory-mapped) and from a PyTorch `.pt`, next to a memcpy of the same size (on one
+//! safetensors file and from a PyTorch `.pt` (each read, and memory-mapped), next to a memcpy of the same size (on one
 //! thread and on two) in the same run. `nn/benches/loading_pytorch.py` measures PyTorch's side. The files sit in
 //! the page cache after the first iteration, so this measures the loaders, not the disk.
 //!
@@ -8,7 +8,7 @@
 //! NN_BENCH_PT=/tmp/nn-bench-1g.pt cargo bench -p nn --bench loading
 //! /work/torch-venv/bin/python nn/benches/loading_pytorch.py /tmp/nn-bench-1g.pt            # PyTorch, right after
 //! ```
-//! Without `NN_BENCH_PT` (or with a missing file) the `.pt` row is left out; the safetensors file is written by
+//! Without `NN_BENCH_PT` (or with a missing file) the `.pt` rows are left out; the safetensors file is written by
 //! the bench itself.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -69,6 +69,11 @@ fn bench(c: &mut Criterion) {
     match std::env::var_os("NN_BENCH_PT").map(PathBuf::from) {
         Some(pt) if pt.exists() => {
             group.bench_function("load_pt (strict)", |b| b.iter(|| m.load_pt(&pt, true).unwrap()));
+            let options = nn::io::PtOptions::new();
+            group.bench_function("load_pt_mmap (strict)", |b| {
+                // SAFETY: nothing writes the checkpoint during the loads.
+                b.iter(|| unsafe { m.load_pt_mmap(&pt, true, &options) }.unwrap())
+            });
         }
         _ => eprintln!("load_pt left out: set NN_BENCH_PT to a file written by nn/benches/loading_checkpoint.py"),
     }

@@ -56,7 +56,7 @@ fn checkpoints() -> Vec<(String, PtOptions)> {
         all.push((format!("{folder}/weights.pt"), PtOptions::new()));
         all.push((format!("{folder}/weights_legacy.pt"), PtOptions::new()));
     }
-    for name in ["tied", "views", "half", "bf16", "dtypes"] {
+    for name in ["tied", "views", "half", "bf16", "dtypes", "protocol4"] {
         all.push((format!("checkpoints/{name}.pt"), PtOptions::new()));
     }
     for name in ["nested", "nested_legacy"] {
@@ -127,6 +127,7 @@ fn contiguous_tensors_are_the_files_pages() {
         ("checkpoints/dtypes.pt", PtOptions::new()),
         ("checkpoints/bf16.pt", PtOptions::new()),
         ("checkpoints/tied.pt", PtOptions::new()),
+        ("checkpoints/protocol4.pt", PtOptions::new()),
         ("checkpoints/nested.pt", PtOptions::new().key("model_state_dict")),
     ] {
         let original = fixture(file);
@@ -189,6 +190,29 @@ fn views_and_legacy_files_are_read_where_they_cannot_be_mapped() {
         &mapped(&legacy, &PtOptions::new()).unwrap(),
         &load_pt(&legacy, &PtOptions::new()).unwrap(),
     );
+}
+
+#[test]
+fn a_whole_model_pickle_is_read() {
+    // `torch.save(model)`: pytorch-reader reads the module object as nested dicts of its children's state dicts
+    // (`{"embed": {"weight": …}, "head": {"weight": …}}`, read here one child at a time with `key`); the layout
+    // reader leaves such pickles to it, so the values are read (and their CRC-32 checked) rather than mapped.
+    let twin = integration_tests::tensors("checkpoints/tied.safetensors");
+    let path = fixture("checkpoints/whole_model.pt");
+    for child in ["embed", "head"] {
+        let map = mapped(&path, &PtOptions::new().key(child)).unwrap();
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["weight"], "{child}");
+        assert!(bit_equal(&map["weight"], &twin[&format!("{child}.weight")]), "{child}");
+    }
+    let mut bytes = std::fs::read(&path).unwrap();
+    for (_, start, len) in storage_ranges(&path) {
+        bytes[start + len - 1] ^= 1;
+    }
+    let damaged = scratch("whole_model.pt");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let err = mapped(&damaged, &PtOptions::new().key("embed")).unwrap_err();
+    assert!(err.to_string().to_lowercase().contains("checksum"), "{err}");
+    std::fs::remove_file(damaged).ok();
 }
 
 #[test]

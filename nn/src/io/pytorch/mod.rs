@@ -183,11 +183,11 @@ fn read_pt(path: &Path, options: &PtOptions, make: Make) -> Result<StateDict> {
         planned.push((info, tensor, dtype));
     }
     let mapped = match &make {
-        Make::Mapped(map) => {
+        Make::Mapped(map) if checkpoint.is_zip => {
             let tensors: Vec<&pytorch_reader::Tensor> = checkpoint.tensors.iter().map(|(_, t)| t).collect();
             mapped::MappedStorages::new(map.clone(), options.key.as_deref(), &tensors)
         }
-        Make::Typed | Make::Raw => None,
+        Make::Typed | Make::Raw | Make::Mapped(_) => None,
     };
     // The tensors are read on the threads (pytorch-reader's reads run at once), so that the page faults of
     // their new buffers and the kernel's copies use both cores; the first error in saved order is reported.
@@ -237,6 +237,8 @@ pub fn inspect_pt(path: &Path, options: &PtOptions) -> Result<Vec<TensorInfo>> {
 struct Checkpoint {
     name: String,
     file_len: u64,
+    /// Whether pytorch-reader read it as a zip archive (PyTorch ≥ 1.6), the one container that can be mapped.
+    is_zip: bool,
     tensors: Vec<(TensorInfo, pytorch_reader::Tensor)>,
 }
 
@@ -267,6 +269,7 @@ impl Checkpoint {
         if options.key.is_none() {
             check_weights_at_top(path, &name, reader_error)?;
         }
+        let is_zip = reader.metadata().format_type == pytorch_reader::FileFormat::Zip;
         let names: Vec<String> = reader.keys();
         let order = saved_order(path, names.iter());
         let mut tensors: Vec<(TensorInfo, pytorch_reader::Tensor)> = reader
@@ -306,6 +309,7 @@ impl Checkpoint {
         Ok(Checkpoint {
             name,
             file_len,
+            is_zip,
             tensors,
         })
     }
