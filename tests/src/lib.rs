@@ -7,6 +7,17 @@ use std::path::PathBuf;
 
 use nn::{DType, Tensor};
 
+/// The fixture folders holding a model's exported weights (`weights.safetensors`, `weights.pt`,
+/// `weights_legacy.pt`): the zoo and the five DynamicsNetwork configs.
+pub const WEIGHT_FOLDERS: [&str; 6] = [
+    "zoo",
+    "dynamics_small",
+    "dynamics_gelu_ln",
+    "dynamics_ln_downsample",
+    "dynamics_prelu_deep",
+    "dynamics_wide",
+];
+
 /// A path inside `tests/fixtures/`.
 pub fn fixture(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -66,6 +77,20 @@ pub fn names<T>(items: Vec<(String, T)>) -> Vec<String> {
 /// Whether two tensors hold the same bits (dtype, shape and bytes).
 pub fn bit_equal(a: &Tensor, b: &Tensor) -> bool {
     a.dtype() == b.dtype() && a.shape() == b.shape() && a.to_bytes().unwrap() == b.to_bytes().unwrap()
+}
+
+/// Asserts that two state dicts hold the same keys in the same order, each tensor bit for bit (dtype, shape,
+/// bytes); `what` names the case in the message.
+pub fn assert_same_ordered(what: &str, got: &nn::StateDict, want: &nn::StateDict) {
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "{what}: keys"
+    );
+    for (key, tensor) in want {
+        assert_eq!(got[key].dtype(), tensor.dtype(), "{what}: {key}");
+        assert!(bit_equal(&got[key], tensor), "{what}: {key} differs");
+    }
 }
 
 /// A short name for a dtype in fixture keys (`f32`).

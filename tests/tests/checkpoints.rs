@@ -4,20 +4,11 @@
 //! DynamicsNetwork loaded from `.pt` gives PyTorch's outputs.
 
 use integration_tests::zoo::Zoo;
-use integration_tests::{bit_equal, fixture, lines, tensors};
+use integration_tests::{WEIGHT_FOLDERS, bit_equal, fixture, lines, tensors};
 use nn::io::{PtOptions, inspect, load_pt};
 use nn::prelude::*;
 use nn::{Error, StateDict};
 use reference::efficientzero::{DynamicsConfig, DynamicsNetwork, check_export_with};
-
-const FOLDERS: [&str; 6] = [
-    "zoo",
-    "dynamics_small",
-    "dynamics_gelu_ln",
-    "dynamics_ln_downsample",
-    "dynamics_prelu_deep",
-    "dynamics_wide",
-];
 
 /// Same keys in the same order (when `ordered`), each tensor bit-equal.
 fn assert_same(what: &str, got: &StateDict, want: &StateDict) {
@@ -45,7 +36,7 @@ fn saved_order(folder: &str) -> Vec<String> {
 
 #[test]
 fn every_folder_reads_as_its_safetensors_twin_in_saved_order_zip_and_legacy() {
-    for folder in FOLDERS {
+    for folder in WEIGHT_FOLDERS {
         let twin = tensors(&format!("{folder}/weights.safetensors"));
         for file in ["weights.pt", "weights_legacy.pt"] {
             let what = format!("{folder}/{file}");
@@ -62,7 +53,7 @@ fn every_folder_reads_as_its_safetensors_twin_in_saved_order_zip_and_legacy() {
 
 #[test]
 fn dynamics_network_from_pt_gives_pytorchs_outputs_and_gradients() {
-    for folder in FOLDERS.iter().filter(|f| f.starts_with("dynamics")) {
+    for folder in WEIGHT_FOLDERS.iter().filter(|f| f.starts_with("dynamics")) {
         for file in ["weights.pt", "weights_legacy.pt"] {
             let report = check_export_with(&fixture(folder), &fixture(&format!("{folder}/{file}")), Device::Cpu);
             assert_eq!(report.failed(), 0, "{folder}/{file}:\n{report}");

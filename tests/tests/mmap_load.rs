@@ -7,26 +7,13 @@
 //! Every mapped load here is of a file nothing writes while its tensors are alive (the functions' contract).
 
 use integration_tests::zoo::Zoo;
-use integration_tests::{bit_equal, fixture, tensors};
+use integration_tests::{assert_same_ordered, bit_equal, fixture, tensors};
 use nn::prelude::*;
 use nn::{DType, Error, StateDict, Tensor, io};
 
 /// A scratch file of this test process.
 fn scratch(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("nn-mmap-{}-{name}", std::process::id()))
-}
-
-/// Same keys in the same order, each tensor of the same dtype and shape and bit-equal.
-fn assert_same(what: &str, got: &StateDict, want: &StateDict) {
-    assert_eq!(
-        got.keys().collect::<Vec<_>>(),
-        want.keys().collect::<Vec<_>>(),
-        "{what}: keys"
-    );
-    for (key, tensor) in want {
-        assert_eq!(got[key].dtype(), tensor.dtype(), "{what}: {key}");
-        assert!(bit_equal(&got[key], tensor), "{what}: {key} differs");
-    }
 }
 
 fn mapped(path: &std::path::Path) -> nn::Result<StateDict> {
@@ -52,7 +39,7 @@ fn every_fixture_maps_as_it_reads() {
     ] {
         let read = tensors(file);
         let map = mapped(&fixture(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
-        assert_same(file, &map, &read);
+        assert_same_ordered(file, &map, &read);
     }
 }
 
@@ -64,7 +51,7 @@ fn a_model_loaded_through_the_mapping_equals_one_loaded_by_reading() {
     let mut map = Zoo::default();
     // SAFETY: the fixture is not written during the call; the zoo has no load hooks.
     unsafe { map.load_safetensors_mmap(&file, true) }.unwrap();
-    assert_same("zoo", &map.state_dict(), &read.state_dict());
+    assert_same_ordered("zoo", &map.state_dict(), &read.state_dict());
 
     // Into a bf16 model: cast as PyTorch's copy, from the mapped f32 values.
     let mut half = Zoo::default();
@@ -74,7 +61,7 @@ fn a_model_loaded_through_the_mapping_equals_one_loaded_by_reading() {
     want.load_safetensors(&file, true).unwrap();
     // SAFETY: as above.
     unsafe { half.load_safetensors_mmap(&file, true) }.unwrap();
-    assert_same("zoo in bf16", &half.state_dict(), &want.state_dict());
+    assert_same_ordered("zoo in bf16", &half.state_dict(), &want.state_dict());
 }
 
 #[test]
@@ -216,14 +203,14 @@ fn a_refused_mapped_load_changes_nothing() {
         unsafe { fc.load_safetensors_mmap(&path, true) },
         Err(Error::Load(_))
     ));
-    assert_same("after a shape mismatch", &fc.state_dict(), &before);
+    assert_same_ordered("after a shape mismatch", &fc.state_dict(), &before);
     Linear::new(4, 3, false).save_safetensors(&path).unwrap();
     // SAFETY: as above.
     assert!(matches!(
         unsafe { fc.load_safetensors_mmap(&path, true) },
         Err(Error::Load(_))
     ));
-    assert_same("after a missing bias", &fc.state_dict(), &before);
+    assert_same_ordered("after a missing bias", &fc.state_dict(), &before);
 
     // Refused in phase two, after the weights were put in place: they are put back.
     let mut picky = Picky::new();
@@ -234,7 +221,7 @@ fn a_refused_mapped_load_changes_nothing() {
     // SAFETY: as above.
     let err = unsafe { picky.load_safetensors_mmap(&path, true) }.unwrap_err();
     assert!(err.to_string().contains("refused"), "{err}");
-    assert_same("after a refused extra state", &picky.state_dict(), &before);
+    assert_same_ordered("after a refused extra state", &picky.state_dict(), &before);
     std::fs::remove_file(path).ok();
 }
 

@@ -11,20 +11,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use integration_tests::{bit_equal, fixture};
+use integration_tests::{WEIGHT_FOLDERS, assert_same_ordered, bit_equal, fixture};
 use nn::io::{PtOptions, load_pt, load_pt_mmap};
 use nn::prelude::*;
 use nn::{Error, StateDict};
 use reference::efficientzero::{DynamicsConfig, DynamicsNetwork};
-
-const WEIGHTS: [&str; 6] = [
-    "zoo",
-    "dynamics_small",
-    "dynamics_gelu_ln",
-    "dynamics_ln_downsample",
-    "dynamics_prelu_deep",
-    "dynamics_wide",
-];
 
 /// A scratch file of this test process.
 fn scratch(name: &str) -> PathBuf {
@@ -36,23 +27,10 @@ fn mapped(path: &Path, options: &PtOptions) -> nn::Result<StateDict> {
     unsafe { load_pt_mmap(path, options) }
 }
 
-/// Same keys in the same order, each tensor of the same dtype and shape and bit-equal.
-fn assert_same(what: &str, got: &StateDict, want: &StateDict) {
-    assert_eq!(
-        got.keys().collect::<Vec<_>>(),
-        want.keys().collect::<Vec<_>>(),
-        "{what}: keys"
-    );
-    for (key, tensor) in want {
-        assert_eq!(got[key].dtype(), tensor.dtype(), "{what}: {key}");
-        assert!(bit_equal(&got[key], tensor), "{what}: {key} differs");
-    }
-}
-
 /// Every `.pt` fixture with the options it is read with.
 fn checkpoints() -> Vec<(String, PtOptions)> {
     let mut all = Vec::new();
-    for folder in WEIGHTS {
+    for folder in WEIGHT_FOLDERS {
         all.push((format!("{folder}/weights.pt"), PtOptions::new()));
         all.push((format!("{folder}/weights_legacy.pt"), PtOptions::new()));
     }
@@ -81,7 +59,7 @@ fn every_checkpoint_maps_as_it_reads() {
     for (file, options) in checkpoints() {
         let read = load_pt(&fixture(&file), &options).unwrap_or_else(|e| panic!("{file}: {e}"));
         let map = mapped(&fixture(&file), &options).unwrap_or_else(|e| panic!("{file}: {e}"));
-        assert_same(&format!("{file} {options:?}"), &map, &read);
+        assert_same_ordered(&format!("{file} {options:?}"), &map, &read);
     }
 }
 
@@ -167,7 +145,7 @@ fn views_and_legacy_files_are_read_where_they_cannot_be_mapped() {
     let original = fixture("checkpoints/views.pt");
     let read = load_pt(&original, &PtOptions::new()).unwrap();
     let map = mapped(&original, &PtOptions::new()).unwrap();
-    assert_same("views", &map, &read);
+    assert_same_ordered("views", &map, &read);
 
     let mut bytes = std::fs::read(&original).unwrap();
     let ranges = storage_ranges(&original);
@@ -185,7 +163,7 @@ fn views_and_legacy_files_are_read_where_they_cannot_be_mapped() {
     // A legacy checkpoint is read whole: damage in its storages is not checked by either loader, so the two
     // agree on the damaged values.
     let legacy = fixture("dynamics_small/weights_legacy.pt");
-    assert_same(
+    assert_same_ordered(
         "legacy",
         &mapped(&legacy, &PtOptions::new()).unwrap(),
         &load_pt(&legacy, &PtOptions::new()).unwrap(),
@@ -237,7 +215,7 @@ fn storages_zipped_compressed_are_read() {
         rezipped.by_index_raw(1).unwrap().compression(),
         zip::CompressionMethod::Deflated
     );
-    assert_same(
+    assert_same_ordered(
         "deflated",
         &mapped(&path, &PtOptions::new()).unwrap(),
         &load_pt(&original, &PtOptions::new()).unwrap(),
@@ -252,14 +230,14 @@ fn dynamics(config: &str) -> DynamicsNetwork {
 
 #[test]
 fn a_model_loaded_through_the_mapping_equals_one_loaded_by_reading() {
-    for config in WEIGHTS.iter().filter(|f| f.starts_with("dynamics")) {
+    for config in WEIGHT_FOLDERS.iter().filter(|f| f.starts_with("dynamics")) {
         let file = fixture(&format!("{config}/weights.pt"));
         let mut read = dynamics(config);
         read.load_pt(&file, true).unwrap();
         let mut map = dynamics(config);
         // SAFETY: the fixture is not written during the call; the model has no load hooks.
         unsafe { map.load_pt_mmap(&file, true, &PtOptions::new()) }.unwrap();
-        assert_same(config, &map.state_dict(), &read.state_dict());
+        assert_same_ordered(config, &map.state_dict(), &read.state_dict());
     }
     // Nested and prefixed, into a float16 model (cast as PyTorch's copy).
     let mut half = dynamics("dynamics_small");
@@ -281,7 +259,7 @@ fn a_model_loaded_through_the_mapping_equals_one_loaded_by_reading() {
         )
     }
     .unwrap();
-    assert_same("data_parallel in f16", &half.state_dict(), &want.state_dict());
+    assert_same_ordered("data_parallel in f16", &half.state_dict(), &want.state_dict());
 }
 
 #[test]
@@ -293,7 +271,7 @@ fn a_refused_mapped_load_changes_nothing() {
         // SAFETY: the fixture is not written during the call; no load hooks.
         let err = unsafe { net.load_pt_mmap(fixture(file), strict, &PtOptions::new()) }.unwrap_err();
         assert!(matches!(err, Error::Load(_)), "{file}: {err}");
-        assert_same(file, &net.state_dict(), &before);
+        assert_same_ordered(file, &net.state_dict(), &before);
     }
     // A file cut inside its last storage: the zip's central directory is gone, refused before anything.
     let bytes = std::fs::read(fixture("dynamics_small/weights.pt")).unwrap();
@@ -302,6 +280,6 @@ fn a_refused_mapped_load_changes_nothing() {
     // SAFETY: as above.
     let err = unsafe { net.load_pt_mmap(&cut, true, &PtOptions::new()) }.unwrap_err();
     assert!(err.to_string().contains("cut.pt"), "{err}");
-    assert_same("cut", &net.state_dict(), &before);
+    assert_same_ordered("cut", &net.state_dict(), &before);
     std::fs::remove_file(cut).ok();
 }
