@@ -205,6 +205,9 @@ fn read_pt(path: &Path, options: &PtOptions, make: Make) -> Result<StateDict> {
         };
         tensor.map_err(|e| checkpoint.error(format!("tensor {}: {e}", info.key)))
     };
+    // After a tensor fails, the tensors saved after it are not read (a damaged file stops costing reads); those
+    // before it still are, so the error reported is always the first in saved order.
+    let first_failed = std::sync::atomic::AtomicUsize::new(usize::MAX);
     let mut made: Vec<Option<Result<Tensor>>> = planned.iter().map(|_| None).collect();
     let parts = crate::threads::parts_for(
         usize::try_from(total).unwrap_or(usize::MAX),
@@ -212,11 +215,19 @@ fn read_pt(path: &Path, options: &PtOptions, make: Make) -> Result<StateDict> {
     );
     crate::threads::for_each_piece(&mut made, 1, parts, |at, piece| {
         for (i, slot) in piece.iter_mut().enumerate() {
-            *slot = Some(read(&planned[at + i]));
+            if at + i > first_failed.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+            let tensor = read(&planned[at + i]);
+            if tensor.is_err() {
+                first_failed.fetch_min(at + i, std::sync::atomic::Ordering::Relaxed);
+            }
+            *slot = Some(tensor);
         }
     });
     let mut out = StateDict::new();
     for ((info, _, _), tensor) in planned.iter().zip(made) {
+        // A slot left empty lies after a failed one, whose error comes first.
         let tensor = tensor.ok_or_else(|| checkpoint.error(format!("tensor {} was not read", info.key)))??;
         out.insert(info.key.clone(), tensor);
     }
