@@ -181,6 +181,27 @@ fn tied_weights_views_and_every_dtype_read_as_their_twins() {
 }
 
 #[test]
+fn a_whole_pickled_model_loads_as_its_state_dict() {
+    // `torch.save(model)` (whole_model.pt: a `Tied` module object): its top level is the module's children, which
+    // hold no tensor themselves, yet it is the module's state dict, not a nesting to pick a key from.
+    let path = fixture("checkpoints/whole_model.pt");
+    let sd = StateDict::from_pt(&path).unwrap();
+    assert_same("whole_model", &sd, &tensors("checkpoints/tied.safetensors"));
+    let mut tied = Tied {
+        embed: Embedding::new(10, 4, None).unwrap(),
+        head: Linear::new(4, 10, false),
+    };
+    tied.load_pt(&path, true).unwrap();
+    assert!(bit_equal(&tied.embed.weight.data(), &sd["embed.weight"]));
+    assert!(bit_equal(&tied.head.weight.data(), &sd["head.weight"]));
+    // A nested checkpoint (a dict of dicts) is still refused without its key.
+    assert!(matches!(
+        StateDict::from_pt(fixture("checkpoints/nested.pt")),
+        Err(Error::NestedCheckpoint { .. })
+    ));
+}
+
+#[test]
 fn half_checkpoints_load_into_a_float32_model_as_pytorchs_copy() {
     for name in ["half", "bf16"] {
         let mut from_pt = Zoo::default();

@@ -79,6 +79,12 @@ pub(crate) fn tensor_layouts(pickle: &[u8], key: Option<&str>) -> Option<HashMap
     Some(names.found)
 }
 
+/// Whether the pickle is a `torch.nn.Module` itself (`torch.save(model)`), which pytorch-reader reads as the
+/// module's state dict, nested by child; `false` also when this machine cannot tell.
+pub(crate) fn root_is_module(pickle: &[u8]) -> bool {
+    matches!(Machine::default().run(pickle), Some(Value::Module))
+}
+
 /// A value of the pickle, as far as naming tensors needs it.
 #[derive(Clone, Debug)]
 enum Value {
@@ -92,6 +98,8 @@ enum Value {
     Tuple(Rc<Vec<Value>>),
     List(Rc<Vec<Value>>),
     Dict(Rc<HashMap<String, Value>>),
+    /// A pickled `torch.nn.Module`, which pytorch-reader reads as its state dict; its tensors are not named here.
+    Module,
     /// Anything else that holds no tensor: a bool, a float, bytes, an int wider than 64 bits, an object.
     Other,
 }
@@ -107,7 +115,7 @@ struct Storage {
 impl Value {
     fn holds_tensor_data(&self) -> bool {
         match self {
-            Value::Storage(_) | Value::Tensor(_) => true,
+            Value::Storage(_) | Value::Tensor(_) | Value::Module => true,
             Value::Tuple(items) | Value::List(items) => items.iter().any(Value::holds_tensor_data),
             Value::Dict(map) => map.values().any(Value::holds_tensor_data),
             _ => false,
@@ -510,8 +518,8 @@ impl Machine {
         (top.depth <= MAX_DEPTH).then_some(())
     }
 
-    /// `BUILD`: a dict takes a dict state's items; an object stays opaque. A pickled `nn.Module` (a full-model
-    /// save, which pytorch-reader reads as its state dict) is left to pytorch-reader.
+    /// `BUILD`: a dict takes a dict state's items; an object stays opaque, but for a pickled `nn.Module` (a
+    /// full-model save), marked as one.
     fn build(&mut self) -> Option<()> {
         let state = self.pop()?;
         let object = self.pop()?;
@@ -527,10 +535,7 @@ impl Machine {
                 }
                 (dict, object.depth)
             }
-            (object, Value::Dict(attrs)) if is_module_state(&attrs) => {
-                let _ = object;
-                return None;
-            }
+            (Value::Other, Value::Dict(attrs)) if is_module_state(&attrs) => (Value::Module, state.depth),
             (object, state) => (opaque(&[&object, &state])?, 0),
         };
         if depth > MAX_DEPTH {
@@ -724,6 +729,8 @@ impl Names {
                     .is_none()
                     .then_some(());
             }
+            // A pickled module's tensors are left to pytorch-reader.
+            Value::Module => return None,
             _ => {}
         }
         Some(())

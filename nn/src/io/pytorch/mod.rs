@@ -341,7 +341,7 @@ fn check_weights_at_top(path: &Path, name: &str, reader_error: impl Fn(PytorchEr
     };
     let counts: Vec<(&String, usize)> = top.iter().map(|(k, v)| (k, count_tensors(v))).collect();
     let at_top = top.values().any(is_tensor);
-    if at_top || counts.iter().all(|(_, n)| *n == 0) {
+    if at_top || counts.iter().all(|(_, n)| *n == 0) || pickled_module(path) {
         return Ok(());
     }
     let mut keys: Vec<String> = top.keys().cloned().collect();
@@ -380,7 +380,7 @@ fn count_tensors(value: &PickleValue) -> usize {
 /// was saved (`state_dict()`'s): pytorch-reader gives its tensors in a hash map. A name the pickle does not
 /// hold as one string (a path through nested dicts) gets no rank and is sorted after the others by key.
 fn saved_order<'a>(path: &Path, names: impl Iterator<Item = &'a String>) -> HashMap<&'a str, usize> {
-    let Some(pickle) = pickle_bytes(path) else {
+    let Some((pickle, _)) = pickle_bytes(path) else {
         return HashMap::new();
     };
     let mut found: Vec<(usize, &str)> = names
@@ -394,10 +394,10 @@ fn saved_order<'a>(path: &Path, names: impl Iterator<Item = &'a String>) -> Hash
         .collect()
 }
 
-/// The bytes of the checkpoint's pickle: a zip archive's `data.pkl` (whose size pytorch-reader has bounded
-/// already), or the start of a legacy file, whose pickle precedes its storages (16 MiB of it: a state dict's
+/// The bytes of the checkpoint's pickle and whether it is a zip archive's: its `data.pkl` (whose size
+/// pytorch-reader has bounded already), or the start of a legacy file, whose pickle precedes its storages (16 MiB of it: a state dict's
 /// pickle is far smaller; a name past that is sorted by key).
-fn pickle_bytes(path: &Path) -> Option<Vec<u8>> {
+fn pickle_bytes(path: &Path) -> Option<(Vec<u8>, bool)> {
     let file = File::open(path).ok()?;
     match zip::ZipArchive::new(file) {
         Ok(mut archive) => {
@@ -412,7 +412,7 @@ fn pickle_bytes(path: &Path) -> Option<Vec<u8>> {
                 .take(pytorch_reader::MAX_PICKLE_SIZE)
                 .read_to_end(&mut bytes)
                 .ok()?;
-            Some(bytes)
+            Some((bytes, true))
         }
         Err(_) => {
             let mut bytes = Vec::new();
@@ -421,8 +421,18 @@ fn pickle_bytes(path: &Path) -> Option<Vec<u8>> {
                 .take(LEGACY_PICKLE_WINDOW)
                 .read_to_end(&mut bytes)
                 .ok()?;
-            Some(bytes)
+            Some((bytes, false))
         }
+    }
+}
+
+/// Whether the checkpoint is a whole pickled module (`torch.save(model)`), whose top level pytorch-reader reads as
+/// the module's children: its keys are the module's `state_dict()` keys, not a nesting to choose from.
+fn pickled_module(path: &Path) -> bool {
+    // Only a zip archive: pytorch-reader refuses a legacy one (it names the module's classes by persistent ids).
+    match pickle_bytes(path) {
+        Some((pickle, true)) => layout::root_is_module(&pickle),
+        _ => false,
     }
 }
 
