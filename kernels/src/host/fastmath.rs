@@ -171,7 +171,7 @@ fn ln_1p_unit(y: f32) -> f32 {
 #[inline(always)]
 pub fn log1p_exp(x: f32) -> f32 {
     let m = if x > 0.0 { x } else { 0.0 };
-    m + ln_1p_unit(exp(-x.abs()))
+    m + ln_1p_unit(exp_nonpositive(-x.abs()))
 }
 
 /// Hyperbolic tangent, within 2 ulp.
