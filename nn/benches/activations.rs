@@ -8,50 +8,20 @@
 //! 16M, queued`) launches a batch of calls and waits once at its end: throughput with the queue kept full, the
 //! way a model's successive layers run (and the way a fused framework's figures are taken).
 //!
-//! `cargo bench -p nn --bench activations` (`-- relu` for one, `-- wgpu` for the device)
+//! `cargo bench -p nn --bench activations` (`-- relu` for one, `-- wgpu` for the device). Rows a minute apart
+//! do not compare on a machine whose memory bandwidth moves: `activation_ratios.rs` times each activation in turns
+//! with a copy.
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use nn::functional::{Activation, prelu, prelu_into};
 use nn::prelude::*;
 use std::hint::black_box;
 
-const N: usize = 16 << 20;
+#[path = "common/activation_list.rs"]
+mod activation_list;
+use activation_list::activations;
 
-fn activations() -> Vec<Activation> {
-    vec![
-        Activation::Relu,
-        Activation::Relu6,
-        Activation::LeakyRelu { negative_slope: 0.01 },
-        Activation::Threshold {
-            threshold: 0.1,
-            value: 20.0,
-        },
-        Activation::Hardtanh {
-            min_val: -1.0,
-            max_val: 1.0,
-        },
-        Activation::Elu { alpha: 1.0 },
-        Activation::Selu,
-        Activation::Celu { alpha: 1.0 },
-        Activation::Gelu,
-        Activation::GeluTanh,
-        Activation::Silu,
-        Activation::Mish,
-        Activation::Softplus {
-            beta: 1.0,
-            threshold: 20.0,
-        },
-        Activation::Softsign,
-        Activation::Sigmoid,
-        Activation::Tanh,
-        Activation::Hardsigmoid,
-        Activation::Hardswish,
-        Activation::Tanhshrink,
-        Activation::Hardshrink { lambd: 0.5 },
-        Activation::Softshrink { lambd: 0.5 },
-        Activation::LogSigmoid,
-    ]
-}
+const N: usize = 16 << 20;
 
 fn bench(c: &mut Criterion) {
     nn::manual_seed(0);

@@ -5,7 +5,8 @@
 
 Two threads (`torch.set_num_threads(2)`), medians. Sections: `activations` (16M float32 elements, out of place,
 and `relu_` in place on a fresh copy per call, GB/s with the read and the write counted, as
-`nn/benches/activations.rs`), `module_api` (1,000 blocks of two
+`nn/benches/activations.rs`; then `relu_` timed in turns with the copy, as a fraction of the copy's speed, as
+`nn/benches/activation_ratios.rs`), `module_api` (1,000 blocks of two
 `Linear(8, 8)`, as `nn/benches/module_api.rs`), `hooks` (`Identity` and `Flatten` on a [1, 4] input, as
 `nn/benches/hooks.rs`), `dynamics` (LightZero's DynamicsNetwork in `dynamics_small`'s config, as
 `reference/benches/dynamics.rs`: the forward under `no_grad` in eval and train mode at batch 256 on 2 threads
@@ -65,6 +66,20 @@ def activations():
             total += time.perf_counter() - start
         times.append(total / 5)
     print(f"activations/relu_ (in place, a fresh copy per call): {moved / statistics.median(times) / 1e9:.2f} GB/s")
+    # As nn/benches/activation_ratios.rs times it: a copy into `t`, then `relu_` on `t`, in turns; each
+    # pair's figure is copy time / relu_ time (a memory bandwidth that moves between pairs cancels out).
+    t = torch.empty_like(x)
+    fractions, copies = [], []
+    for _ in range(60):
+        start = time.perf_counter()
+        t.copy_(x)
+        copy = time.perf_counter() - start
+        start = time.perf_counter()
+        t.relu_()
+        fractions.append(copy / (time.perf_counter() - start))
+        copies.append(copy)
+    print(f"activations/relu_ in turns with copy_: {100 * statistics.mean(fractions[10:]):.1f} % of the copy's "
+          f"speed (copy_ {moved / statistics.median(copies[10:]) / 1e9:.2f} GB/s)")
 
 
 def module_api():
