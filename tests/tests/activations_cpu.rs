@@ -76,6 +76,55 @@ fn prelu_into_a_preallocated_output_and_in_place() {
     assert!(prelu_into(&x, &Tensor::full([4], 0.25, DType::F32), &x).is_err());
 }
 
+/// Threshold is `value where x <= threshold, else x` (PyTorch's kernel: `x <= threshold ? value : x`), so a NaN
+/// input passes through and a NaN threshold passes every element through. PyTorch 2.5.1:
+/// `F.threshold(t, 0.1, 20.0)` and `F.threshold(t, float('nan'), 20.0)` of
+/// `t = [-1, 0.1, 0.5, nan, inf, -inf]` in each dtype are `[20, 20, 0.5, nan, inf, 20]` (bfloat16: `0.1` rounds
+/// to `0.10009765625`, above the threshold, and stays) and `t` itself.
+#[test]
+fn threshold_passes_nan_through_as_pytorch_does() {
+    use nn::functional::Activation;
+    use nn::{DType, Tensor};
+    let t = [-1.0, 0.1, 0.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY];
+    let cases = [
+        (0.1, vec![20.0, 20.0, 0.5, f64::NAN, f64::INFINITY, 20.0]),
+        (f64::NAN, t.to_vec()),
+    ];
+    for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
+        for (threshold, want) in &cases {
+            let act = Activation::Threshold {
+                threshold: *threshold,
+                value: 20.0,
+            };
+            let x = Tensor::from_vec(t.to_vec(), [6]).unwrap().to_dtype(dtype).unwrap();
+            let out = Tensor::zeros([6], dtype);
+            act.forward_into(&x, &out).unwrap();
+            let inplace = x.deep_copy().unwrap();
+            act.forward_(&inplace).unwrap();
+            // PyTorch's values, rounded to the dtype as its tensors would be.
+            let mut want = want.clone();
+            if dtype == DType::BF16 && *threshold == 0.1 {
+                want[1] = 0.10009765625;
+            }
+            let want = Tensor::from_vec(want, [6])
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap()
+                .to_vec_f64()
+                .unwrap();
+            for (how, y) in [
+                ("out of place", act.forward(&x).unwrap()),
+                ("into", out),
+                ("in place", inplace),
+            ] {
+                let got = y.to_vec_f64().unwrap();
+                let same = got.iter().zip(&want).all(|(g, w)| g == w || (g.is_nan() && w.is_nan()));
+                assert!(same, "{dtype} threshold {threshold} {how}: {got:?}, PyTorch {want:?}");
+            }
+        }
+    }
+}
+
 /// Softmax and log-softmax of rows with infinities, NaN, underflow and large values, against PyTorch 2.5.1's
 /// outputs for the same rows (`torch.softmax(t, 1)`, `torch.log_softmax(t, 1)`, float32), and of a long row
 /// against the formula in f64.

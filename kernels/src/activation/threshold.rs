@@ -9,6 +9,7 @@ formula! {
     Threshold [];
     #[cube] device fn forward(x, a, b) { select_many(x.less_equal(&Vector::new(a)), Vector::new(b), x) }
     device fn backward(x, dy, a, _b) { select_many(x.less_equal(&Vector::new(a)), Vector::new(C::new(0.0)), dy) }
-    host fn forward(x, a, b) { if x > R::of(a) || x.is_nan() { x } else { R::of(b) } }
+    // `x <= a` is false for NaN, which passes through: one comparison per element.
+    host fn forward(x, a, b) { if x <= R::of(a) { R::of(b) } else { x } }
     host fn backward(x, dy, a, _b) { if x <= R::of(a) { R::ZERO } else { dy } }
 }
