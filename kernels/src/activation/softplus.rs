@@ -40,7 +40,7 @@ formula! {
         if x * beta > threshold {
             x
         } else if beta == R::ONE {
-            // The same value without the division (by 1, exact): the common case, a fifth faster.
+            // The same value without the division (by 1, exact): the common case, one division less per element.
             x.log1p_exp()
         } else {
             (x * beta).log1p_exp() / beta
