@@ -395,8 +395,8 @@ fn saved_order<'a>(path: &Path, names: impl Iterator<Item = &'a String>) -> Hash
 }
 
 /// The bytes of the checkpoint's pickle and whether it is a zip archive's: its `data.pkl` (whose size
-/// pytorch-reader has bounded already), or the start of a legacy file, whose pickle precedes its storages (16 MiB of it: a state dict's
-/// pickle is far smaller; a name past that is sorted by key).
+/// pytorch-reader has bounded already), or the start of a legacy file, whose pickle precedes its storages
+/// (16 MiB of it: a state dict's pickle is far smaller; a name past that is sorted by key).
 fn pickle_bytes(path: &Path) -> Option<(Vec<u8>, bool)> {
     let file = File::open(path).ok()?;
     match zip::ZipArchive::new(file) {
