@@ -125,6 +125,61 @@ fn threshold_passes_nan_through_as_pytorch_does() {
     }
 }
 
+/// The activations the CPU benches time (every element-wise formula, with common arguments).
+#[path = "../../nn/benches/common/activation_list.rs"]
+mod activation_list;
+
+/// Every activation in place gives, bit for bit, its out-of-place result (which the tests above check against
+/// PyTorch), for lengths around the in-place loop's 64-element blocks and one long enough to split over threads,
+/// on values with NaN, infinities, signed zeros and the formulas' break points. The in-place loop reads and writes
+/// each block through separate pointers (`nn/src/ops/map.rs`), so an off-by-one there shows here.
+#[test]
+fn every_activation_in_place_equals_its_out_of_place_result() {
+    use nn::{DType, Tensor};
+    let special = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        -0.0,
+        0.1,
+        0.5,
+        -0.5,
+        1.0,
+        -1.0,
+        6.0,
+        20.0,
+        -20.0,
+    ];
+    for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
+        for len in [1, 13, 63, 64, 65, 127, 129, 1000, 70_001] {
+            let values: Vec<f64> = (0..len)
+                .map(|i| match i % 3 {
+                    0 => special[(i / 3) % special.len()],
+                    _ => ((i as u64).wrapping_mul(2_654_435_761) % 20_000) as f64 / 1000.0 - 10.0,
+                })
+                .collect();
+            let x = Tensor::from_vec(values, [len]).unwrap().to_dtype(dtype).unwrap();
+            for act in activation_list::activations() {
+                let want = act.forward(&x).unwrap().to_vec_f64().unwrap();
+                let y = x.deep_copy().unwrap();
+                act.forward_(&y).unwrap();
+                let got = y.to_vec_f64().unwrap();
+                let first_difference = got
+                    .iter()
+                    .zip(&want)
+                    .position(|(g, w)| g.to_bits() != w.to_bits() && !(g.is_nan() && w.is_nan()));
+                if let Some(i) = first_difference {
+                    panic!(
+                        "{act:?} {dtype} length {len}: in place {} at {i}, out of place {}",
+                        got[i], want[i]
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Softmax and log-softmax of rows with infinities, NaN, underflow and large values, against PyTorch 2.5.1's
 /// outputs for the same rows (`torch.softmax(t, 1)`, `torch.log_softmax(t, 1)`, float32), and of a long row
 /// against the formula in f64.

@@ -18,6 +18,12 @@ use map::CHUNK;
 /// A formula of one float argument, written once for `f32` and `f64`. It is `Copy` (its constants), so a
 /// loop holds it in registers and vectorises.
 pub(crate) trait UnaryFn: Sync + Send + Copy {
+    /// Whether the formula's time is its arithmetic (an `exp`, an `erf`…) rather than moving its data. In place,
+    /// such a formula keeps the plain element loop, which the compiler may interleave across blocks; the others
+    /// run through whole-block stores, which need a block's loads before its stores (64 `f64` fill AVX2's 16
+    /// registers) and pay off only where memory is the limit (`map::unary_chunk_in_place`).
+    const ARITHMETIC_BOUND: bool = false;
+
     /// The value at `x`.
     fn apply<R: Real>(&self, x: R) -> R;
 }

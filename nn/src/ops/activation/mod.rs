@@ -186,6 +186,8 @@ impl<A> Clone for Of<A> {
 impl<A> Copy for Of<A> {}
 
 impl<A: HostFormula> UnaryFn for Of<A> {
+    const ARITHMETIC_BOUND: bool = A::TRANSCENDENTAL;
+
     #[inline(always)]
     fn apply<R: Real>(&self, x: R) -> R {
         <A as HostFormula>::forward(x, self.constants[0], self.constants[1])
