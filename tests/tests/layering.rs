@@ -32,7 +32,6 @@ fn rules() -> Vec<(&'static str, Vec<&'static str>)> {
         ("autograd", with(&[BASE, &["ops"]])),
         ("init", with(&[BASE, &["param", "ops"]])),
         ("optim", with(&[BASE, &["param", "io", "ops"]])),
-        ("utils", with(&[BASE, &["param", "ops", "io"]])),
     ];
     for part in MODULE_SYSTEM {
         rules.push((part, with(&[BASE, &["param", "io"], MODULE_SYSTEM])));
@@ -41,6 +40,9 @@ fn rules() -> Vec<(&'static str, Vec<&'static str>)> {
         let above = ["param", "io", "ops", "functional", "init", "layers"];
         rules.push((part, with(&[BASE, &above, MODULE_SYSTEM])));
     }
+    // Above the layers: `utils::fusion` folds a batch norm into the layer before it.
+    let above = ["param", "io", "ops", "functional", "init", "layers"];
+    rules.push(("utils", with(&[BASE, &above, MODULE_SYSTEM])));
     rules
 }
 

@@ -37,6 +37,21 @@ pub struct Conv2d {
 }
 
 impl Conv2d {
+    /// A new layer with this one's configuration, mode and hooks around other parameters (what PyTorch's
+    /// `copy.deepcopy` of the layer followed by assigning `weight` and `bias` gives).
+    pub(crate) fn with_params(&self, weight: Param, bias: Option<Param>) -> Conv2d {
+        Conv2d {
+            weight,
+            bias,
+            in_channels: self.in_channels,
+            out_channels: self.out_channels,
+            kernel_size: self.kernel_size,
+            options: self.options,
+            training: self.training,
+            hooks: self.hooks.clone(),
+        }
+    }
+
     /// A convolution in `f32`, initialised as PyTorch does; `groups` must divide both channel counts.
     pub fn new(
         in_channels: usize,

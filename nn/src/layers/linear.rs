@@ -28,6 +28,19 @@ pub struct Linear {
 }
 
 impl Linear {
+    /// A new layer with this one's configuration, mode and hooks around other parameters (what PyTorch's
+    /// `copy.deepcopy` of the layer followed by assigning `weight` and `bias` gives).
+    pub(crate) fn with_params(&self, weight: Param, bias: Option<Param>) -> Linear {
+        Linear {
+            weight,
+            bias,
+            in_features: self.in_features,
+            out_features: self.out_features,
+            training: self.training,
+            hooks: self.hooks.clone(),
+        }
+    }
+
     /// A layer in `f32`, initialised as PyTorch does (from the global generator).
     pub fn new(in_features: usize, out_features: usize, bias: bool) -> Linear {
         let weight = Tensor::zeros([out_features, in_features], DType::F32);

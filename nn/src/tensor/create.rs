@@ -123,6 +123,11 @@ impl Tensor {
         Tensor::zeros(self.shape.clone(), self.dtype()).to_device(self.device())
     }
 
+    /// Ones with this tensor's shape, dtype and device.
+    pub fn ones_like(&self) -> Result<Tensor> {
+        Tensor::ones(self.shape.clone(), self.dtype()).to_device(self.device())
+    }
+
     /// Values from `start` (inclusive) to `end` (exclusive) by `step`, as PyTorch's `arange`.
     pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
         if step == 0.0 || !step.is_finite() || !start.is_finite() || !end.is_finite() {

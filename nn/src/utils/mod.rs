@@ -1,6 +1,11 @@
-//! PyTorch's `torch.nn.utils` for training: gradient clipping ([`clip_grad_norm_`], [`clip_grad_value_`]) and
-//! flattening parameters ([`parameters_to_vector`], [`vector_to_parameters`]). Each runs under `no_grad`
+//! PyTorch's `torch.nn.utils`: gradient clipping ([`clip_grad_norm_`], [`clip_grad_value_`]), flattening
+//! parameters ([`parameters_to_vector`], [`vector_to_parameters`]) and folding a batch norm into the layer
+//! before it for eval ([`fusion`]: [`fuse_conv_bn_eval`], [`fuse_linear_bn_eval`]). Each runs under `no_grad`
 //! with the tensors' ops, on the parameters' device.
+
+pub mod fusion;
+
+pub use fusion::{BatchNorm, fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights};
 
 use crate::io::StateDict;
 use crate::{Error, Param, Result, Tensor};
