@@ -2,7 +2,8 @@
 //! (`tests/fixtures/dynamics_small/config.json`), in eval and train mode, on the CPU (under `no_grad`, and
 //! recording the graph), a training step's forward + backward (batch 256 in train mode, batch 1 in eval mode), and on
 //! the devices `NN_BENCH_DEVICES` names (`wgpu:0` when unset, skipped where the machine lacks it), where each
-//! iteration waits for the device.
+//! iteration waits for the device. Before them: the model's convolution and two larger ones, and the model's
+//! convolution → batch norm → ReLU in eval, unfused and folded by `nn::utils::fuse_conv_bn_eval`.
 //!
 //! `cargo bench -p reference --bench dynamics`
 
@@ -74,8 +75,42 @@ fn conv_rows(c: &mut Criterion) {
     nn::set_num_threads(0);
 }
 
+/// The model's convolution → batch norm → ReLU in eval, as three layers and with the batch norm folded into
+/// the convolution (`nn::utils::fuse_conv_bn_eval`), on every core.
+fn fusion_rows(c: &mut Criterion) {
+    use nn::functional::{Conv2dOptions, Padding2d};
+    use nn::utils::fuse_conv_bn_eval;
+    let options = Conv2dOptions {
+        padding: Padding2d::Explicit(1, 1),
+        ..Default::default()
+    };
+    let mut conv = Conv2d::new(18, 16, [3, 3], options, false).unwrap();
+    let mut bn = BatchNorm2d::new(16);
+    bn.running_mean = Some(Tensor::randn([16], DType::F32));
+    bn.running_var = Some(Tensor::uniform([16], 0.5, 2.0, DType::F32));
+    conv.eval();
+    bn.eval();
+    let fused = fuse_conv_bn_eval(&conv, &bn).unwrap();
+    let relu = ReLU::new(true);
+    let x = Tensor::randn([256, 18, 3, 3], DType::F32);
+    let _no_grad = nn::no_grad();
+    let name = "conv2d -> batch norm -> relu, eval, model (256, 18, 3, 3) * (16, 18, 3, 3), padding 1";
+    c.bench_function(&format!("{name}, unfused"), |b| {
+        b.iter(|| {
+            black_box(
+                relu.forward(bn.forward(conv.forward(x.clone()).unwrap()).unwrap())
+                    .unwrap(),
+            )
+        })
+    });
+    c.bench_function(&format!("{name}, fused"), |b| {
+        b.iter(|| black_box(relu.forward(fused.forward(x.clone()).unwrap()).unwrap()))
+    });
+}
+
 fn bench(c: &mut Criterion) {
     conv_rows(c);
+    fusion_rows(c);
     nn::manual_seed(0);
     let mut net = DynamicsNetwork::new(DynamicsConfig::from_json(CONFIG).unwrap()).unwrap();
     let batch = 256;

@@ -11,7 +11,8 @@ and `relu_` in place on a fresh copy per call, GB/s with the read and the write 
 `nn/benches/hooks.rs`), `dynamics` (LightZero's DynamicsNetwork in `dynamics_small`'s config, as
 `reference/benches/dynamics.rs`: the forward under `no_grad` in eval and train mode at batch 256 on 2 threads
 and on 1, in eval at batch 1, a training step's forward + backward of the sum of the outputs at batch 256
-(train) and 1 (eval), and the model's convolution with two larger ones, on 1 and 2 threads). `dynamics` runs
+(train) and 1 (eval), the model's convolution with two larger ones, on 1 and 2 threads, and the model's
+conv -> batch norm -> relu in eval unfused and folded by `torch.nn.utils.fusion.fuse_conv_bn_eval`). `dynamics` runs
 LightZero 0.2.0's class where it is installed (see tests/fixtures/generate/dynamics.py), else the plain
 PyTorch copy in `dynamics_torch.py`, which `python3 reference/benches/dynamics_torch.py check` shows to compute
 the same as LightZero's (it equals the fixture LightZero wrote).
@@ -142,6 +143,16 @@ def dynamics():
                 t = median_seconds(lambda: F.conv2d(x, w, b, stride, pad), 200)
             print(f"conv2d {name}, {n} thread(s): {t * 1e6:.1f} us")
     torch.set_num_threads(threads)
+    # The model's conv -> batch norm -> relu in eval, as three modules and with torch.nn.utils.fusion's fold.
+    conv, bn = nn.Conv2d(18, 16, 3, padding=1, bias=False).eval(), nn.BatchNorm2d(16).eval()
+    with torch.no_grad():
+        bn.running_mean.copy_(torch.randn(16))
+        bn.running_var.uniform_(0.5, 2.0)
+    fused, relu, x = torch.nn.utils.fusion.fuse_conv_bn_eval(conv, bn), nn.ReLU(inplace=True), torch.randn(256, 18, 3, 3)
+    for label, f in [("unfused", lambda: relu(bn(conv(x)))), ("fused", lambda: relu(fused(x)))]:
+        with torch.no_grad():
+            t = median_seconds(f, 200)
+        print(f"conv2d -> batch norm -> relu, eval, model shape, {threads} thread(s), {label}: {t * 1e6:.1f} us")
     x, h, c = inputs(256)
     for n in [threads, 1]:
         torch.set_num_threads(n)
