@@ -23,7 +23,16 @@
 use crate::layers::{BatchNorm1d, BatchNorm2d, Conv2d, Linear};
 use crate::{Error, Module, Param, Result, Tensor};
 
-/// A batch norm layer, as the fusions read it: its running statistics, `eps` and affine parameters.
+/// A batch norm layer ([`BatchNorm1d`], [`BatchNorm2d`]), as the fusions read it: its running statistics,
+/// `eps` and affine parameters.
+///
+/// ```
+/// use nn::prelude::*;
+/// use nn::utils::BatchNorm;
+/// let bn = BatchNorm1d::with_options(3, 1e-3, Some(0.1), false, true);
+/// assert_eq!((bn.num_features(), bn.eps()), (3, 1e-3));
+/// assert!(bn.affine().0.is_none() && bn.running_stats().is_some());
+/// ```
 pub trait BatchNorm: Module {
     /// `(running_mean, running_var)`, when the layer tracks them.
     fn running_stats(&self) -> Option<(&Tensor, &Tensor)>;
@@ -135,6 +144,20 @@ pub fn fuse_conv_bn_weights(
 /// either layer is training ("Fusion only for eval!"), if `bn` keeps no running statistics, or if its
 /// features are neither `linear.out_features` nor 1. A non-affine `bn` counts as `γ = 1`, `β = 0` (PyTorch
 /// fails on it with a `TypeError`).
+///
+/// ```
+/// use nn::prelude::*;
+/// let (mut fc, mut bn) = (Linear::new(4, 3, true), BatchNorm1d::new(3));
+/// bn.running_mean = Some(Tensor::from_vec(vec![0.5f32, -1.0, 2.0], [3]).unwrap());
+/// assert!(nn::utils::fuse_linear_bn_eval(&fc, &bn).is_err()); // both still training
+/// fc.eval();
+/// bn.eval();
+/// let fused = nn::utils::fuse_linear_bn_eval(&fc, &bn).unwrap();
+/// let x = Tensor::randn([2, 4], DType::F32);
+/// let want = bn.forward(fc.forward(x.clone()).unwrap()).unwrap().to_vec_f64().unwrap();
+/// let got = fused.forward(x).unwrap().to_vec_f64().unwrap();
+/// assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() < 1e-5));
+/// ```
 pub fn fuse_linear_bn_eval(linear: &Linear, bn: &impl BatchNorm) -> Result<Linear> {
     const OP: &str = "fuse_linear_bn_eval";
     let (rm, rv) = eval_stats(OP, linear, bn, linear.out_features, "linear.out_features")?;
@@ -168,6 +191,16 @@ fn per_output(bias: Param, outputs: usize) -> Result<Param> {
 /// PyTorch's `fuse_linear_bn_weights`: the fused linear layer's `(weight, bias)` as new parameters, which
 /// require gradients where `linear_w` and `linear_b` do (a missing `linear_b`, taken as zeros, does not). The
 /// weight keeps `linear_w`'s dtype and the bias `linear_b`'s (`linear_w`'s without one).
+///
+/// ```
+/// use nn::{DType, Tensor};
+/// let w = Tensor::ones([2, 3], DType::F32);
+/// let (rm, rv) = (Tensor::from_vec(vec![1.0f32, 0.0], [2]).unwrap(), Tensor::from_vec(vec![0.25f32, 4.0], [2]).unwrap());
+/// let (g, b) = (Tensor::ones([2], DType::F32), Tensor::zeros([2], DType::F32));
+/// let (fw, fb) = nn::utils::fuse_linear_bn_weights(&w, None, &rm, &rv, 0.0, &g, &b).unwrap();
+/// assert_eq!(fw.data().to_vec_f64().unwrap(), [2.0, 2.0, 2.0, 0.5, 0.5, 0.5]);
+/// assert_eq!(fb.data().to_vec_f64().unwrap(), [-2.0, 0.0]);
+/// ```
 pub fn fuse_linear_bn_weights(
     linear_w: &Tensor,
     linear_b: Option<&Tensor>,
