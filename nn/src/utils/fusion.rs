@@ -31,7 +31,7 @@ use crate::{Error, Module, Param, Result, Tensor};
 /// use nn::utils::BatchNorm;
 /// let bn = BatchNorm1d::with_options(3, 1e-3, Some(0.1), false, true);
 /// assert_eq!((bn.num_features(), bn.eps()), (3, 1e-3));
-/// assert!(bn.affine().0.is_none() && bn.running_stats().is_some());
+/// assert!(bn.affine_params().0.is_none() && bn.running_stats().is_some());
 /// ```
 pub trait BatchNorm: Module {
     /// `(running_mean, running_var)`, when the layer tracks them.
@@ -39,7 +39,7 @@ pub trait BatchNorm: Module {
     /// The `eps` added to the variance.
     fn eps(&self) -> f64;
     /// `(weight, bias)`: `γ` and `β`, when the layer is affine.
-    fn affine(&self) -> (Option<&Param>, Option<&Param>);
+    fn affine_params(&self) -> (Option<&Param>, Option<&Param>);
     /// The number of features (channels) it normalises.
     fn num_features(&self) -> usize;
 }
@@ -53,7 +53,7 @@ macro_rules! batch_norm {
             fn eps(&self) -> f64 {
                 self.eps
             }
-            fn affine(&self) -> (Option<&Param>, Option<&Param>) {
+            fn affine_params(&self) -> (Option<&Param>, Option<&Param>) {
                 (self.weight.as_ref(), self.bias.as_ref())
             }
             fn num_features(&self) -> usize {
@@ -66,12 +66,13 @@ batch_norm!(BatchNorm1d, BatchNorm2d);
 
 /// PyTorch's `fuse_conv_bn_eval(conv, bn)`: a new convolution computing `bn(conv(x))` of the two layers in
 /// eval, with `conv`'s configuration, mode and hooks (PyTorch deep-copies `conv`) and a bias even where `conv`
-/// had none (of `out_channels` values also where `bn` has one feature). An error if either layer is training ("Fusion only for eval!"), if `bn` keeps no running
-/// statistics, or if its features are neither `conv`'s output channels nor 1.
+/// had none (of `out_channels` values also where `bn` has one feature). An error if either layer is training
+/// ("Fusion only for eval!"), if `bn` keeps no running statistics, or if its features are neither `conv`'s
+/// output channels nor 1.
 pub fn fuse_conv_bn_eval(conv: &Conv2d, bn: &impl BatchNorm) -> Result<Conv2d> {
     const OP: &str = "fuse_conv_bn_eval";
     let (rm, rv) = eval_stats(OP, conv, bn, conv.out_channels, "conv.out_channels")?;
-    let (w, b) = bn.affine();
+    let (w, b) = bn.affine_params();
     let (weight, bias) = fuse_conv_bn_weights(
         &conv.weight.data(),
         conv.bias.as_ref().map(Param::data).as_ref(),
@@ -140,9 +141,9 @@ pub fn fuse_conv_bn_weights(
 
 /// PyTorch's `fuse_linear_bn_eval(linear, bn)`: a new linear layer computing `bn(linear(x))` of the two layers
 /// in eval, with `linear`'s configuration, mode and hooks and a bias even where `linear` had none (of
-/// `out_features` values also where `bn` has one feature, where PyTorch's has one). An error if
-/// either layer is training ("Fusion only for eval!"), if `bn` keeps no running statistics, or if its
-/// features are neither `linear.out_features` nor 1. A non-affine `bn` counts as `γ = 1`, `β = 0` (PyTorch
+/// `out_features` values also where `bn` has one feature, where PyTorch's has one). An error if either layer
+/// is training ("Fusion only for eval!"), if `bn` keeps no running statistics, or if its features are neither
+/// `linear.out_features` nor 1. A non-affine `bn` counts as `γ = 1`, `β = 0` (PyTorch
 /// fails on it with a `TypeError`).
 ///
 /// ```
@@ -161,7 +162,7 @@ pub fn fuse_conv_bn_weights(
 pub fn fuse_linear_bn_eval(linear: &Linear, bn: &impl BatchNorm) -> Result<Linear> {
     const OP: &str = "fuse_linear_bn_eval";
     let (rm, rv) = eval_stats(OP, linear, bn, linear.out_features, "linear.out_features")?;
-    let (w, b) = bn.affine();
+    let (w, b) = bn.affine_params();
     let bn_w = w.map_or_else(|| rm.ones_like(), |w| Ok(w.data()))?;
     let bn_b = b.map_or_else(|| rm.zeros_like(), |b| Ok(b.data()))?;
     let (weight, bias) = fuse_linear_bn_weights(
