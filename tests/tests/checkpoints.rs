@@ -57,7 +57,7 @@ fn dynamics_network_from_pt_gives_pytorchs_outputs_and_gradients() {
         for file in ["weights.pt", "weights_legacy.pt"] {
             let report = check_export_with(&fixture(folder), &fixture(&format!("{folder}/{file}")), Device::Cpu);
             assert_eq!(report.failed(), 0, "{folder}/{file}:\n{report}");
-            assert_eq!(report.checks.len(), 19, "{folder}/{file}:\n{report}");
+            assert_eq!(report.checks.len(), 20, "{folder}/{file}:\n{report}");
         }
     }
 }

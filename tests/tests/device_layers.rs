@@ -45,7 +45,7 @@ fn dynamics_network_on_wgpu_matches_pytorch() {
         let report = check_export(&fixture(dir), dev);
         println!("{dir} on {dev}\n{report}");
         assert_eq!(report.failed(), 0, "{dir}:\n{report}");
-        assert_eq!(report.checks.len(), 19, "{dir}:\n{report}");
+        assert_eq!(report.checks.len(), 20, "{dir}:\n{report}");
     }
 }
 

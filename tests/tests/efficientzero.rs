@@ -15,7 +15,7 @@ fn check(dir: &str) {
     let report = check_export(&fixture(dir), Device::Cpu);
     println!("{dir}\n{report}");
     assert_eq!(report.failed(), 0, "{dir}:\n{report}");
-    assert_eq!(report.checks.len(), 19, "{dir}:\n{report}");
+    assert_eq!(report.checks.len(), 20, "{dir}:\n{report}");
 }
 
 #[test]

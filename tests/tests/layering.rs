@@ -40,8 +40,9 @@ fn rules() -> Vec<(&'static str, Vec<&'static str>)> {
         let above = ["param", "io", "ops", "functional", "init", "layers"];
         rules.push((part, with(&[BASE, &above, MODULE_SYSTEM])));
     }
-    // Above the layers: `utils::fusion` folds a batch norm into the layer before it.
-    let above = ["param", "io", "ops", "functional", "init", "layers"];
+    // Above the layers and containers: `utils::fusion` folds a batch norm into the layer before it, and
+    // `fuse_modules` replaces layers in a model's slots (a `Sequential`'s among them).
+    let above = ["param", "io", "ops", "functional", "init", "layers", "containers"];
     rules.push(("utils", with(&[BASE, &above, MODULE_SYSTEM])));
     rules
 }

@@ -40,6 +40,21 @@ macro_rules! batch_norm_layer {
                 $name::with_options(num_features, 1e-5, Some(0.1), true, true)
             }
 
+            /// A layer with this one's configuration, mode and hooks that holds the same parameters and buffers
+            /// (a module placed in a second slot, as Python would hold the same object).
+            #[allow(dead_code)] // Only `BatchNorm2d`'s is used (`BNReLU2d`); PyTorch has no `BNReLU1d`.
+            pub(crate) fn share_copy(&self) -> $name {
+                $name {
+                    weight: self.weight.clone(),
+                    bias: self.bias.clone(),
+                    running_mean: self.running_mean.clone(),
+                    running_var: self.running_var.clone(),
+                    num_batches_tracked: self.num_batches_tracked.clone(),
+                    hooks: self.hooks.clone(),
+                    ..*self
+                }
+            }
+
             /// Every constructor argument.
             pub fn with_options(num_features: usize, eps: f64, momentum: Option<f64>, affine: bool, track_running_stats: bool) -> $name {
                 let f = num_features;

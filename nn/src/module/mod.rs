@@ -5,7 +5,7 @@
 //! `named_parameters`, `state_dict`, `load_state_dict`, `half`, `train`, `Display` — is written once on top of
 //! these two methods, in [`ModuleExt`].
 
-mod access;
+pub(crate) mod access;
 mod ext;
 mod field;
 mod list;

@@ -1,10 +1,13 @@
 //! PyTorch's `torch.nn.utils`: gradient clipping ([`clip_grad_norm_`], [`clip_grad_value_`]), flattening
 //! parameters ([`parameters_to_vector`], [`vector_to_parameters`]) and folding a batch norm into the layer
-//! before it for eval ([`fusion`]: [`fuse_conv_bn_eval`], [`fuse_linear_bn_eval`]). Each runs under `no_grad`
+//! before it for eval ([`fusion`]: [`fuse_conv_bn_eval`], [`fuse_linear_bn_eval`]; in a whole model:
+//! [`fuse_modules`]). Each runs under `no_grad`
 //! with the tensors' ops, on the parameters' device.
 
+mod fuse_modules;
 pub mod fusion;
 
+pub use fuse_modules::fuse_modules;
 pub use fusion::{BatchNorm, fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights};
 
 use crate::io::StateDict;

@@ -40,7 +40,8 @@ pub fn load_weights(net: &mut DynamicsNetwork, weights: &Path) -> Result<()> {
 /// Builds the network of `dir/config.json`, loads `weights` strictly (safetensors or `.pt`), moves it to `device`,
 /// and checks it against the export: state dict, listings and `repr`; eval-mode outputs vs `io.safetensors`'
 /// `eval.*`; one train-mode forward vs `train.*` and the state after it vs `train.state_after.*`; dtypes after
-/// `half()` vs `state_dict_after_half.txt`; and when the folder has `grad.safetensors` (written by
+/// `half()` vs `state_dict_after_half.txt`; the eval outputs again with the network folded by
+/// [`DynamicsNetwork::fusion_groups`] and `nn::utils::fuse_modules`; and when the folder has `grad.safetensors` (written by
 /// `tests/fixtures/generate/dynamics_grad.py`), one backward pass in train and in eval mode: every parameter's
 /// and input's gradient vs PyTorch's. A step that cannot run is a failed check, not an error.
 pub fn check_export_with(dir: &Path, weights: &Path, device: Device) -> Report {
@@ -104,6 +105,7 @@ pub fn check_export_with(dir: &Path, weights: &Path, device: Device) -> Report {
             Err(e) => report.push(failed(&format!("{mode} forward"), e.to_string())),
         }
     }
+    report.push(folded_eval_check(dir, weights, device, input, get));
     for check in gradient_checks(dir, weights, device) {
         report.push(check);
     }
@@ -129,6 +131,41 @@ pub fn check_export_with(dir: &Path, weights: &Path, device: Device) -> Report {
         Err(e) => failed("dtypes after half()", e.to_string()),
     });
     report
+}
+
+/// A fresh network with [`DynamicsNetwork::fusion_groups`] folded by `nn::utils::fuse_modules`, in eval, against
+/// PyTorch's (unfused) eval outputs: one check with the worst error over the four outputs.
+fn folded_eval_check(
+    dir: &Path,
+    weights: &Path,
+    device: Device,
+    input: impl Fn() -> Result<(Tensor, (Tensor, Tensor))>,
+    get: impl Fn(&str) -> Result<Tensor>,
+) -> Check {
+    let name = "eval, folded by fuse_modules (every output)";
+    guard(name, || {
+        let mut net = DynamicsNetwork::new(DynamicsConfig::from_file(&dir.join("config.json"))?)?;
+        load_weights(&mut net, weights)?;
+        net.to_device(device)?;
+        net.eval();
+        let groups = net.fusion_groups();
+        nn::utils::fuse_modules(&mut net, &groups)?;
+        let (latent, (h1, c1), value_prefix) = net.forward(input()?)?;
+        let mut worst = Check::worst_of(name);
+        for (output, t) in [
+            ("next_latent_state", latent),
+            ("h1", h1),
+            ("c1", c1),
+            ("value_prefix", value_prefix),
+        ] {
+            let key = format!("eval.{output}");
+            worst.fold(&key, tensor_check(&key, &t.cpu()?, &get(&key)?.cpu()?));
+        }
+        if worst.passed {
+            worst.detail = format!("{} groups folded", groups.len());
+        }
+        Ok(worst)
+    })
 }
 
 /// The loss `dynamics_grad.py` differentiates: `Σ over the four outputs of (output * proj).sum()`.

@@ -115,6 +115,55 @@ impl DynamicsNetwork {
     }
 }
 
+impl DynamicsNetwork {
+    /// The groups of layers that [`nn::utils::fuse_modules`] folds for eval, as a PyTorch user lists them for
+    /// `torch.ao.quantization.fuse_modules`: with batch norm, every convolution with its batch norm (the first
+    /// convolution of each residual block with its ReLU too, when the activation is ReLU) and every hidden
+    /// linear layer of the reward head with its `BatchNorm1d`; none with layer norm.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// use reference::efficientzero::{DynamicsConfig, DynamicsNetwork};
+    /// let cfg = DynamicsConfig::from_json(r#"{"observation_shape": [16, 3, 3], "action_encoding_dim": 2,
+    ///     "num_res_blocks": 1, "num_channels": 16, "reward_head_channels": 4, "reward_head_hidden_channels": [16],
+    ///     "output_support_size": 21, "flatten_input_size_for_reward_head": 36, "lstm_hidden_size": 32}"#).unwrap();
+    /// let mut net = DynamicsNetwork::new(cfg).unwrap();
+    /// net.eval();
+    /// let groups = net.fusion_groups();
+    /// assert_eq!(groups[2], ["resblocks.0.conv1.0", "resblocks.0.conv1.1", "resblocks.0.conv1.2"]);
+    /// nn::utils::fuse_modules(&mut net, &groups).unwrap();
+    /// assert_eq!(net.norm_common.type_name(), "Identity");
+    /// assert_eq!(net.get_submodule("resblocks.0.conv1.0").unwrap().type_name(), "ConvReLU2d");
+    /// ```
+    pub fn fusion_groups(&self) -> Vec<Vec<String>> {
+        if self.config.norm_type != NormType::BN {
+            return Vec::new();
+        }
+        let owned = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let mut groups = vec![
+            owned(&["conv", "norm_common"]),
+            owned(&["conv1x1_reward", "norm_reward"]),
+        ];
+        for i in 0..self.resblocks.len() {
+            let conv1 = format!("resblocks.{i}.conv1");
+            let mut first = vec![format!("{conv1}.0"), format!("{conv1}.1")];
+            if self.config.activation == ActivationKind::Relu {
+                first.push(format!("{conv1}.2"));
+            }
+            groups.push(first);
+            groups.push(vec![format!("resblocks.{i}.conv2.0"), format!("resblocks.{i}.conv2.1")]);
+        }
+        // `Linear → BatchNorm1d → activation` per hidden layer, then the last `Linear`.
+        for k in 0..self.config.reward_head_hidden_channels.len() {
+            groups.push(vec![
+                format!("fc_reward_head.{}", 3 * k),
+                format!("fc_reward_head.{}", 3 * k + 1),
+            ]);
+        }
+        groups
+    }
+}
+
 impl Forward for DynamicsNetwork {
     /// `(state_action_encoding (B, C, H, W), (h0, c0) each (1, B, lstm_hidden_size))`.
     type Input = (Tensor, (Tensor, Tensor));
