@@ -3,7 +3,8 @@
 //! recording the graph), a training step's forward + backward (batch 256 in train mode, batch 1 in eval mode), and on
 //! the devices `NN_BENCH_DEVICES` names (`wgpu:0` when unset, skipped where the machine lacks it), where each
 //! iteration waits for the device. Before them: the model's convolution and two larger ones, and the model's
-//! convolution → batch norm → ReLU in eval, unfused and folded by `nn::utils::fuse_conv_bn_eval`.
+//! convolution → batch norm → ReLU in eval, unfused and folded by `nn::utils::fuse_conv_bn_eval`; and the whole
+//! network in eval folded by `nn::utils::fuse_modules` (batch 256 and 1).
 //!
 //! `cargo bench -p reference --bench dynamics`
 
@@ -151,6 +152,26 @@ fn bench(c: &mut Criterion) {
             let _no_grad = nn::no_grad();
             b.iter(|| black_box(net.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
         });
+    }
+    // Eval with every convolution's and linear layer's batch norm folded into it (`nn::utils::fuse_modules` of
+    // `DynamicsNetwork::fusion_groups`), next to the eval rows above.
+    {
+        let mut folded = DynamicsNetwork::new(DynamicsConfig::from_json(CONFIG).unwrap()).unwrap();
+        folded.load_state_dict(&net.state_dict(), true, false).unwrap();
+        folded.eval();
+        let groups = folded.fusion_groups();
+        nn::utils::fuse_modules(&mut folded, &groups).unwrap();
+        for batch in [256, 1] {
+            let (x, h, cell) = (
+                Tensor::randn([batch, 16, 3, 3], DType::F32),
+                Tensor::randn([1, batch, 32], DType::F32),
+                Tensor::randn([1, batch, 32], DType::F32),
+            );
+            c.bench_function(&format!("DynamicsNetwork forward, eval, batch {batch}, folded"), |b| {
+                let _no_grad = nn::no_grad();
+                b.iter(|| black_box(folded.forward((x.clone(), (h.clone(), cell.clone()))).unwrap()))
+            });
+        }
     }
 
     // Forward + backward of the loss Σ outputs, gradients set to none first, as a training step runs; batch 1

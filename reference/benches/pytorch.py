@@ -12,7 +12,8 @@ and `relu_` in place on a fresh copy per call, GB/s with the read and the write 
 `reference/benches/dynamics.rs`: the forward under `no_grad` in eval and train mode at batch 256 on 2 threads
 and on 1, in eval at batch 1, a training step's forward + backward of the sum of the outputs at batch 256
 (train) and 1 (eval), the model's convolution with two larger ones, on 1 and 2 threads, and the model's
-conv -> batch norm -> relu in eval unfused and folded by `torch.nn.utils.fusion.fuse_conv_bn_eval`). `dynamics` runs
+conv -> batch norm -> relu in eval unfused and folded by `torch.nn.utils.fusion.fuse_conv_bn_eval`, and the
+network in eval folded by `torch.ao.quantization.fuse_modules` at batch 256 and 1). `dynamics` runs
 LightZero 0.2.0's class where it is installed (see tests/fixtures/generate/dynamics.py), else the plain
 PyTorch copy in `dynamics_torch.py`, which `python3 reference/benches/dynamics_torch.py check` shows to compute
 the same as LightZero's (it equals the fixture LightZero wrote).
@@ -167,6 +168,16 @@ def dynamics():
     with torch.no_grad():
         t = median_seconds(lambda: net(x1.clone(), (h1, c1)), 1000)
     print(f"dynamics/forward eval batch 1 (no_grad): {t * 1e3:.4f} ms")
+    # Eval with the batch norms folded by torch.ao.quantization.fuse_modules (DynamicsNetwork.fusion_groups).
+    groups = [["conv", "norm_common"], ["conv1x1_reward", "norm_reward"],
+              ["resblocks.0.conv1.0", "resblocks.0.conv1.1", "resblocks.0.conv1.2"],
+              ["resblocks.0.conv2.0", "resblocks.0.conv2.1"], ["fc_reward_head.0", "fc_reward_head.1"]]
+    folded = torch.ao.quantization.fuse_modules(net.eval(), groups)
+    for batch in [256, 1]:
+        x, h, c = inputs(batch)
+        with torch.no_grad():
+            t = median_seconds(lambda: folded(x.clone(), (h, c)), 200 if batch > 1 else 1000)
+        print(f"dynamics/forward eval batch {batch} folded (no_grad): {t * 1e3:.4f} ms")
     # Batch 1 runs in eval mode: train-mode batch norm refuses one value per channel (in nn too).
     for batch, mode in [(256, "train"), (1, "eval")]:
         net.train(mode == "train")
