@@ -45,6 +45,7 @@ macro_rules! default_is {
 
 pub mod autograd;
 pub mod containers;
+pub mod cpu;
 pub mod device;
 pub mod dtype;
 pub mod error;

@@ -8,7 +8,9 @@ and `relu_` in place on a fresh copy per call, GB/s with the read and the write 
 `nn/benches/activations.rs`; then `relu_` timed in turns with the copy, as a fraction of the copy's speed, as
 `nn/benches/activation_ratios.rs`), `module_api` (1,000 blocks of two
 `Linear(8, 8)`, as `nn/benches/module_api.rs`), `hooks` (`Identity` and `Flatten` on a [1, 4] input, as
-`nn/benches/hooks.rs`), `dynamics` (LightZero's DynamicsNetwork in `dynamics_small`'s config, as
+`nn/benches/hooks.rs`), `activations_into` (ten activations into a preallocated output, each timed in turns
+with a copy, as `nn/benches/activation_ratios.rs`' "into preallocated" rows; `ATEN_CPU_CAPABILITY=avx2` times
+PyTorch's AVX2 kernels), `dynamics` (LightZero's DynamicsNetwork in `dynamics_small`'s config, as
 `reference/benches/dynamics.rs`: the forward under `no_grad` in eval and train mode at batch 256 on 2 threads
 and on 1, in eval at batch 1, a training step's forward + backward of the sum of the outputs at batch 256
 (train) and 1 (eval), the model's convolution with two larger ones, on 1 and 2 threads, and the model's
@@ -82,6 +84,38 @@ def activations():
         copies.append(copy)
     print(f"activations/relu_ in turns with copy_: {100 * statistics.mean(fractions[10:]):.1f} % of the copy's "
           f"speed (copy_ {moved / statistics.median(copies[10:]) / 1e9:.2f} GB/s)")
+
+
+def activations_into():
+    """Into a preallocated output (the `out=` forms), each call timed in turns with a `copy_` of the same size, as
+    nn/benches/activation_ratios.rs times its "into preallocated" rows; the median of 35 pairs. Run it with
+    ATEN_CPU_CAPABILITY=avx2 (or default) to time PyTorch's narrower kernels, as nn's with NN_CPU_CAPABILITY."""
+    print(f"activations_into: PyTorch's CPU capability {torch.backends.cpu.get_cpu_capability()}")
+    x = torch.randn(16 * 1024 * 1024)
+    y = torch.empty_like(x)
+    aten = torch.ops.aten
+    ops = {
+        "relu": lambda: torch.clamp_min(x, 0, out=y),
+        "gelu": lambda: aten.gelu.out(x, out=y),
+        "gelu_tanh": lambda: aten.gelu.out(x, approximate="tanh", out=y),
+        "sigmoid": lambda: torch.sigmoid(x, out=y),
+        "tanh": lambda: torch.tanh(x, out=y),
+        "silu": lambda: aten.silu.out(x, out=y),
+        "mish": lambda: aten.mish.out(x, out=y),
+        "softplus": lambda: aten.softplus.out(x, 1, 20, out=y),
+        "elu": lambda: aten.elu.out(x, 1.0, 1, 1, out=y),
+        "selu": lambda: aten.elu.out(x, 1.6732632423543772, 1.0507009873554805, 1, out=y),
+    }
+    for name, f in ops.items():
+        fractions = []
+        for _ in range(40):
+            start = time.perf_counter()
+            y.copy_(x)
+            copy = time.perf_counter() - start
+            start = time.perf_counter()
+            f()
+            fractions.append(copy / (time.perf_counter() - start))
+        print(f"activations_into/{name} into preallocated: {100 * statistics.median(fractions[5:]):.1f} % of copy_")
 
 
 def module_api():
@@ -204,7 +238,7 @@ def dynamics():
     print(f"dynamics/training step (forward, backward, Adam) train batch 256: {t * 1e3:.3f} ms")
 
 
-SECTIONS = {"activations": activations, "module_api": module_api, "hooks": hooks, "dynamics": dynamics}
+SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics}
 
 if __name__ == "__main__":
     torch.set_num_threads(2)

@@ -10,7 +10,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The parts every part above the tensor may import: the tensor and what it stands on.
-const BASE: &[&str] = &["dtype", "shape", "device", "random", "threads", "error", "tensor"];
+const BASE: &[&str] = &[
+    "dtype", "shape", "device", "random", "threads", "cpu", "error", "tensor",
+];
 /// The module system: its parts use each other.
 const MODULE_SYSTEM: &[&str] = &["forward", "module", "hooks", "shared"];
 
@@ -23,8 +25,9 @@ fn rules() -> Vec<(&'static str, Vec<&'static str>)> {
         ("device", vec![]),
         ("random", vec![]),
         ("threads", vec![]),
+        ("cpu", vec![]),
         ("error", vec!["dtype", "shape", "device"]),
-        ("tensor", with(&[&BASE[..6]])),
+        ("tensor", with(&[&BASE[..7]])),
         ("param", BASE.to_vec()),
         ("io", BASE.to_vec()),
         ("ops", BASE.to_vec()),

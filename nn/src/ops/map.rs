@@ -39,8 +39,8 @@ macro_rules! half {
 }
 half!(f16, bf16);
 
-/// Runs `$body` (an expression using the generic items in scope) compiled with AVX2 and FMA when the CPU
-/// has them, else compiled for the baseline.
+/// Runs `$body` (an expression using the generic items in scope) compiled for the widest vector instructions
+/// nn runs with ([`cpu_capability`](crate::cpu::cpu_capability): AVX-512, AVX2 with FMA, or the baseline).
 macro_rules! multiversion {
     (fn $name:ident<$($g:ident: $b:path),*>($($arg:ident: $ty:ty),*) $body:block) => {
         #[inline(always)]
@@ -51,20 +51,20 @@ macro_rules! multiversion {
                 fn widest<$($g: $b),*>($($arg: $ty),*) $body
                 #[target_feature(enable = "avx2,fma")]
                 fn wide<$($g: $b),*>($($arg: $ty),*) $body
-                if std::arch::is_x86_feature_detected!("avx512f")
-                    && std::arch::is_x86_feature_detected!("avx512vl")
-                    && std::arch::is_x86_feature_detected!("avx512bw")
-                    && std::arch::is_x86_feature_detected!("avx512dq")
-                {
-                    // SAFETY: `widest` needs AVX-512 (F, VL, BW, DQ), AVX2 and FMA; AVX-512F implies AVX2 and
-                    // FMA, and the rest were just detected.
-                    unsafe { widest($($arg),*) };
-                    return;
-                }
-                if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-                    // SAFETY: `wide` only needs AVX2 and FMA, which the CPU was just detected to have.
-                    unsafe { wide($($arg),*) };
-                    return;
+                match $crate::cpu::cpu_capability() {
+                    $crate::cpu::CpuCapability::Avx512 => {
+                        // SAFETY: `widest` needs AVX-512 (F, VL, BW, DQ), AVX2 and FMA; `cpu_capability` is never
+                        // above `CpuCapability::detected`, which returns `Avx512` only when all six were detected.
+                        unsafe { widest($($arg),*) };
+                        return;
+                    }
+                    $crate::cpu::CpuCapability::Avx2 => {
+                        // SAFETY: `wide` needs AVX2 and FMA; `cpu_capability` is `Avx2` or above only when both
+                        // were detected (`CpuCapability::detected` checks them for either).
+                        unsafe { wide($($arg),*) };
+                        return;
+                    }
+                    $crate::cpu::CpuCapability::Default => {}
                 }
             }
             $body
