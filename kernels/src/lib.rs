@@ -10,6 +10,7 @@ pub mod activation;
 pub mod binary;
 mod buffer;
 pub mod cast;
+pub mod channels_last_conv;
 pub mod conv2d;
 mod copy;
 mod device;

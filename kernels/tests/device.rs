@@ -239,3 +239,87 @@ fn tiled_and_direct_products_equal_an_f64_product() {
         other => panic!("f64 on the tiled kernel: {:?}", other.map(|_| ())),
     }
 }
+
+/// `cubek-convolution`'s direct kernel, on nn's layout through the permutes of `channels_last_conv`, and nn's
+/// own direct kernel against a convolution computed here in f64: padding, stride, dilation, groups, a bias or
+/// none, a non-square kernel, and the DynamicsNetwork's 3x3 shape.
+#[test]
+fn channels_last_and_direct_convolutions_equal_an_f64_convolution() {
+    use kernels::channels_last_conv;
+    use kernels::conv2d::{Geometry, conv2d};
+    let Some(dev) = device() else { return };
+    let values = |len: usize, phase: f64| -> Vec<f32> {
+        (0..len)
+            .map(|i| (2.0 * ((i as f64 + phase) * 0.37).sin()) as f32)
+            .collect()
+    };
+    // (batch, channels, h, w, out_channels, groups, kernel, padding, stride, dilation, bias)
+    let cases = [
+        (2, 3, 7, 6, 4, 1, [3, 3], [1, 1], [1, 1], [1, 1], true),
+        (1, 4, 9, 8, 6, 2, [3, 2], [0, 1], [2, 1], [1, 2], false),
+        (3, 6, 5, 5, 3, 3, [1, 1], [0, 0], [1, 1], [1, 1], true),
+        (4, 18, 3, 3, 16, 1, [3, 3], [1, 1], [1, 1], [1, 1], false),
+    ];
+    for (batch, channels, height, width, out_channels, groups, kernel, padding, stride, dilation, bias) in cases {
+        let out = |d: usize, size: usize| (size + 2 * padding[d] - dilation[d] * (kernel[d] - 1) - 1) / stride[d] + 1;
+        let g = Geometry {
+            batch,
+            channels,
+            height,
+            width,
+            out_channels,
+            groups,
+            kernel,
+            out_size: [out(0, height), out(1, width)],
+            padding,
+            stride,
+            dilation,
+        };
+        let (x, w, b) = (
+            values(g.input_len(), 0.0),
+            values(g.weight_len(), 1.0),
+            values(out_channels, 2.0),
+        );
+        let (cg, og) = (channels / groups, out_channels / groups);
+        let [ho, wo] = g.out_size;
+        let mut want = vec![0.0f64; g.output_len()];
+        for n in 0..batch {
+            for o in 0..out_channels {
+                for (oy, ox) in (0..ho).flat_map(|y| (0..wo).map(move |x| (y, x))) {
+                    let mut sum = if bias { b[o] as f64 } else { 0.0 };
+                    for ci in 0..cg {
+                        let c = (o / og) * cg + ci;
+                        for (ky, kx) in (0..kernel[0]).flat_map(|y| (0..kernel[1]).map(move |x| (y, x))) {
+                            let iy = (oy * stride[0] + ky * dilation[0]) as isize - padding[0] as isize;
+                            let ix = (ox * stride[1] + kx * dilation[1]) as isize - padding[1] as isize;
+                            if iy < 0 || ix < 0 || iy >= height as isize || ix >= width as isize {
+                                continue;
+                            }
+                            let xv = x[((n * channels + c) * height + iy as usize) * width + ix as usize];
+                            let wv = w[((o * cg + ci) * kernel[0] + ky) * kernel[1] + kx];
+                            sum += xv as f64 * wv as f64;
+                        }
+                    }
+                    want[((n * out_channels + o) * ho + oy) * wo + ox] = sum;
+                }
+            }
+        }
+        let (dx, dw, db) = (upload(&dev, &x), upload(&dev, &w), upload(&dev, &b));
+        let db = bias.then_some(&db);
+        let runs = [
+            ("nn direct", conv2d(FloatType::F32, &dx, &dw, db, g)),
+            ("cubek", channels_last_conv::conv2d(FloatType::F32, &dx, &dw, db, g)),
+        ];
+        for (which, y) in runs {
+            let what = format!("{which} {g:?}");
+            let got = download(&y.unwrap_or_else(|e| panic!("{what}: {e}")));
+            assert_eq!(got.len(), want.len(), "{what}");
+            for (i, (&got, &want)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (got as f64 - want).abs() <= 1e-5 * want.abs().max(1.0),
+                    "{what}: [{i}] {got} vs {want}"
+                );
+            }
+        }
+    }
+}

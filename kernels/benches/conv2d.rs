@@ -1,0 +1,133 @@
+//! Convolutions on devices: nn's direct kernel (`kernels::conv2d`, one unit per output, `(N, C, H, W)`) next to
+//! `cubek-convolution`'s direct kernel (`kernels::channels_last_conv`), which reads channels-last operands:
+//! timed with the permutes nn's layout needs around it ("cubek, permuted") and on operands already
+//! channels-last ("cubek, channels-last": the kernel alone). f32; the DynamicsNetwork's convolutions at batch 256
+//! and two larger ones. Before timing, each size's outputs are compared (the largest difference printed).
+//! Devices: `NN_BENCH_DEVICES` as in `benches/matmul.rs` (`wgpu:0` when unset).
+//!
+//! `cargo bench -p kernels --bench conv2d` (`-- 'model 3x3'` for one size)
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use kernels::conv2d::{Geometry, conv2d};
+use kernels::{Backend, FloatType, GpuBuffer, GpuDevice, channels_last_conv};
+
+/// `(name, geometry)`: the model's 3x3 and 1x1 convolutions at batch 256, a ResNet stage, a ResNet stem.
+fn shapes() -> Vec<(&'static str, Geometry)> {
+    let g = |batch, channels, size: usize, out_channels, kernel: usize, stride: usize, padding: usize| {
+        let out = (size + 2 * padding - kernel) / stride + 1;
+        Geometry {
+            batch,
+            channels,
+            height: size,
+            width: size,
+            out_channels,
+            groups: 1,
+            kernel: [kernel, kernel],
+            out_size: [out, out],
+            padding: [padding, padding],
+            stride: [stride, stride],
+            dilation: [1, 1],
+        }
+    };
+    vec![
+        ("model 3x3 (256, 18, 3, 3) * (16, 18, 3, 3)", g(256, 18, 3, 16, 3, 1, 1)),
+        ("model 1x1 (256, 16, 3, 3) * (4, 16, 1, 1)", g(256, 16, 3, 4, 1, 1, 0)),
+        (
+            "ResNet stage (8, 64, 16, 16) * (64, 64, 3, 3)",
+            g(8, 64, 16, 64, 3, 1, 1),
+        ),
+        (
+            "ResNet stem (2, 3, 64, 64) * (32, 3, 7, 7), stride 2",
+            g(2, 3, 64, 32, 7, 2, 3),
+        ),
+    ]
+}
+
+fn open(name: &str) -> Option<GpuDevice> {
+    let (backend, index) = name.trim().split_once(':')?;
+    let backend = match backend {
+        "wgpu" => Backend::Wgpu,
+        "cuda" => Backend::Cuda,
+        _ => return None,
+    };
+    match GpuDevice::open(backend, index.parse().ok()?) {
+        Ok(device) => Some(device),
+        Err(e) => {
+            eprintln!("skipped {name}: {e}");
+            None
+        }
+    }
+}
+
+/// `len` pseudo-random f32 in [-1, 1).
+fn values(len: usize, seed: u32) -> Vec<f32> {
+    let mut state = seed.wrapping_mul(2_654_435_761).max(1);
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state as f32 / u32::MAX as f32 * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn floats(buffer: &GpuBuffer) -> Vec<f32> {
+    bytemuck::cast_slice(&buffer.to_bytes().unwrap()).to_vec()
+}
+
+fn bench(c: &mut Criterion) {
+    let devices = std::env::var("NN_BENCH_DEVICES").unwrap_or_else(|_| "wgpu:0".into());
+    let f32 = FloatType::F32;
+    for name in devices.split(',') {
+        let Some(device) = open(name) else { continue };
+        let mut group = c.benchmark_group(format!("{} f32 conv2d", name.trim()));
+        group.sample_size(10);
+        for (shape, g) in shapes() {
+            let upload = |len, seed| GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&values(len, seed)));
+            let (x, w, b) = (
+                upload(g.input_len(), 1),
+                upload(g.weight_len(), 2),
+                upload(g.out_channels, 3),
+            );
+            let ours = conv2d(f32, &x, &w, Some(&b), g).unwrap();
+            let theirs = match channels_last_conv::conv2d(f32, &x, &w, Some(&b), g) {
+                Ok(y) => y,
+                Err(e) => {
+                    eprintln!("{name} {shape}: cubek-convolution refused: {e}");
+                    continue;
+                }
+            };
+            let worst = floats(&ours)
+                .iter()
+                .zip(floats(&theirs))
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
+            eprintln!("{name} {shape}: largest |nn - cubek| = {worst:e}");
+            let (xl, wl) = channels_last_conv::to_channels_last(f32, &x, &w, g).unwrap();
+            group.throughput(Throughput::Elements(
+                (2 * g.output_len() * g.kernel[0] * g.kernel[1] * g.channels / g.groups) as u64,
+            ));
+            let sync = |y: GpuBuffer| device.synchronize().map(|()| y).unwrap();
+            group.bench_function(format!("{shape}, nn direct"), |bench| {
+                bench.iter(|| black_box(sync(conv2d(f32, &x, &w, Some(&b), g).unwrap())))
+            });
+            group.bench_function(format!("{shape}, cubek, permuted"), |bench| {
+                bench.iter(|| black_box(sync(channels_last_conv::conv2d(f32, &x, &w, Some(&b), g).unwrap())))
+            });
+            group.bench_function(format!("{shape}, cubek, channels-last"), |bench| {
+                bench.iter(|| {
+                    black_box(sync(
+                        channels_last_conv::conv2d_channels_last(f32, &xl, &wl, Some(&b), g).unwrap(),
+                    ))
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
