@@ -210,3 +210,41 @@ fn refusals_name_the_reason_and_change_nothing() {
     let hooked = refused(hooked, &[ok, &["conv1", "bn1", "relu1"]]);
     assert!(hooked.contains("`bn1` has forward or backward hooks"), "{hooked}");
 }
+
+#[test]
+fn layers_in_a_module_list_and_a_module_dict_fuse() {
+    // PyTorch 2.5.1 on the same containers (a ModuleDict holding a ModuleList of Conv2d(2, 3, 1), BatchNorm2d(3),
+    // ReLU(), a Linear(3, 2) and a BatchNorm1d(2), in eval), fused with the same groups, prints this.
+    let want = "ModuleDict(
+  (block): ModuleList(
+    (0): ConvReLU2d(
+      (0): Conv2d(2, 3, kernel_size=(1, 1), stride=(1, 1))
+      (1): ReLU()
+    )
+    (1-2): 2 x Identity()
+  )
+  (head): Linear(in_features=3, out_features=2, bias=True)
+  (bn): Identity()
+)";
+    let block = ModuleList::new()
+        .append(Conv2d::new(2, 3, [1, 1], Conv2dOptions::default(), true).unwrap())
+        .append(BatchNorm2d::new(3))
+        .append(ReLU::new(false));
+    let mut model = ModuleDict::new();
+    model.insert("block", block).unwrap();
+    model.insert("head", Linear::new(3, 2, true)).unwrap();
+    model.insert("bn", BatchNorm1d::new(2)).unwrap();
+    model.eval();
+    let x = Tensor::randn([2, 2, 4, 4], DType::F32);
+    let unfused = {
+        let block = model.get::<ModuleList>("block").unwrap();
+        let conv = block.get::<Conv2d>(0).unwrap().forward(x.clone()).unwrap();
+        ReLU::new(false)
+            .forward(block.get::<BatchNorm2d>(1).unwrap().forward(conv).unwrap())
+            .unwrap()
+    };
+    fuse_modules(&mut model, &[&["block.0", "block.1", "block.2"][..], &["head", "bn"]]).unwrap();
+    assert_eq!(model.to_string(), want);
+    let fused = model.get::<ModuleList>("block").unwrap().get::<ConvReLU2d>(0).unwrap();
+    assert_close("ConvReLU2d", &fused.forward(x).unwrap(), &unfused);
+}

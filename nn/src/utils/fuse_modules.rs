@@ -5,7 +5,7 @@ use super::fusion::{fuse_conv_bn_eval, fuse_linear_bn_eval};
 use crate::layers::{BNReLU2d, BatchNorm1d, BatchNorm2d, Conv2d, ConvReLU2d, Identity, Linear, LinearReLU, ReLU};
 use crate::module::access::{get_submodule, set_submodule};
 use crate::module::{Child, Replacement, TensorModule};
-use crate::{Error, Module, Result, Sequential};
+use crate::{Error, Module, ModuleDict, ModuleList, Result, Sequential};
 
 const OP: &str = "fuse_modules";
 
@@ -30,9 +30,10 @@ const OP: &str = "fuse_modules";
 /// Differences from PyTorch, each for a reason of Rust's types:
 /// - The model changes in place (PyTorch's `inplace=True`); every group is checked and computed before any slot
 ///   changes, so an error leaves the model as it was.
-/// - A slot keeps its type: the fused module goes into a `Sequential` item, a `Box<dyn TensorModule>` (shared
-///   or not) or a slot of its own type (a `Conv2d` field takes a folded `Conv2d`); a field typed `BatchNorm2d`
-///   cannot hold an `Identity`, and is reported as an error naming its path.
+/// - A slot keeps its type: the fused module goes into an item of a `Sequential`, `ModuleList` or `ModuleDict`,
+///   a `Box<dyn TensorModule>` (shared or not) or a slot of its own type (a `Conv2d` field takes a folded
+///   `Conv2d`); a field typed `BatchNorm2d` cannot hold an `Identity`, and is reported as an error naming its
+///   path.
 /// - Hooks are typed by their module, so the forward pre-hooks of the first layer and forward hooks of the last
 ///   cannot move to the fused module as PyTorch moves them: a layer with forward or backward hooks is refused
 ///   (fuse first, then register the hooks on the fused module).
@@ -271,7 +272,8 @@ fn slot_for<V: Module>(model: &dyn Module, path: &str) -> Result<Slot> {
     }
     let parent_ref = get_submodule(OP, model, path, parent_path)?;
     let parent = peel(&*parent_ref);
-    if parent.is::<Sequential>() {
+    // A container's items take any module (a `Sequential`'s any layer).
+    if parent.is::<Sequential>() || parent.is::<ModuleList>() || parent.is::<ModuleDict>() {
         return Ok(Slot::Own);
     }
     let judge = |m: &dyn Module| {
@@ -298,7 +300,8 @@ fn slot_for<V: Module>(model: &dyn Module, path: &str) -> Result<Slot> {
             OP,
             format!(
                 "`{path}` is a slot that holds a `{held}` and cannot hold the `{v_name}` fusing puts there: fuse \
-                 layers held in a `Sequential`, in `Box<dyn TensorModule>` fields, or in fields of the new type"
+                 layers held in a `Sequential`, `ModuleList` or `ModuleDict`, in `Box<dyn TensorModule>` fields, or \
+                 in fields of the new type"
             ),
         )
     })
