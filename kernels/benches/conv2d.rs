@@ -11,7 +11,10 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use kernels::conv2d::{Geometry, conv2d};
-use kernels::{Backend, FloatType, GpuBuffer, GpuDevice, channels_last_conv};
+use kernels::{FloatType, GpuBuffer, channels_last_conv};
+
+mod common;
+use common::{open, values};
 
 /// `(name, geometry)`: the model's 3x3 and 1x1 convolutions at batch 256, a ResNet stage, a ResNet stem.
 fn shapes() -> Vec<(&'static str, Geometry)> {
@@ -43,35 +46,6 @@ fn shapes() -> Vec<(&'static str, Geometry)> {
             g(2, 3, 64, 32, 7, 2, 3),
         ),
     ]
-}
-
-fn open(name: &str) -> Option<GpuDevice> {
-    let (backend, index) = name.trim().split_once(':')?;
-    let backend = match backend {
-        "wgpu" => Backend::Wgpu,
-        "cuda" => Backend::Cuda,
-        _ => return None,
-    };
-    match GpuDevice::open(backend, index.parse().ok()?) {
-        Ok(device) => Some(device),
-        Err(e) => {
-            eprintln!("skipped {name}: {e}");
-            None
-        }
-    }
-}
-
-/// `len` pseudo-random f32 in [-1, 1).
-fn values(len: usize, seed: u32) -> Vec<f32> {
-    let mut state = seed.wrapping_mul(2_654_435_761).max(1);
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            state as f32 / u32::MAX as f32 * 2.0 - 1.0
-        })
-        .collect()
 }
 
 fn floats(buffer: &GpuBuffer) -> Vec<f32> {

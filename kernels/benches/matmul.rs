@@ -11,7 +11,10 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use kernels::linear::{Kernel, matmul_on};
-use kernels::{Backend, FloatType, GpuBuffer, GpuDevice};
+use kernels::{FloatType, GpuBuffer, GpuDevice};
+
+mod common;
+use common::{open, values};
 
 /// `(rows, inner, cols)`: the model's two linear layers at batch 256, an LSTM-sized one, square ones.
 const SHAPES: [(usize, usize, usize); 7] = [
@@ -24,34 +27,9 @@ const SHAPES: [(usize, usize, usize); 7] = [
     (2048, 2048, 2048),
 ];
 
-fn open(name: &str) -> Option<GpuDevice> {
-    let (backend, index) = name.trim().split_once(':')?;
-    let backend = match backend {
-        "wgpu" => Backend::Wgpu,
-        "cuda" => Backend::Cuda,
-        _ => return None,
-    };
-    match GpuDevice::open(backend, index.parse().ok()?) {
-        Ok(device) => Some(device),
-        Err(e) => {
-            eprintln!("skipped {name}: {e}");
-            None
-        }
-    }
-}
-
 /// `len` pseudo-random f32 in [-1, 1), uploaded.
 fn operand(device: &GpuDevice, len: usize, seed: u32) -> GpuBuffer {
-    let mut state = seed.wrapping_mul(2_654_435_761).max(1);
-    let values: Vec<f32> = (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            state as f32 / u32::MAX as f32 * 2.0 - 1.0
-        })
-        .collect();
-    GpuBuffer::from_bytes(device, bytemuck::cast_slice(&values))
+    GpuBuffer::from_bytes(device, bytemuck::cast_slice(&values(len, seed)))
 }
 
 fn bench(c: &mut Criterion) {

@@ -118,7 +118,7 @@ enum Fused {
 /// How a slot takes its new module.
 #[derive(Clone, Copy)]
 enum Slot {
-    /// As it is: a `Sequential` item, or a slot of the module's own type.
+    /// As it is: an item of a container, or a slot of the module's own type.
     Own,
     /// Boxed as a `Box<dyn TensorModule>`.
     Boxed,

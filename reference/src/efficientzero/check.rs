@@ -91,13 +91,8 @@ pub fn check_export_with(dir: &Path, weights: &Path, device: Device) -> Report {
     for (mode, training) in [("eval", false), ("train", true)] {
         net.train(training);
         match input().and_then(|x| net.forward(x)) {
-            Ok((latent, (h1, c1), value_prefix)) => {
-                for (name, t) in [
-                    ("next_latent_state", latent),
-                    ("h1", h1),
-                    ("c1", c1),
-                    ("value_prefix", value_prefix),
-                ] {
+            Ok(outputs) => {
+                for (name, t) in named(outputs) {
                     let key = format!("{mode}.{name}");
                     report.push(guard(&key, || Ok(tensor_check(&key, &t.cpu()?, &get(&key)?.cpu()?))));
                 }
@@ -150,14 +145,9 @@ fn folded_eval_check(
         net.eval();
         let groups = net.fusion_groups();
         nn::utils::fuse_modules(&mut net, &groups)?;
-        let (latent, (h1, c1), value_prefix) = net.forward(input()?)?;
+        let outputs = net.forward(input()?)?;
         let mut worst = Check::worst_of(name);
-        for (output, t) in [
-            ("next_latent_state", latent),
-            ("h1", h1),
-            ("c1", c1),
-            ("value_prefix", value_prefix),
-        ] {
+        for (output, t) in named(outputs) {
             let key = format!("eval.{output}");
             worst.fold(&key, tensor_check(&key, &t.cpu()?, &get(&key)?.cpu()?));
         }
@@ -166,6 +156,16 @@ fn folded_eval_check(
         }
         Ok(worst)
     })
+}
+
+/// A forward's four outputs with the names the fixtures give them.
+fn named((latent, (h1, c1), value_prefix): (Tensor, (Tensor, Tensor), Tensor)) -> [(&'static str, Tensor); 4] {
+    [
+        ("next_latent_state", latent),
+        ("h1", h1),
+        ("c1", c1),
+        ("value_prefix", value_prefix),
+    ]
 }
 
 /// The loss `dynamics_grad.py` differentiates: `Σ over the four outputs of (output * proj).sum()`.
@@ -186,14 +186,8 @@ pub fn projected_sum(
     outputs: (Tensor, (Tensor, Tensor), Tensor),
     proj: impl Fn(&str) -> Result<Tensor>,
 ) -> Result<Tensor> {
-    let (latent, (h1, c1), value) = outputs;
     let mut loss: Option<Tensor> = None;
-    for (out, name) in [
-        (latent, "next_latent_state"),
-        (h1, "h1"),
-        (c1, "c1"),
-        (value, "value_prefix"),
-    ] {
+    for (name, out) in named(outputs) {
         let term = out.mul(&proj(name)?)?.sum_all()?;
         loss = Some(match loss {
             None => term,

@@ -126,7 +126,8 @@ impl DynamicsNetwork {
     /// use reference::efficientzero::{DynamicsConfig, DynamicsNetwork};
     /// let cfg = DynamicsConfig::from_json(r#"{"observation_shape": [16, 3, 3], "action_encoding_dim": 2,
     ///     "num_res_blocks": 1, "num_channels": 16, "reward_head_channels": 4, "reward_head_hidden_channels": [16],
-    ///     "output_support_size": 21, "flatten_input_size_for_reward_head": 36, "lstm_hidden_size": 32}"#).unwrap();
+    ///     "output_support_size": 21, "flatten_input_size_for_reward_head": 36, "lstm_hidden_size": 32,
+    ///     "activation": "relu"}"#).unwrap();
     /// let mut net = DynamicsNetwork::new(cfg).unwrap();
     /// net.eval();
     /// let groups = net.fusion_groups();
