@@ -10,6 +10,7 @@ use cubek_convolution::{ConvolutionArgs, DirectTensors, launch_direct};
 
 use crate::conv2d::Geometry;
 use crate::gather::{Element, gather};
+use crate::launch::check_operands;
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// How `dtype`'s elements move, and cubecl's element type, for the types this path takes.
@@ -67,23 +68,27 @@ pub fn conv2d_channels_last(
     g: Geometry,
 ) -> Result<GpuBuffer> {
     let op = "conv2d (cubek-convolution)";
+    x.device().check_dtype(op, dtype)?;
+    g.check(op)?;
+    let mut operands = vec![(x, g.input_len(), "input"), (w, g.weight_len(), "weight")];
+    if let Some(b) = bias {
+        operands.push((b, g.out_channels, "bias"));
+    }
+    check_operands(op, dtype, x, &operands)?;
     let (_, elem) = types(dtype);
     let device = x.device();
-    let cg = g.channels / g.groups.max(1);
+    let cg = g.channels / g.groups;
     let [ho, wo] = g.out_size;
     let size = dtype.size_in_bytes();
-    let counts = [(x, g.input_len(), "input"), (w, g.weight_len(), "weight")];
-    for (buffer, len, what) in counts {
-        if buffer.len() < len * size {
-            return Err(KernelError::InvalidArgument {
-                op,
-                message: format!("the {what} holds {} bytes, {} needed", buffer.len(), len * size),
-            });
-        }
+    if g.output_len() == 0 || g.input_len() == 0 || g.weight_len() == 0 {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("an empty convolution {g:?}: nn's conv2d takes those"),
+        });
     }
     let out = GpuBuffer::uninit(device, g.output_len() * size);
-    // SAFETY: each buffer holds its binding's element count: the input and weight were checked above, the bias
-    // is the caller's `out_channels` values, the output was made with `output_len` elements.
+    // SAFETY: each buffer holds exactly its binding's element count of `dtype` (the input, weight and bias were
+    // checked above, on one device; the output was made with `output_len` elements).
     let tensors = unsafe {
         DirectTensors {
             input: binding(x, &[g.batch, g.height, g.width, g.channels]),
@@ -115,6 +120,7 @@ pub fn conv2d(
     bias: Option<&GpuBuffer>,
     g: Geometry,
 ) -> Result<GpuBuffer> {
+    g.check("conv2d (cubek-convolution)")?;
     let (element, _) = types(dtype);
     let (x, w) = to_channels_last(dtype, x, w, g)?;
     let out = conv2d_channels_last(dtype, &x, &w, bias, g)?;

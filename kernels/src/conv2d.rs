@@ -47,7 +47,7 @@ pub struct Geometry {
 impl Geometry {
     /// Fails unless the sizes fit together: groups dividing both channel counts, positive strides and
     /// dilations, an output that the padded input covers.
-    fn check(&self, op: &'static str) -> Result<()> {
+    pub(crate) fn check(&self, op: &'static str) -> Result<()> {
         let g = self;
         let reach = |d: usize| g.dilation[d] * (g.kernel[d].max(1) - 1) + 1;
         let fits = |d: usize, size: usize| {

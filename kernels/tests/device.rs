@@ -310,6 +310,13 @@ fn channels_last_and_direct_convolutions_equal_an_f64_convolution() {
             ("nn direct", conv2d(FloatType::F32, &dx, &dw, db, g)),
             ("cubek", channels_last_conv::conv2d(FloatType::F32, &dx, &dw, db, g)),
         ];
+        // Operands of other sizes are refused before launch, never read out of bounds.
+        let short = upload(&dev, &b[..out_channels - 1]);
+        let refused = channels_last_conv::conv2d_channels_last(FloatType::F32, &dx, &dw, Some(&short), g);
+        assert!(
+            matches!(refused, Err(KernelError::InvalidArgument { .. })),
+            "{g:?}: a short bias"
+        );
         for (which, y) in runs {
             let what = format!("{which} {g:?}");
             let got = download(&y.unwrap_or_else(|e| panic!("{what}: {e}")));
