@@ -8,9 +8,9 @@ use cubecl::prelude::*;
 use cubecl::zspace::{Shape, Strides};
 use cubek_convolution::{ConvolutionArgs, DirectTensors, launch_direct};
 
-use crate::conv2d::Geometry;
+use crate::conv2d::{Geometry, check_forward};
 use crate::gather::{Element, gather};
-use crate::launch::check_operands;
+
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// How `dtype`'s elements move, and cubecl's element type, for the types this path takes.
@@ -68,13 +68,7 @@ pub fn conv2d_channels_last(
     g: Geometry,
 ) -> Result<GpuBuffer> {
     let op = "conv2d (cubek-convolution)";
-    x.device().check_dtype(op, dtype)?;
-    g.check(op)?;
-    let mut operands = vec![(x, g.input_len(), "input"), (w, g.weight_len(), "weight")];
-    if let Some(b) = bias {
-        operands.push((b, g.out_channels, "bias"));
-    }
-    check_operands(op, dtype, x, &operands)?;
+    check_forward(op, dtype, x, w, bias, g)?;
     let (_, elem) = types(dtype);
     let device = x.device();
     let cg = g.channels / g.groups;

@@ -292,14 +292,8 @@ pub fn conv2d(
     geometry: Geometry,
 ) -> Result<GpuBuffer> {
     let op = "conv2d";
-    x.device().check_dtype(op, dtype)?;
     let g = geometry;
-    g.check(op)?;
-    let mut operands = vec![(x, g.input_len(), "input"), (w, g.weight_len(), "weight")];
-    if let Some(b) = bias {
-        operands.push((b, g.out_channels, "bias"));
-    }
-    check_operands(op, dtype, x, &operands)?;
+    check_forward(op, dtype, x, w, bias, g)?;
     let n = g.output_len();
     let out = GpuBuffer::uninit(x.device(), n * dtype.size_in_bytes());
     if n == 0 {
@@ -329,6 +323,25 @@ pub fn conv2d(
         }
     });
     Ok(out)
+}
+
+/// Checks a forward convolution's `dtype` on `x`'s device, its geometry, and that the input, weight and bias
+/// hold the geometry's counts on that device (for [`conv2d`] and the channels-last kernel).
+pub(crate) fn check_forward(
+    op: &'static str,
+    dtype: FloatType,
+    x: &GpuBuffer,
+    w: &GpuBuffer,
+    bias: Option<&GpuBuffer>,
+    g: Geometry,
+) -> Result<()> {
+    x.device().check_dtype(op, dtype)?;
+    g.check(op)?;
+    let mut operands = vec![(x, g.input_len(), "input"), (w, g.weight_len(), "weight")];
+    if let Some(b) = bias {
+        operands.push((b, g.out_channels, "bias"));
+    }
+    check_operands(op, dtype, x, &operands)
 }
 
 /// The buffer a gradient kernel writes: [`Gradient::Ready`] when nothing needs launching (an empty gradient,
