@@ -4,7 +4,8 @@
 //! the devices `NN_BENCH_DEVICES` names (`wgpu:0` when unset, skipped where the machine lacks it), where each
 //! iteration waits for the device. Before them: the model's convolution and two larger ones, and the model's
 //! convolution → batch norm → ReLU in eval, unfused and folded by `nn::utils::fuse_conv_bn_eval`; and the whole
-//! network in eval folded by `nn::utils::fuse_modules` (batch 256 and 1).
+//! network in eval folded by `nn::utils::fuse_modules` (batch 256 and 1). The convolutions also run forward +
+//! backward with only the weight, or only the input, requiring its gradient.
 //!
 //! `cargo bench -p reference --bench dynamics`
 
@@ -55,6 +56,28 @@ fn conv_rows(c: &mut Criterion) {
             3,
         ),
     ];
+    // The backward of `Σ dy · conv2d(x, w, b)` with only the weight, or only the input, requiring its gradient:
+    // the forward, then the weight's (and bias's) or the input's gradient kernel.
+    for (name, xs, ws, stride, pad) in cases {
+        let opts = Conv2dOptions {
+            stride: [stride; 2],
+            padding: Padding2d::Explicit(pad, pad),
+            ..Default::default()
+        };
+        for (of, x_grad) in [("weight", false), ("input", true)] {
+            let x = Tensor::randn(xs, DType::F32).requires_grad_(x_grad).unwrap();
+            let w = Tensor::randn(ws, DType::F32).requires_grad_(!x_grad).unwrap();
+            let b = Tensor::randn([ws[0]], DType::F32).requires_grad_(!x_grad).unwrap();
+            let dy = Tensor::randn(
+                conv2d(&x.detach(), &w.detach(), None, &opts).unwrap().shape(),
+                DType::F32,
+            );
+            c.bench_function(
+                &format!("conv2d {name}, forward + {of} gradient, every core"),
+                |bench| bench.iter(|| conv2d(&x, &w, Some(&b), &opts).unwrap().backward_with(&dy).unwrap()),
+            );
+        }
+    }
     let _no_grad = nn::no_grad();
     for (name, xs, ws, stride, pad) in cases {
         let x = Tensor::randn(xs, DType::F32);

@@ -786,6 +786,96 @@ fn conv2d_with_stride_padding_dilation_and_groups() {
     );
 }
 
+/// `dw[o, ci, ki, kj] = Σ_{n, oh, ow} dy[n, o, oh, ow] · x[n, g·cg + ci, oh·s + ki·d - p, ow·s + kj·d - p]`
+/// (zero outside the input), written out term by term, in `f64`.
+fn conv2d_weight_grad_by_definition(
+    x: &[f64],
+    xs: [usize; 4],
+    dy: &[f64],
+    ws: [usize; 4],
+    stride: usize,
+    padding: usize,
+    groups: usize,
+) -> Vec<f64> {
+    let ([n, c, h, w], [o, cg, kh, kw]) = (xs, ws);
+    let (ho, wo) = ((h + 2 * padding - kh) / stride + 1, (w + 2 * padding - kw) / stride + 1);
+    let og = o / groups;
+    let mut dw = vec![0.0; o * cg * kh * kw];
+    for oc in 0..o {
+        for ci in 0..cg {
+            let channel = (oc / og) * cg + ci;
+            for ki in 0..kh {
+                for kj in 0..kw {
+                    let mut sum = 0.0;
+                    for ni in 0..n {
+                        for oh in 0..ho {
+                            for ow in 0..wo {
+                                let (r, col) = (
+                                    (oh * stride + ki) as isize - padding as isize,
+                                    (ow * stride + kj) as isize - padding as isize,
+                                );
+                                if r < 0 || col < 0 || r >= h as isize || col >= w as isize {
+                                    continue;
+                                }
+                                let xv = x[((ni * c + channel) * h + r as usize) * w + col as usize];
+                                sum += dy[((ni * o + oc) * ho + oh) * wo + ow] * xv;
+                            }
+                        }
+                    }
+                    dw[((oc * cg + ci) * kh + ki) * kw + kj] = sum;
+                }
+            }
+        }
+    }
+    dw
+}
+
+#[test]
+fn conv2d_weight_gradient_of_a_batch_spanning_many_chunks_is_the_sum_by_definition() {
+    use nn::functional::{Conv2dOptions, Padding2d, conv2d};
+    // Batches large enough that the host kernel splits them into several units of images, some of more than
+    // one chunk (a chunk holds ~16K padded input values), with padding (the input copied into padded planes)
+    // and without (read in place), groups, and output channels that leave a block's lanes partly empty.
+    // (Mirrors no PyTorch test: the gradient's definition, `dw = Σ dy ⊗ patches`, is the reference.)
+    let cases = [
+        ([70, 16, 14, 14], [10, 8, 3, 3], 1, 1, 2),
+        ([37, 6, 9, 9], [5, 6, 3, 3], 2, 0, 1),
+        ([300, 3, 8, 8], [20, 3, 2, 2], 1, 0, 1),
+        // Rows longer than 16 values (copied into the padded planes by `copy_from_slice`, not as arrays).
+        ([3, 2, 5, 19], [4, 2, 3, 3], 1, 1, 1),
+    ];
+    for (xs, ws, stride, padding, groups) in cases {
+        let opts = Conv2dOptions {
+            stride: [stride; 2],
+            padding: Padding2d::Explicit(padding, padding),
+            groups,
+            ..Default::default()
+        };
+        for dtype in [DType::F64, DType::F32] {
+            let what = format!("{xs:?} * {ws:?}, stride {stride}, padding {padding}, groups {groups}, {dtype:?}");
+            let x = values(&xs, 0.5);
+            let w = values(&ws, 1.5).to_dtype(dtype).unwrap().requires_grad_(true).unwrap();
+            let y = conv2d(&x.to_dtype(dtype).unwrap(), &w, None, &opts).unwrap();
+            let dy = values(y.shape().dims(), 2.5);
+            y.backward_with(&dy.to_dtype(dtype).unwrap()).unwrap();
+            let got = w.grad().unwrap().to_vec_f64().unwrap();
+            let (xv, dyv) = (x.to_vec_f64().unwrap(), dy.to_vec_f64().unwrap());
+            let want = conv2d_weight_grad_by_definition(&xv, xs, &dyv, ws, stride, padding, groups);
+            // Each sum has up to n·ho·wo terms of magnitude below 4: f64 keeps ~1e-15 of it, f32 ~1e-7.
+            let terms = (xs[0] * y.shape().dims()[2] * y.shape().dims()[3]) as f64;
+            let tolerance = if dtype == DType::F64 {
+                terms * 1e-15
+            } else {
+                4.0 * terms * 4e-7
+            };
+            assert_eq!(got.len(), want.len(), "{what}");
+            for (i, (g, e)) in got.iter().zip(&want).enumerate() {
+                assert!((g - e).abs() <= tolerance, "{what}: element {i}: {g} vs {e}");
+            }
+        }
+    }
+}
+
 #[test]
 fn lstm_layers_directions_and_state() {
     let options = LstmOptions {

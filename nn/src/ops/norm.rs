@@ -183,6 +183,24 @@ multiversion! {
     }
 }
 
+// `dx = k · dy + slope · (x − centre) + shift` element by element, with the four coefficients given for one
+// image's positions (`(c, inner)`) and `x`, `dy` and `dx` whole images of that size.
+multiversion! {
+    fn normalized_gradient<T: Float>(x: &[T], dy: &[T], coefficients: [&[T]; 4], dx: &mut [T]) {
+        let [k, slope, shift, centre] = coefficients;
+        let image = k.len();
+        if image == 0 {
+            return;
+        }
+        for ((xi, gi), di) in x.chunks(image).zip(dy.chunks(image)).zip(dx.chunks_mut(image)) {
+            let coefficients = k.iter().zip(slope).zip(shift.iter().zip(centre));
+            for (((d, &x), &g), ((&k, &slope), (&shift, &m))) in di.iter_mut().zip(xi).zip(gi).zip(coefficients) {
+                *d = k * g + slope * (x - m) + shift;
+            }
+        }
+    }
+}
+
 /// A batch norm's operands, by name.
 struct Operands<'a> {
     x: &'a Tensor,
@@ -511,25 +529,17 @@ fn batch_norm_grads<T: Float>(
             [T::of(k), T::of(slope), T::of(shift), T::of(mean[ch])]
         })
         .collect();
+    // Spread over an image's positions (as the sums above), so that the loop runs over whole images: a
+    // channel's positions alone are too few for vectors in small maps (9 in the reference model's 3 × 3).
+    let spread_column = |i: usize| -> Vec<T> {
+        coefficients
+            .iter()
+            .flat_map(|cs| std::iter::repeat_n(cs[i], inner))
+            .collect()
+    };
+    let [k, slope, shift, centre] = [0, 1, 2, 3].map(spread_column);
     let mut dx = vec![T::ZERO; x.len()];
-    if inner > 0 && c > 0 {
-        for ((xi, gi), di) in x
-            .chunks(c * inner)
-            .zip(dy.chunks(c * inner))
-            .zip(dx.chunks_mut(c * inner))
-        {
-            for (((xp, gp), dp), &[k, slope, shift, m]) in xi
-                .chunks(inner)
-                .zip(gi.chunks(inner))
-                .zip(di.chunks_mut(inner))
-                .zip(&coefficients)
-            {
-                for ((d, &x), &g) in dp.iter_mut().zip(xp).zip(gp) {
-                    *d = k * g + slope * (x - m) + shift;
-                }
-            }
-        }
-    }
+    normalized_gradient(x, dy, [&k, &slope, &shift, &centre], &mut dx);
     let dweight = (0..c).map(|ch| T::of(sum_dy_xc[ch] * rstd[ch])).collect();
     let dbias = sum_dy.iter().map(|&s| T::of(s)).collect();
     (dx, dweight, dbias)

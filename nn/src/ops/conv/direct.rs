@@ -21,7 +21,7 @@ const PB: usize = 6;
 const PARALLEL_WORK: usize = 1 << 18;
 
 /// Input elements of the padded images one part works on at a time (a few images, kept in L1 / L2).
-const CHUNK_ELEMENTS: usize = 1 << 14;
+pub(super) const CHUNK_ELEMENTS: usize = 1 << 14;
 
 /// The offsets, in a padded image, of the `k` values one output position reads, relative to the position's
 /// first; with their maximum, which bounds every read.

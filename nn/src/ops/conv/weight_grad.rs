@@ -1,13 +1,15 @@
 //! The host convolution's weight gradient as a direct kernel: `dw[o, tap] = Σ over images and output positions
-//! of dy[o, position] · x[tap of position]`, with no im2col matrix. The output's gradient is repacked once as
-//! `OB` channels per position; each item of work is a block of `KB` taps × `OB` channels held in registers
-//! while every position of the batch streams past, reading the input through the same tap offsets as the
-//! forward's kernel (`direct.rs`).
+//! of dy[o, position] · x[tap of position]`, with no im2col matrix. The batch is split into units of whole
+//! images, each with its own partial sums; a unit walks its images a chunk at a time (the chunk's input padded
+//! and its output gradient repacked as `OB` channels per position, both in a scratch that stays in cache), and
+//! for each block of `KB` taps × `OB` channels streams the chunk's positions past accumulators held in
+//! registers, reading the input through the same tap offsets as the forward's kernel (`direct.rs`). The units'
+//! partial sums are added in unit order at the end, so the result does not depend on the thread count.
 
 use super::super::float::Float;
 use super::super::map::multiversion;
-use super::direct::{Taps, block_width};
-use super::{Geometry, Padded};
+use super::Geometry;
+use super::direct::{CHUNK_ELEMENTS, Taps, block_width};
 use crate::threads;
 
 /// Taps per item of work: `KB × 2` vector accumulators, as the forward's positions per block.
@@ -16,21 +18,40 @@ const KB: usize = 6;
 /// Multiply-adds below which the gradient runs on the calling thread (the forward's threshold).
 const PARALLEL_WORK: usize = 1 << 18;
 
-/// What every item of work reads.
+/// The most units the batch is split into: enough pieces for the threads to share them out, few enough
+/// that the partial sums (one gradient's worth each) stay small.
+const MAX_UNITS: usize = 16;
+
+/// What every unit reads.
 struct Plan<'a, T> {
-    /// The padded input, `(n, c, hp, wp)`.
+    geo: &'a Geometry,
+    /// The input, `(n, c, h, w)`.
     x: &'a [T],
-    /// The output's gradient as `[group][block of OB channels][position][OB]`, zeros past a group's channels.
-    dy: Vec<T>,
-    /// The index in `x` of the first value each position (image-major) reads, in group 0.
-    bases: Vec<usize>,
+    /// The output's gradient, `(n, o, ho, wo)`.
+    dy: &'a [T],
     taps: Taps,
     /// Channels per block (see `direct::block_width`).
     ob: usize,
     /// Blocks of channels per group.
     blocks: usize,
-    /// Offset in `x` between the first channels of consecutive groups.
-    group_shift: usize,
+    /// Size of a padded plane, `(hp, wp)`; the input's own when it has no padding.
+    padded: (usize, usize),
+    /// Whether the input is read in place (no padding to add).
+    in_place: bool,
+    /// Images per chunk.
+    chunk: usize,
+    /// Units the batch is split into.
+    units: usize,
+    /// The index in a chunk's padded input of the first value each of its positions (image-major) reads, in
+    /// group 0, for a whole chunk.
+    bases: Vec<usize>,
+}
+
+impl<T> Plan<'_, T> {
+    /// Items of work per unit and chunk: one per (group, block of channels, block of taps).
+    fn items(&self) -> usize {
+        self.geo.g * self.blocks * self.taps.offsets.len().div_ceil(KB)
+    }
 }
 
 /// The weight's gradient `(o, c / groups, kh, kw)` of a convolution of `x` from the output's gradient `dy`
@@ -46,49 +67,47 @@ pub(super) fn weight_grad<T: Float>(geo: &Geometry, x: &[T], dy: &[T], dw: &mut 
         dw.fill(T::ZERO);
         return;
     }
-    let padded = Padded::new(geo, x);
-    let plane = padded.h * padded.w;
+    let (hp, wp) = super::padded_size(geo);
+    let plane = hp * wp;
     let ob = block_width::<T>(og);
-    let blocks = og.div_ceil(ob);
-    let positions = n * p;
-    let mut packed = vec![T::ZERO; g * blocks * positions * ob];
-    for ni in 0..n {
-        for channel in 0..o {
-            let (gi, oi) = (channel / og, channel % og);
-            let (block, j) = (gi * blocks + oi / ob, oi % ob);
-            let src = &dy[(ni * o + channel) * p..(ni * o + channel + 1) * p];
-            for (pi, &v) in src.iter().enumerate() {
-                packed[(block * positions + ni * p + pi) * ob + j] = v;
-            }
-        }
-    }
-    let mut bases = Vec::with_capacity(positions);
-    for ni in 0..n {
+    let chunk = (CHUNK_ELEMENTS / (geo.c * plane).max(1)).clamp(1, n);
+    let mut bases = Vec::with_capacity(chunk * p);
+    for ni in 0..chunk {
         for oh in 0..geo.ho {
             for ow in 0..geo.wo {
-                bases.push(ni * geo.c * plane + oh * geo.stride[0] * padded.w + ow * geo.stride[1]);
+                bases.push(ni * geo.c * plane + oh * geo.stride[0] * wp + ow * geo.stride[1]);
             }
         }
     }
     let plan = Plan {
-        x: &padded.data,
-        dy: packed,
-        bases,
-        taps: Taps::new(geo, plane, padded.w),
+        geo,
+        x,
+        dy,
+        taps: Taps::new(geo, plane, wp),
         ob,
-        blocks,
-        group_shift: cg * plane,
+        blocks: og.div_ceil(ob),
+        padded: (hp, wp),
+        in_place: super::reads_in_place(geo),
+        chunk,
+        units: n.div_ceil(chunk).min(MAX_UNITS),
+        bases,
     };
-    // One item per (group, block of channels, block of taps), each `KB × OB` values.
-    let items = g * blocks * k.div_ceil(KB);
-    let mut results = vec![T::ZERO; items * KB * ob];
-    let parts = threads::parts_for(positions * o * k, PARALLEL_WORK);
-    threads::for_each_piece(&mut results, KB * ob, parts, |at, piece| {
-        run_items(&plan, at / (KB * ob), piece);
+    let sums = plan.items() * KB * ob;
+    let mut partials = vec![T::ZERO; plan.units * sums];
+    let parts = threads::parts_for(n * p * o * k, PARALLEL_WORK);
+    threads::for_each_piece(&mut partials, sums, parts, |at, piece| {
+        run_units(&plan, at / sums, piece)
     });
-    for (item, values) in results.chunks(KB * ob).enumerate() {
-        let (block, t0) = (item / k.div_ceil(KB), (item % k.div_ceil(KB)) * KB);
-        let (gi, bi) = (block / blocks, block % blocks);
+    let (total, rest) = partials.split_at_mut(sums);
+    for partial in rest.chunks(sums) {
+        for (t, &v) in total.iter_mut().zip(partial) {
+            *t = *t + v;
+        }
+    }
+    let tap_blocks = k.div_ceil(KB);
+    for (item, values) in total.chunks(KB * ob).enumerate() {
+        let (block, t0) = (item / tap_blocks, (item % tap_blocks) * KB);
+        let (gi, bi) = (block / plan.blocks, block % plan.blocks);
         for (t, row) in values.chunks(ob).enumerate().take(k - t0) {
             for (j, &v) in row.iter().enumerate().take(og - bi * ob) {
                 dw[(gi * og + bi * ob + j) * k + t0 + t] = v;
@@ -97,51 +116,101 @@ pub(super) fn weight_grad<T: Float>(geo: &Geometry, x: &[T], dy: &[T], dw: &mut 
     }
 }
 
-multiversion! {
-    fn run_items<T: Float>(plan: &Plan<'_, T>, first: usize, out: &mut [T]) {
-        match plan.ob {
-            4 => items::<T, 4>(plan, first, out),
-            8 => items::<T, 8>(plan, first, out),
-            _ => items::<T, 16>(plan, first, out),
+/// The partial sums of units `first..` into `out`, one gradient's worth of items each.
+fn run_units<T: Float>(plan: &Plan<'_, T>, first: usize, out: &mut [T]) {
+    let geo = plan.geo;
+    let (n, c, h, w, o, p) = (geo.n, geo.c, geo.h, geo.w, geo.o, geo.ho * geo.wo);
+    let (hp, wp) = plan.padded;
+    let og = o / geo.g;
+    let (ob, blocks) = (plan.ob, plan.blocks);
+    // A chunk's padded images (borders zeroed once, interiors overwritten chunk by chunk) and its output
+    // gradient as `[group][block of OB channels][position][OB]`, each block `chunk · p` positions long; the
+    // lanes past a group's last channel stay zero.
+    let mut padded = if plan.in_place {
+        Vec::new()
+    } else {
+        vec![T::ZERO; plan.chunk * c * hp * wp]
+    };
+    let mut packed = vec![T::ZERO; geo.g * blocks * plan.chunk * p * ob];
+    let sums = plan.items() * KB * ob;
+    for (u, sums) in out.chunks_mut(sums).enumerate() {
+        let unit = first + u;
+        let images = unit * n / plan.units..(unit + 1) * n / plan.units;
+        for n0 in images.clone().step_by(plan.chunk) {
+            let nb = plan.chunk.min(images.end - n0);
+            let src = &plan.x[n0 * c * h * w..(n0 + nb) * c * h * w];
+            let xp: &[T] = if plan.in_place {
+                src
+            } else {
+                super::pad_planes(geo, src, &mut padded);
+                &padded[..nb * c * hp * wp]
+            };
+            for ni in 0..nb {
+                for channel in 0..o {
+                    let (gi, oi) = (channel / og, channel % og);
+                    let (block, j) = (gi * blocks + oi / ob, oi % ob);
+                    let at = (n0 + ni) * o + channel;
+                    let rows = &mut packed[(block * plan.chunk + ni) * p * ob..];
+                    for (row, &v) in rows.chunks_mut(ob).zip(&plan.dy[at * p..(at + 1) * p]) {
+                        row[j] = v;
+                    }
+                }
+            }
+            accumulate(plan, xp, &packed, nb * p, sums);
         }
     }
 }
 
-/// Items `first..` of the gradient into `out`, `KB × OB` values each (tap-major).
+multiversion! {
+    fn accumulate<T: Float>(plan: &Plan<'_, T>, xp: &[T], packed: &[T], positions: usize, sums: &mut [T]) {
+        match plan.ob {
+            4 => items::<T, 4>(plan, xp, packed, positions, sums),
+            8 => items::<T, 8>(plan, xp, packed, positions, sums),
+            _ => items::<T, 16>(plan, xp, packed, positions, sums),
+        }
+    }
+}
+
+/// Adds every item's sums over the first `positions` positions of a chunk (`xp` its padded input, `packed`
+/// its repacked output gradient) into `sums`, `KB × OB` values per item (tap-major).
 #[inline(always)]
-fn items<T: Float, const OB: usize>(plan: &Plan<'_, T>, first: usize, out: &mut [T]) {
+fn items<T: Float, const OB: usize>(plan: &Plan<'_, T>, xp: &[T], packed: &[T], positions: usize, sums: &mut [T]) {
     let k = plan.taps.offsets.len();
     let tap_blocks = k.div_ceil(KB);
-    let positions = plan.bases.len();
-    let last_base = plan.bases.last().copied().unwrap_or(0);
-    for (i, out) in out.chunks_mut(KB * OB).enumerate() {
-        let item = first + i;
+    let (hp, wp) = plan.padded;
+    let group_shift = (plan.geo.c / plan.geo.g) * hp * wp;
+    let block_len = plan.chunk * (plan.geo.ho * plan.geo.wo) * OB;
+    let bases = &plan.bases[..positions];
+    let last_base = bases.last().copied().unwrap_or(0);
+    for (item, sums) in sums.chunks_mut(KB * OB).enumerate() {
         let (block, t0) = (item / tap_blocks, (item % tap_blocks) * KB);
-        let shift = (block / plan.blocks) * plan.group_shift;
+        let shift = (block / plan.blocks) * group_shift;
         let taps = &plan.taps.offsets[t0..(t0 + KB).min(k)];
         // Past the last tap, repeat it: its sums are computed and dropped.
         let mut offsets = [taps[taps.len() - 1]; KB];
         offsets[..taps.len()].copy_from_slice(taps);
-        let (dy, _) = plan.dy[block * positions * OB..(block + 1) * positions * OB].as_chunks::<OB>();
+        let (dy, _) = packed[block * block_len..block * block_len + positions * OB].as_chunks::<OB>();
         assert!(
-            last_base + shift + plan.taps.max < plan.x.len(),
+            last_base + shift + plan.taps.max < xp.len(),
             "conv2d: the padded input does not hold every patch"
         );
-        let x = plan.x.as_ptr();
+        let x = xp.as_ptr();
         let mut acc = [[T::ZERO; OB]; KB];
-        for (dy, &base) in dy.iter().zip(&plan.bases) {
+        for (dy, &base) in dy.iter().zip(bases) {
             let at = base + shift;
             for (acc, &offset) in acc.iter_mut().zip(&offsets) {
                 // Volatile for the reason the forward's kernel gives (no AVX-512 gather).
                 // SAFETY: `base <= last_base` (the bases grow with the position) and `offset <= taps.max`
                 // (`Taps::new` made it the maximum), so `at + offset <= last_base + shift + taps.max`, which
-                // the assertion above holds below `x.len()`: an index of the initialized, aligned `x`.
+                // the assertion above holds below `xp.len()`: an index of the initialized, aligned `xp`.
                 let v = unsafe { std::ptr::read_volatile(x.add(at + offset)) };
                 for (acc, &d) in acc.iter_mut().zip(dy) {
                     *acc = *acc + v * d;
                 }
             }
         }
-        out.copy_from_slice(acc.as_flattened());
+        for (s, &a) in sums.iter_mut().zip(acc.as_flattened()) {
+            *s = *s + a;
+        }
     }
 }
