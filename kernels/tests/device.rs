@@ -25,6 +25,13 @@ fn download(buffer: &GpuBuffer) -> Vec<f32> {
     bytemuck::pod_collect_to_vec(&buffer.to_bytes().unwrap())
 }
 
+/// Deterministic `f32` values in `[-2, 2]`: `2 sin((i + phase) · 0.37)` for `i < len`.
+fn values(len: usize, phase: f64) -> Vec<f32> {
+    (0..len)
+        .map(|i| (2.0 * ((i as f64 + phase) * 0.37).sin()) as f32)
+        .collect()
+}
+
 #[test]
 fn relu_forward_backward_and_in_place() {
     let Some(dev) = device() else { return };
@@ -155,11 +162,6 @@ fn hardswish_backward_at_each_piece() {
 fn tiled_and_direct_products_equal_an_f64_product() {
     use kernels::linear::{Kernel, linear_on, matmul_on};
     let Some(dev) = device() else { return };
-    let values = |len: usize, phase: f64| -> Vec<f32> {
-        (0..len)
-            .map(|i| (2.0 * ((i as f64 + phase) * 0.37).sin()) as f32)
-            .collect()
-    };
     let check = |what: &str, got: Vec<f32>, want: &[f64]| {
         assert_eq!(got.len(), want.len(), "{what}");
         for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
@@ -248,11 +250,6 @@ fn channels_last_and_direct_convolutions_equal_an_f64_convolution() {
     use kernels::channels_last_conv;
     use kernels::conv2d::{Geometry, conv2d};
     let Some(dev) = device() else { return };
-    let values = |len: usize, phase: f64| -> Vec<f32> {
-        (0..len)
-            .map(|i| (2.0 * ((i as f64 + phase) * 0.37).sin()) as f32)
-            .collect()
-    };
     // (batch, channels, h, w, out_channels, groups, kernel, padding, stride, dilation, bias)
     let cases = [
         (2, 3, 7, 6, 4, 1, [3, 3], [1, 1], [1, 1], [1, 1], true),

@@ -177,6 +177,14 @@ def dynamics():
             with torch.no_grad():
                 t = median_seconds(lambda: F.conv2d(x, w, b, stride, pad), 200)
             print(f"conv2d {name}, {n} thread(s): {t * 1e6:.1f} us")
+        torch.set_num_threads(threads)
+        # The backward of sum(dy * conv2d(x, w, b)) with only the weight (and bias), or only the input,
+        # requiring its gradient: nn's rows "forward + weight gradient" / "forward + input gradient".
+        dy = torch.randn(F.conv2d(x, w, None, stride, pad).shape)
+        for of, x_grad in [("weight", False), ("input", True)]:
+            xg, wg, bg = (t.detach().clone().requires_grad_(r) for t, r in [(x, x_grad), (w, not x_grad), (b, not x_grad)])
+            t = median_seconds(lambda: F.conv2d(xg, wg, bg, stride, pad).backward(dy), 200)
+            print(f"conv2d {name}, forward + {of} gradient, {threads} thread(s): {t * 1e6:.1f} us")
     torch.set_num_threads(threads)
     # The model's conv -> batch norm -> relu in eval, as three modules and with torch.nn.utils.fusion's fold.
     conv, bn = nn.Conv2d(18, 16, 3, padding=1, bias=False).eval(), nn.BatchNorm2d(16).eval()
