@@ -277,12 +277,14 @@ impl Checkpoint {
             None => PytorchReader::new(path),
         }
         .map_err(reader_error)?;
+        // The pickle's bytes, read once for the two scans below.
+        let pickle = pickle_bytes(path);
         if options.key.is_none() {
-            check_weights_at_top(path, &name, reader_error)?;
+            check_weights_at_top(path, &name, pickle.as_ref(), reader_error)?;
         }
         let is_zip = reader.metadata().format_type == pytorch_reader::FileFormat::Zip;
         let names: Vec<String> = reader.keys();
-        let order = saved_order(path, names.iter());
+        let order = saved_order(pickle.as_ref(), names.iter());
         let mut tensors: Vec<(TensorInfo, pytorch_reader::Tensor)> = reader
             .into_tensors()
             .into_iter()
@@ -334,14 +336,20 @@ impl Checkpoint {
 }
 
 /// Refuses a checkpoint whose top level holds no tensor but holds dicts or lists that do: the weights are
-/// nested, and the error lists the top-level keys (suggesting the one that most likely holds them).
-fn check_weights_at_top(path: &Path, name: &str, reader_error: impl Fn(PytorchError) -> Error) -> Result<()> {
+/// nested, and the error lists the top-level keys (suggesting the one that most likely holds them). `pickle` is
+/// [`pickle_bytes`]'s.
+fn check_weights_at_top(
+    path: &Path,
+    name: &str,
+    pickle: Option<&(Vec<u8>, bool)>,
+    reader_error: impl Fn(PytorchError) -> Error,
+) -> Result<()> {
     let PickleValue::Dict(top) = PytorchReader::read_pickle_data(path, None).map_err(reader_error)? else {
         return Ok(());
     };
     let counts: Vec<(&String, usize)> = top.iter().map(|(k, v)| (k, count_tensors(v))).collect();
     let at_top = top.values().any(is_tensor);
-    if at_top || counts.iter().all(|(_, n)| *n == 0) || pickled_module(path) {
+    if at_top || counts.iter().all(|(_, n)| *n == 0) || pickled_module(pickle) {
         return Ok(());
     }
     let mut keys: Vec<String> = top.keys().cloned().collect();
@@ -379,12 +387,16 @@ fn count_tensors(value: &PickleValue) -> usize {
 /// Each name's rank in the order the checkpoint's pickle first names it, which is the order of the dict that
 /// was saved (`state_dict()`'s): pytorch-reader gives its tensors in a hash map. A name the pickle does not
 /// hold as one string (a path through nested dicts) gets no rank and is sorted after the others by key.
-fn saved_order<'a>(path: &Path, names: impl Iterator<Item = &'a String>) -> HashMap<&'a str, usize> {
-    let Some((pickle, _)) = pickle_bytes(path) else {
+/// `pickle` is [`pickle_bytes`]'s.
+fn saved_order<'a>(
+    pickle: Option<&(Vec<u8>, bool)>,
+    names: impl Iterator<Item = &'a String>,
+) -> HashMap<&'a str, usize> {
+    let Some((pickle, _)) = pickle else {
         return HashMap::new();
     };
     let mut found: Vec<(usize, &str)> = names
-        .filter_map(|name| first_string_position(&pickle, name).map(|at| (at, name.as_str())))
+        .filter_map(|name| first_string_position(pickle, name).map(|at| (at, name.as_str())))
         .collect();
     found.sort_unstable();
     found
@@ -428,10 +440,11 @@ fn pickle_bytes(path: &Path) -> Option<(Vec<u8>, bool)> {
 
 /// Whether the checkpoint is a whole pickled module (`torch.save(model)`), whose top level pytorch-reader reads as
 /// the module's children: its keys are the module's `state_dict()` keys, not a nesting to choose from.
-fn pickled_module(path: &Path) -> bool {
+/// `pickle` is [`pickle_bytes`]'s.
+fn pickled_module(pickle: Option<&(Vec<u8>, bool)>) -> bool {
     // Only a zip archive: pytorch-reader refuses a legacy one (it names the module's classes by persistent ids).
-    match pickle_bytes(path) {
-        Some((pickle, true)) => layout::root_is_module(&pickle),
+    match pickle {
+        Some((pickle, true)) => layout::root_is_module(pickle),
         _ => false,
     }
 }
