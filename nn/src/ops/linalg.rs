@@ -77,41 +77,89 @@ impl Op for Linear {
         let x = inputs[1].requires_grad().then(|| Saved::new(inputs[0]));
         let x_shape = inputs[0].shape().clone();
         Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
-            // As matrices: g [rows, out], x [rows, in], w [out, in]; every product is a `linear`, which runs
-            // on devices too.
+            // As matrices: g [rows, out], x [rows, in], w [out, in].
             let g2 = g[0].reshape([rows, out_f])?;
             let dx = match (needs[0], &w) {
                 (true, Some(w)) => {
-                    let wt = w.get("linear")?.transpose(0, 1)?;
-                    Some(g2.linear(&wt, None)?.reshape(x_shape.clone())?)
+                    let w = w.get("linear")?;
+                    Some(run(&LinearGrad::Input, &[&g2, w])?.reshape(x_shape.clone())?)
                 }
                 _ => None,
             };
-            let need_bias = needs.get(2).copied().unwrap_or(false);
-            let g2t = if needs[1] || need_bias {
-                Some(g2.transpose(0, 1)?)
-            } else {
-                None
-            };
-            let dw = match (&g2t, &x) {
-                (Some(g2t), Some(x)) if needs[1] => {
-                    Some(g2t.linear(&x.get("linear")?.reshape([rows, in_f])?.transpose(0, 1)?, None)?)
+            let dw = match (needs[1], &x) {
+                (true, Some(x)) => {
+                    let x = x.get("linear")?.reshape([rows, in_f])?;
+                    Some(run(&LinearGrad::Weight, &[&g2, &x])?)
                 }
                 _ => None,
             };
             let mut grads = vec![dx, dw];
             if needs.len() > 2 {
-                let db = match &g2t {
-                    Some(g2t) if need_bias => {
-                        let ones = Tensor::ones([1, rows], g2.dtype()).to_device(g2.device())?;
-                        Some(g2t.linear(&ones, None)?.reshape([out_f])?)
-                    }
-                    _ => None,
-                };
-                grads.push(db);
+                grads.push(needs[2].then(|| g2.sum_dims(&[0], false)).transpose()?);
             }
             Ok(grads)
         }))
+    }
+}
+
+/// A gradient of `linear` from the output's gradient `g` (`[rows, out]`): the input's, `g @ w` (`[rows, in]`),
+/// from inputs `[g, w]`; the weight's, `gᵀ @ x` (`[out, in]`), from `[g, x]`. On the CPU one product that reads
+/// the transposed operand in place; on a device the same products as `linear`s of transposed copies.
+#[derive(Clone, Copy)]
+enum LinearGrad {
+    Input,
+    Weight,
+}
+
+impl Op for LinearGrad {
+    type Output = Tensor;
+    const NAME: &'static str = "linear_backward";
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        let (g, other) = (inputs[0], inputs[1]);
+        let (rows, out_f, in_f) = (g.shape()[0], g.shape()[1], other.shape()[1]);
+        let dtype = g.dtype();
+        fn product<T: Float>(of: LinearGrad, g: &[T], other: &[T], rows: usize, out_f: usize, in_f: usize) -> Vec<T> {
+            let g = Mat::row_major(g, rows, out_f);
+            match of {
+                LinearGrad::Input => {
+                    let mut dx = vec![T::default(); rows * in_f];
+                    T::gemm(T::ONE, g, Mat::row_major(other, out_f, in_f), T::default(), &mut dx);
+                    dx
+                }
+                LinearGrad::Weight => {
+                    let mut dw = vec![T::default(); out_f * in_f];
+                    T::gemm(T::ONE, g.t(), Mat::row_major(other, rows, in_f), T::default(), &mut dw);
+                    dw
+                }
+            }
+        }
+        let shape = match self {
+            LinearGrad::Input => Shape::from([rows, in_f]),
+            LinearGrad::Weight => Shape::from([out_f, in_f]),
+        };
+        with_float_type!(dtype, T => {
+            let gs = g.float_ref::<T>(Self::NAME)?;
+            let os = other.float_ref::<T>(Self::NAME)?;
+            Tensor::from_computed(product::<T>(*self, &gs, &os, rows, out_f, in_f), shape, dtype)
+        })
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let (g, other) = (inputs[0], inputs[1]);
+        match self {
+            LinearGrad::Input => g.linear(&other.transpose(0, 1)?, None),
+            LinearGrad::Weight => g.transpose(0, 1)?.linear(&other.transpose(0, 1)?, None),
+        }
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let g = probe_tensor(&[3, 4], 0.0, dtype)?;
+        let (w, x) = (probe_tensor(&[4, 5], 1.0, dtype)?, probe_tensor(&[3, 5], 2.0, dtype)?);
+        Ok(vec![
+            (LinearGrad::Input, vec![g.clone(), w]),
+            (LinearGrad::Weight, vec![g, x]),
+        ])
     }
 }
 
