@@ -859,6 +859,15 @@ fn conv2d_weight_gradient_of_a_batch_spanning_many_chunks_is_the_sum_by_definiti
             let dy = values(y.shape().dims(), 2.5);
             y.backward_with(&dy.to_dtype(dtype).unwrap()).unwrap();
             let got = w.grad().unwrap().to_vec_f64().unwrap();
+            // The units' partial sums are added in a fixed order: one thread gives the same bits.
+            nn::set_num_threads(1);
+            let w1 = w.detach().requires_grad_(true).unwrap();
+            conv2d(&x.to_dtype(dtype).unwrap(), &w1, None, &opts)
+                .unwrap()
+                .backward_with(&dy.to_dtype(dtype).unwrap())
+                .unwrap();
+            nn::set_num_threads(0);
+            assert_eq!(w1.grad().unwrap().to_vec_f64().unwrap(), got, "{what}: one thread");
             let (xv, dyv) = (x.to_vec_f64().unwrap(), dy.to_vec_f64().unwrap());
             let want = conv2d_weight_grad_by_definition(&xv, xs, &dyv, ws, stride, padding, groups);
             // Each sum has up to n·ho·wo terms of magnitude below 4: f64 keeps ~1e-15 of it, f32 ~1e-7.
