@@ -439,6 +439,39 @@ fn reads_in_place(geo: &Geometry) -> bool {
     geo.pt == 0 && geo.pl == 0 && padded_size(geo) == (geo.h, geo.w)
 }
 
+/// The images of a chunk as the host kernels read them: in place where the convolution needs no padding
+/// ([`reads_in_place`]), else copied into padded planes ([`padded_size`]) whose borders were zeroed once.
+struct PaddedChunks<T> {
+    padded: Vec<T>,
+    in_place: bool,
+}
+
+impl<T: Float> PaddedChunks<T> {
+    /// Room for chunks of up to `images` images.
+    fn new(geo: &Geometry, images: usize) -> PaddedChunks<T> {
+        let in_place = reads_in_place(geo);
+        let (hp, wp) = padded_size(geo);
+        let padded = if in_place {
+            Vec::new()
+        } else {
+            vec![T::ZERO; images * geo.c * hp * wp]
+        };
+        PaddedChunks { padded, in_place }
+    }
+
+    /// Images `n0..n0 + nb` of `x` (`(n, c, h, w)`) as `(nb, c, hp, wp)`.
+    fn images<'a>(&'a mut self, geo: &Geometry, x: &'a [T], n0: usize, nb: usize) -> &'a [T] {
+        let image = geo.c * geo.h * geo.w;
+        let src = &x[n0 * image..(n0 + nb) * image];
+        if self.in_place {
+            return src;
+        }
+        pad_planes(geo, src, &mut self.padded);
+        let (hp, wp) = padded_size(geo);
+        &self.padded[..nb * geo.c * hp * wp]
+    }
+}
+
 /// Copies the input planes of `x` into the interiors of the padded planes ([`padded_size`]) of `padded`, `pt`
 /// rows and `pl` columns in; the borders are left as they are (zeros the caller wrote once). The one padding
 /// step of the forward's and the weight gradient's chunks.

@@ -10,7 +10,7 @@
 
 use super::super::float::Float;
 use super::super::map::multiversion;
-use super::Geometry;
+use super::{Geometry, PaddedChunks};
 use crate::threads;
 
 /// Output positions per block of the kernel: `PB × 2` vector accumulators (12 of AVX2's 16 registers).
@@ -75,8 +75,6 @@ struct Plan<'a, T> {
     ob: usize,
     /// Size of a padded plane, `(hp, wp)`; the input's own when it has no padding.
     padded: (usize, usize),
-    /// Whether the input is read in place (no padding to add).
-    in_place: bool,
     /// Images per chunk of a part.
     chunk: usize,
 }
@@ -88,7 +86,6 @@ pub(super) fn conv2d<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Opti
         return;
     }
     let (hp, wp) = super::padded_size(geo);
-    let in_place = super::reads_in_place(geo);
     let plane = hp * wp;
     let ob = block_width::<T>(geo.o / geo.g);
     let (packed, biases) = pack(geo, weight, bias, ob);
@@ -100,7 +97,6 @@ pub(super) fn conv2d<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Opti
         taps: Taps::new(geo, plane, wp),
         ob,
         padded: (hp, wp),
-        in_place,
         chunk: (CHUNK_ELEMENTS / (c * plane).max(1)).max(1),
     };
     let work = n * o * p * (c / geo.g) * geo.kh * geo.kw;
@@ -119,27 +115,10 @@ pub(super) fn block_width<T>(group_outputs: usize) -> usize {
 
 /// The images `first..` whose outputs `out` holds (whole images), chunk by chunk.
 fn run_part<T: Float>(plan: &Plan<'_, T>, first: usize, out: &mut [T]) {
-    let geo = plan.geo;
-    let (c, h, w) = (geo.c, geo.h, geo.w);
-    let (hp, wp) = plan.padded;
-    let per_image = geo.o * geo.ho * geo.wo;
-    let images = out.len() / per_image;
-    // The padded images of a chunk: borders zeroed once, interiors overwritten chunk by chunk.
-    let mut padded = if plan.in_place {
-        Vec::new()
-    } else {
-        vec![T::ZERO; plan.chunk.min(images) * c * hp * wp]
-    };
+    let per_image = plan.geo.o * plan.geo.ho * plan.geo.wo;
+    let mut chunks = PaddedChunks::new(plan.geo, plan.chunk.min(out.len() / per_image));
     for (ci, out) in out.chunks_mut(plan.chunk * per_image).enumerate() {
-        let n0 = first + ci * plan.chunk;
-        let nb = out.len() / per_image;
-        let src = &plan.x[n0 * c * h * w..(n0 + nb) * c * h * w];
-        let xp: &[T] = if plan.in_place {
-            src
-        } else {
-            super::pad_planes(geo, src, &mut padded);
-            &padded[..nb * c * hp * wp]
-        };
+        let xp = chunks.images(plan.geo, plan.x, first + ci * plan.chunk, out.len() / per_image);
         run_chunk(plan, xp, out);
     }
 }

@@ -8,8 +8,8 @@
 
 use super::super::float::Float;
 use super::super::map::multiversion;
-use super::Geometry;
 use super::direct::{CHUNK_ELEMENTS, Taps, block_width};
+use super::{Geometry, PaddedChunks};
 use crate::threads;
 
 /// Taps per item of work: `KB × 2` vector accumulators, as the forward's positions per block.
@@ -36,8 +36,6 @@ struct Plan<'a, T> {
     blocks: usize,
     /// Size of a padded plane, `(hp, wp)`; the input's own when it has no padding.
     padded: (usize, usize),
-    /// Whether the input is read in place (no padding to add).
-    in_place: bool,
     /// Images per chunk.
     chunk: usize,
     /// Units the batch is split into.
@@ -87,7 +85,6 @@ pub(super) fn weight_grad<T: Float>(geo: &Geometry, x: &[T], dy: &[T], dw: &mut 
         ob,
         blocks: og.div_ceil(ob),
         padded: (hp, wp),
-        in_place: super::reads_in_place(geo),
         chunk,
         units: n.div_ceil(chunk).min(MAX_UNITS),
         bases,
@@ -119,18 +116,12 @@ pub(super) fn weight_grad<T: Float>(geo: &Geometry, x: &[T], dy: &[T], dw: &mut 
 /// The partial sums of units `first..` into `out`, one gradient's worth of items each.
 fn run_units<T: Float>(plan: &Plan<'_, T>, first: usize, out: &mut [T]) {
     let geo = plan.geo;
-    let (n, c, h, w, o, p) = (geo.n, geo.c, geo.h, geo.w, geo.o, geo.ho * geo.wo);
-    let (hp, wp) = plan.padded;
+    let (n, o, p) = (geo.n, geo.o, geo.ho * geo.wo);
     let og = o / geo.g;
     let (ob, blocks) = (plan.ob, plan.blocks);
-    // A chunk's padded images (borders zeroed once, interiors overwritten chunk by chunk) and its output
-    // gradient as `[group][block of OB channels][position][OB]`, each block `chunk · p` positions long; the
-    // lanes past a group's last channel stay zero.
-    let mut padded = if plan.in_place {
-        Vec::new()
-    } else {
-        vec![T::ZERO; plan.chunk * c * hp * wp]
-    };
+    // A chunk's images, padded, and its output gradient as `[group][block of OB channels][position][OB]`, each
+    // block `chunk · p` positions long; the lanes past a group's last channel stay zero.
+    let mut chunks = PaddedChunks::new(geo, plan.chunk);
     let mut packed = vec![T::ZERO; geo.g * blocks * plan.chunk * p * ob];
     let sums = plan.items() * KB * ob;
     for (u, sums) in out.chunks_mut(sums).enumerate() {
@@ -138,13 +129,7 @@ fn run_units<T: Float>(plan: &Plan<'_, T>, first: usize, out: &mut [T]) {
         let images = unit * n / plan.units..(unit + 1) * n / plan.units;
         for n0 in images.clone().step_by(plan.chunk) {
             let nb = plan.chunk.min(images.end - n0);
-            let src = &plan.x[n0 * c * h * w..(n0 + nb) * c * h * w];
-            let xp: &[T] = if plan.in_place {
-                src
-            } else {
-                super::pad_planes(geo, src, &mut padded);
-                &padded[..nb * c * hp * wp]
-            };
+            let xp = chunks.images(geo, plan.x, n0, nb);
             for ni in 0..nb {
                 for channel in 0..o {
                     let (gi, oi) = (channel / og, channel % og);
