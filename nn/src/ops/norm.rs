@@ -142,7 +142,7 @@ fn per_channel(acc: &[f64], inner: usize) -> impl Iterator<Item = f64> + '_ {
 }
 
 /// Each channel's value repeated over its `inner` positions: `(c, inner)`.
-fn spread(per_channel: &[f64], inner: usize) -> Vec<f64> {
+fn spread<V: Copy>(per_channel: &[V], inner: usize) -> Vec<V> {
     per_channel
         .iter()
         .flat_map(|&v| std::iter::repeat_n(v, inner))
@@ -531,13 +531,8 @@ fn batch_norm_grads<T: Float>(
         .collect();
     // Spread over an image's positions (as the sums above), so that the loop runs over whole images: a
     // channel's positions alone are too few for vectors in small maps (9 in the reference model's 3 × 3).
-    let spread_column = |i: usize| -> Vec<T> {
-        coefficients
-            .iter()
-            .flat_map(|cs| std::iter::repeat_n(cs[i], inner))
-            .collect()
-    };
-    let [k, slope, shift, centre] = [0, 1, 2, 3].map(spread_column);
+    let column = |i: usize| spread(&coefficients.iter().map(|cs| cs[i]).collect::<Vec<T>>(), inner);
+    let [k, slope, shift, centre] = [0, 1, 2, 3].map(column);
     let mut dx = vec![T::ZERO; x.len()];
     normalized_gradient(x, dy, [&k, &slope, &shift, &centre], &mut dx);
     let dweight = (0..c).map(|ch| T::of(sum_dy_xc[ch] * rstd[ch])).collect();

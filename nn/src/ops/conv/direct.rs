@@ -106,6 +106,20 @@ pub(super) fn conv2d<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Opti
     });
 }
 
+/// For each output position of `images` images (image-major), the index in their padded input, `(images, c,
+/// plane)` with padded rows `wp` long, of the first value it reads, in group 0.
+pub(super) fn position_bases(geo: &Geometry, images: usize, wp: usize, plane: usize) -> Vec<usize> {
+    let mut bases = Vec::with_capacity(images * geo.ho * geo.wo);
+    for ni in 0..images {
+        for oh in 0..geo.ho {
+            for ow in 0..geo.wo {
+                bases.push(ni * geo.c * plane + oh * geo.stride[0] * wp + ow * geo.stride[1]);
+            }
+        }
+    }
+    bases
+}
+
 /// Output channels per block: two AVX2 vectors of `T` (16 `f32`, 8 `f64`), or one where a group has no more
 /// output channels than that.
 pub(super) fn block_width<T>(group_outputs: usize) -> usize {
@@ -146,14 +160,7 @@ fn chunk_blocks<T: Float, const OB: usize>(plan: &Plan<'_, T>, xp: &[T], out: &m
     let nb = out.len() / (o * p);
     let blocks = og.div_ceil(OB);
     // The first value each output position reads, in group 0.
-    let mut bases = Vec::with_capacity(nb * p);
-    for ni in 0..nb {
-        for oh in 0..ho {
-            for ow in 0..wo {
-                bases.push(ni * c * plane + oh * geo.stride[0] * wp + ow * geo.stride[1]);
-            }
-        }
-    }
+    let bases = position_bases(geo, nb, wp, plane);
     for gi in 0..g {
         for bi in 0..blocks {
             let block = gi * blocks + bi;

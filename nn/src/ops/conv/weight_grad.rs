@@ -8,7 +8,7 @@
 
 use super::super::float::Float;
 use super::super::map::multiversion;
-use super::direct::{CHUNK_ELEMENTS, Taps, block_width};
+use super::direct::{CHUNK_ELEMENTS, Taps, block_width, position_bases};
 use super::{Geometry, PaddedChunks};
 use crate::threads;
 
@@ -69,14 +69,6 @@ pub(super) fn weight_grad<T: Float>(geo: &Geometry, x: &[T], dy: &[T], dw: &mut 
     let plane = hp * wp;
     let ob = block_width::<T>(og);
     let chunk = (CHUNK_ELEMENTS / (geo.c * plane).max(1)).clamp(1, n);
-    let mut bases = Vec::with_capacity(chunk * p);
-    for ni in 0..chunk {
-        for oh in 0..geo.ho {
-            for ow in 0..geo.wo {
-                bases.push(ni * geo.c * plane + oh * geo.stride[0] * wp + ow * geo.stride[1]);
-            }
-        }
-    }
     let plan = Plan {
         geo,
         x,
@@ -87,7 +79,7 @@ pub(super) fn weight_grad<T: Float>(geo: &Geometry, x: &[T], dy: &[T], dw: &mut 
         padded: (hp, wp),
         chunk,
         units: n.div_ceil(chunk).min(MAX_UNITS),
-        bases,
+        bases: position_bases(geo, chunk, wp, plane),
     };
     let sums = plan.items() * KB * ob;
     let mut partials = vec![T::ZERO; plan.units * sums];
