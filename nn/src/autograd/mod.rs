@@ -5,7 +5,7 @@
 //! the tensor in an order where every node runs after all the nodes that feed it gradients (a topological
 //! order), sums the gradients arriving at each output, and accumulates the leaves' gradients into their
 //! `.grad` (a [`Param`](crate::Param)'s too). [`grad`] returns them instead. Recording stops under
-//! [`no_grad`](crate::no_grad); the backward itself records nothing.
+//! [`no_grad`]; the backward itself records nothing.
 //!
 //! ```
 //! use nn::{DType, Tensor};

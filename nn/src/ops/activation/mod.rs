@@ -111,7 +111,7 @@ impl Activation {
 
     /// The activation of every element of `x`, in place (seen through every handle to `x`'s storage). On a
     /// tensor that requires a gradient, recorded as PyTorch records an in-place change
-    /// ([`in_place_recorded`](super::in_place_recorded)).
+    /// (`in_place_recorded`).
     pub fn forward_(&self, x: &Tensor) -> Result<()> {
         if x.requires_grad() && is_grad_enabled() {
             return super::in_place_recorded(self.name(), x, |original| self.forward(original));
