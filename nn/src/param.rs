@@ -25,6 +25,9 @@ use crate::{DType, Device, Error, Result, Shape, Tensor};
 #[derive(Clone)]
 pub struct Param {
     inner: Arc<ParamInner>,
+    /// Set while the module keeping this handle, if it has no `training` field, is in eval mode (see
+    /// [`crate::module::mode`]): a mark of the handle, not of the parameter, so tied modules keep their own.
+    held_in_eval: bool,
 }
 
 struct ParamInner {
@@ -48,6 +51,7 @@ impl Param {
                 data: RwLock::new(data),
                 meta,
             }),
+            held_in_eval: false,
         }
     }
 
@@ -155,7 +159,10 @@ impl Param {
         // A weak handle: the parameter's autograd state holds the hook, which must not keep it alive.
         let weak = Arc::downgrade(&self.inner);
         let hook = move |_: &Arc<GradMeta>| match weak.upgrade() {
-            Some(inner) => hook(&Param { inner }),
+            Some(inner) => hook(&Param {
+                inner,
+                held_in_eval: false,
+            }),
             None => Ok(()),
         };
         Ok(self.inner.meta.post_accumulate.add(Arc::new(hook)))
@@ -169,6 +176,16 @@ impl Param {
     /// An address identifying this parameter (equal for clones).
     pub fn id(&self) -> usize {
         Arc::as_ptr(&self.inner) as usize
+    }
+
+    /// Whether the module keeping this handle marked it in eval mode (see [`crate::module::mode`]).
+    pub(crate) fn held_in_eval(&self) -> bool {
+        self.held_in_eval
+    }
+
+    /// Marks this handle with its module's mode (see [`crate::module::mode`]).
+    pub(crate) fn set_held_in_eval(&mut self, eval: bool) {
+        self.held_in_eval = eval;
     }
 
     /// Whether another handle to this parameter exists (so it may be reached twice in a traversal).

@@ -1140,3 +1140,121 @@ fn deleting_slices_follows_pythons_slice_rules() {
     let err = four_linears().remove_slice(None, None, 0).unwrap_err().to_string();
     assert!(err.contains("slice step cannot be zero"), "{err}");
 }
+
+/// A leaf with a parameter and no `training` field: issue 18's example.
+#[derive(Module, Clone)]
+struct Scale {
+    weight: Param,
+}
+
+/// A leaf with a buffer only (a running mean, as batch norm keeps).
+#[derive(Module)]
+struct RunningMean {
+    mean: Tensor,
+}
+
+/// A leaf with hooks and nothing else.
+#[derive(Module)]
+struct Tap {
+    hooks: Hooks,
+}
+
+/// A model of those leaves, itself without a `training` field.
+#[derive(Module)]
+struct Leaves {
+    fc: Linear,
+    scale: Scale,
+    running: RunningMean,
+    tap: Tap,
+}
+
+fn leaves() -> Leaves {
+    Leaves {
+        fc: Linear::new(2, 2, true),
+        scale: Scale {
+            weight: Param::new(Tensor::ones([2], DType::F32)),
+        },
+        running: RunningMean {
+            mean: Tensor::zeros([2], DType::F32),
+        },
+        tap: Tap { hooks: Hooks::new() },
+    }
+}
+
+fn modes(m: &Leaves) -> [bool; 5] {
+    [
+        m.is_training(),
+        m.fc.is_training(),
+        m.scale.is_training(),
+        m.running.is_training(),
+        m.tap.is_training(),
+    ]
+}
+
+/// PyTorch's `Module.train(mode)` sets `self.training = mode` and calls `train(mode)` on every child
+/// (torch/nn/modules/module.py, 2.5.1), so every module's `training` follows `model.eval()` / `model.train()`,
+/// with or without parameters. Here a derived leaf without a `training` field keeps its mode on the handles it
+/// owns (a parameter's, a buffer's, its hooks).
+#[test]
+fn eval_reaches_derived_leaves_without_a_training_field() {
+    let mut model = leaves();
+    assert_eq!(modes(&model), [true; 5], "a new module is in training mode");
+    model.eval();
+    assert_eq!(modes(&model), [false; 5], "eval() reaches every leaf");
+    assert!(model.modules().iter().all(|m| !m.is_training()));
+    model.train(true);
+    assert_eq!(modes(&model), [true; 5]);
+    // One subtree alone, as `model.scale.eval()`.
+    model.scale.eval();
+    assert_eq!(
+        modes(&model),
+        [false, true, false, true, true],
+        "the parent reports its children"
+    );
+    model.get_submodule_mut("running").unwrap().set_training(false);
+    assert!(!model.running.is_training(), "set_training on a leaf sets its own mode");
+    assert!(model.fc.is_training() && model.tap.is_training());
+}
+
+/// The mode is the module's, like a field: it moves with the struct, a clone keeps it (as `copy.deepcopy`
+/// copies `training`), and two modules tying one parameter keep their own modes (each PyTorch module has its
+/// own `training` flag; `m2.weight = m1.weight` ties the tensor only).
+#[test]
+fn a_derived_leafs_mode_moves_with_it_and_is_its_own() {
+    let mut model = leaves();
+    model.eval();
+    let clone = model.scale.clone();
+    assert!(!clone.is_training(), "a clone keeps the mode");
+    let boxed: Box<dyn Module> = Box::new(model.scale);
+    assert!(!boxed.is_training(), "a moved module keeps its mode");
+
+    let mut a = Scale {
+        weight: Param::new(Tensor::ones([2], DType::F32)),
+    };
+    let b = Scale {
+        weight: a.weight.clone(),
+    };
+    a.eval();
+    assert!(a.weight.ptr_eq(&b.weight), "one parameter");
+    assert!(!a.is_training() && b.is_training(), "tied modules keep their own modes");
+}
+
+/// Casts, device moves and loads with `assign` replace a buffer's handle; the module stays in eval
+/// (PyTorch's `_apply` and `load_state_dict` do not touch `training`).
+#[test]
+fn casts_and_loads_keep_a_derived_leafs_mode() {
+    let mut model = leaves();
+    model.eval();
+    model.to_dtype(DType::F64).unwrap();
+    assert_eq!(modes(&model), [false; 5], "after to_dtype");
+    model.to_device(Device::Cpu).unwrap();
+    assert_eq!(modes(&model), [false; 5], "after to_device");
+    let sd = model.state_dict().deep_copy().unwrap();
+    model.load_state_dict(&sd, true, true).unwrap();
+    assert_eq!(modes(&model), [false; 5], "after a load with assign");
+    model.load_state_dict(&sd, true, false).unwrap();
+    assert_eq!(modes(&model), [false; 5], "after a load by copy");
+    model.train(true);
+    model.to_dtype(DType::F32).unwrap();
+    assert_eq!(modes(&model), [true; 5], "training mode survives the same steps");
+}

@@ -73,12 +73,18 @@ impl Entry {
 #[derive(Default)]
 pub struct Hooks {
     lists: Option<Box<[Vec<Entry>; KINDS]>>,
+    /// Set while the module keeping these hooks, if it has no `training` field, is in eval mode (see
+    /// [`crate::module::mode`]).
+    held_in_eval: bool,
 }
 
 impl Hooks {
     /// No hooks.
     pub fn new() -> Hooks {
-        Hooks { lists: None }
+        Hooks {
+            lists: None,
+            held_in_eval: false,
+        }
     }
 
     /// Whether any hook that runs around a call is registered: forward, forward-pre or backward hooks (the
@@ -141,7 +147,10 @@ impl Hooks {
                 lists[k].iter().filter(|e| e.live()).cloned().collect()
             }))
         });
-        Hooks { lists }
+        Hooks {
+            lists,
+            held_in_eval: false,
+        }
     }
 
     /// Number of hooks of every kind.
@@ -154,6 +163,16 @@ impl Hooks {
     /// Whether no hook is registered.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Whether the module keeping these hooks marked them in eval mode (see [`crate::module::mode`]).
+    pub(crate) fn held_in_eval(&self) -> bool {
+        self.held_in_eval
+    }
+
+    /// Marks these hooks with their module's mode (see [`crate::module::mode`]).
+    pub(crate) fn set_held_in_eval(&mut self, eval: bool) {
+        self.held_in_eval = eval;
     }
 }
 
@@ -172,7 +191,10 @@ impl Clone for Hooks {
                     .collect()
             }))
         });
-        Hooks { lists }
+        Hooks {
+            lists,
+            held_in_eval: self.held_in_eval,
+        }
     }
 }
 

@@ -342,7 +342,10 @@ fn apply(root: &mut dyn Module, plan: Plan, keep_old: bool) -> (Plan, Option<(St
                 Action::Copy(src) => buffer
                     .load_contents(src, self.keep_old)
                     .map_or(Action::Skip, Action::Copy),
-                Action::Assign(src) => Action::Assign(std::mem::replace(buffer, src)),
+                Action::Assign(mut src) => {
+                    src.set_held_in_eval(buffer.held_in_eval());
+                    Action::Assign(std::mem::replace(buffer, src))
+                }
             };
             self.undo.tensors.push(undo);
         }

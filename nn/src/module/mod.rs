@@ -11,6 +11,7 @@ mod field;
 mod list;
 mod load;
 mod members;
+pub(crate) mod mode;
 mod path;
 mod reference;
 mod repr;
@@ -217,11 +218,42 @@ pub trait Module: Any + Send + Sync {
         repr::default_repr(self.type_name(), &self.extra_repr(), &repr::child_reprs(self))
     }
 
-    /// Whether this module is in training mode.
+    /// Whether this module is in training mode (PyTorch's `module.training`).
     ///
     /// A module with its own flag (a derived struct with a `training: bool` field, every built-in layer)
-    /// reports it; one without reports whether all its children are training (true when it has none).
+    /// reports it. One without keeps its mode on the handles it owns (its parameters', its buffers', its
+    /// `Hooks`): `train` / `eval` mark them, and the mark moves with the struct like a field. A module owning
+    /// none of those reports whether all its children are training, and a module with nothing at all (no
+    /// member, no hooks: no per-instance storage to keep a mode in) always reports training; declare
+    /// `training: bool` on such a module if its forward reads its mode.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    ///
+    /// #[derive(Module)]
+    /// struct Scale {
+    ///     weight: Param,
+    /// }
+    ///
+    /// #[derive(Module)]
+    /// struct Net {
+    ///     fc: Linear,
+    ///     scale: Scale,
+    /// }
+    ///
+    /// let mut net = Net {
+    ///     fc: Linear::new(2, 2, true),
+    ///     scale: Scale { weight: Param::new(Tensor::ones([2], DType::F32)) },
+    /// };
+    /// net.eval();
+    /// assert!(!net.scale.is_training());
+    /// net.train(true);
+    /// assert!(net.scale.is_training());
+    /// ```
     fn is_training(&self) -> bool {
+        if let Some(training) = mode::marked(self) {
+            return training;
+        }
         struct All(bool);
         impl Visitor<'_> for All {
             fn child(&mut self, _: &str, child: Child<'_>) {
@@ -242,9 +274,10 @@ pub trait Module: Any + Send + Sync {
         all.0
     }
 
-    /// Sets this module's own training flag, if it has one (`train` recurses through the tree).
-    fn set_training(&mut self, mode: bool) {
-        let _ = mode;
+    /// Sets this module's own training flag (`train` recurses through the tree): its `training` field, or
+    /// else the mark on the handles it owns (see [`is_training`](Self::is_training)).
+    fn set_training(&mut self, training: bool) {
+        mode::mark(self, training);
     }
 
     /// Whether calling this module calls another module that runs the hooks itself (a `Box` of one): its

@@ -66,7 +66,8 @@ pub(crate) fn apply_to_tensors(root: &mut dyn Module, f: TensorFn<'_>) -> Result
             }
         }
         fn buffer(&mut self, _: &str, buffer: &mut Tensor, _: bool) {
-            if let Some((Some(data), _)) = self.0.next() {
+            if let Some((Some(mut data), _)) = self.0.next() {
+                data.set_held_in_eval(buffer.held_in_eval());
                 *buffer = data;
             }
         }

@@ -40,6 +40,9 @@ pub struct Tensor {
     shape: Shape,
     storage: Arc<Storage>,
     grad_meta: Option<Arc<GradMeta>>,
+    /// Set while a module that keeps this handle as a buffer, and has no `training` field, is in eval mode
+    /// (see [`Module::is_training`](crate::Module::is_training)); a new tensor starts unset.
+    held_in_eval: bool,
 }
 
 impl Tensor {
@@ -49,6 +52,7 @@ impl Tensor {
             shape,
             storage: Arc::new(Storage::cpu(data)),
             grad_meta: None,
+            held_in_eval: false,
         }
     }
 
@@ -222,7 +226,18 @@ impl Tensor {
             shape,
             storage: self.storage.clone(),
             grad_meta: None,
+            held_in_eval: false,
         }
+    }
+
+    /// Whether the module keeping this handle as a buffer marked it in eval mode (see [`crate::module::mode`]).
+    pub(crate) fn held_in_eval(&self) -> bool {
+        self.held_in_eval
+    }
+
+    /// Marks this handle with its module's mode (see [`crate::module::mode`]).
+    pub(crate) fn set_held_in_eval(&mut self, eval: bool) {
+        self.held_in_eval = eval;
     }
 
     /// Whether another tensor handle shares this tensor's storage.
@@ -336,6 +351,7 @@ impl Tensor {
             shape: self.shape.clone(),
             storage: self.storage.clone(),
             grad_meta: None,
+            held_in_eval: false,
         }
     }
 
@@ -490,6 +506,7 @@ impl Tensor {
             shape,
             storage: Arc::new(storage),
             grad_meta: None,
+            held_in_eval: false,
         }
     }
 
