@@ -14,6 +14,8 @@ mod activations_sweep;
 mod autograd;
 #[path = "../tests/autograd_dynamics.rs"]
 mod autograd_dynamics;
+#[path = "../tests/conv_sweep.rs"]
+mod conv_sweep;
 #[path = "../tests/device.rs"]
 mod device;
 #[path = "../tests/device_dropout.rs"]
