@@ -1,13 +1,19 @@
-//! The sum or the mean of a contiguous tensor over any set of its dimensions: one unit per output element,
-//! walking the reduced elements with compensated (Kahan) summation in the compute type, so a long reduction
-//! in `f32` stays within a few ulps of the exact sum (PyTorch's CPU sums accumulate pairwise).
+//! The sum or the mean of a contiguous tensor over any set of its dimensions. A short reduction runs one unit
+//! per output element, walking the reduced elements with compensated (Kahan) summation in the compute type; a
+//! reduction of at least a cube's worth of elements runs one cube per output element, each unit summing every
+//! `CUBE_SIZE`-th element and the cube adding the units' sums as a tree. The tree keeps a long `f32` sum within
+//! a few ulps of the exact one whatever the shader compiler does to the compensation (Mesa's lavapipe folds
+//! Kahan's `(t - sum) - y` away, leaving a plain running sum), as PyTorch's sums, pairwise on the CPU and
+//! tree-shaped on a GPU, are; and it spreads a few long reductions (a batch norm's per-channel sums) over the
+//! device instead of one unit each.
 
 use cubecl::prelude::*;
 
 use crate::activation::Compute;
 use crate::dtype::with_float_type;
 use crate::gather::metadata;
-use crate::launch::{arg, elements, launch};
+use crate::launch::{CUBE_SIZE, arg, elements, launch};
+use crate::reduce::cube_sum;
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// `out[o] = Σ x[...]` (divided by the count for a mean) over the reduced dimensions. `meta` holds the kept
@@ -23,29 +29,11 @@ fn sum_kernel<F: Float, C: Float>(
     #[comptime] mean: bool,
 ) {
     if ABSOLUTE_POS < out.len() {
-        // The offset in `x` of this output element's first reduced element.
-        let mut rest = ABSOLUTE_POS;
-        let mut base = 0;
-        for k in 0..kept {
-            let d = kept - 1 - k;
-            let size = meta[d] as usize;
-            base += (rest % size) * (meta[kept + d] as usize);
-            rest /= size;
-        }
-        let sizes = 2 * kept;
-        let strides = 2 * kept + reduced;
+        let base = kept_base(ABSOLUTE_POS, meta, kept);
         let mut sum = C::new(0.0);
         let mut carry = C::new(0.0);
         for r in 0..count {
-            let mut left = r;
-            let mut offset = base;
-            for k in 0..reduced {
-                let d = reduced - 1 - k;
-                let size = meta[sizes + d] as usize;
-                offset += (left % size) * (meta[strides + d] as usize);
-                left /= size;
-            }
-            let y = C::cast_from(x[offset]) - carry;
+            let y = C::cast_from(x[base + reduced_offset(r, meta, kept, reduced)]) - carry;
             let t = sum + y;
             carry = (t - sum) - y;
             sum = t;
@@ -54,6 +42,67 @@ fn sum_kernel<F: Float, C: Float>(
             sum /= C::cast_from(count);
         }
         out[ABSOLUTE_POS] = F::cast_from(sum);
+    }
+}
+
+/// The offset in `x` of output element `o`'s first reduced element (`meta` as [`sum_kernel`]'s).
+#[cube]
+fn kept_base(o: usize, meta: &[u32], kept: usize) -> usize {
+    let mut rest = o;
+    let mut base = 0;
+    for k in 0..kept {
+        let d = kept - 1 - k;
+        let size = meta[d] as usize;
+        base += (rest % size) * (meta[kept + d] as usize);
+        rest /= size;
+    }
+    base
+}
+
+/// The offset of reduced element `r` from its output element's base (`meta` as [`sum_kernel`]'s).
+#[cube]
+fn reduced_offset(r: usize, meta: &[u32], kept: usize, reduced: usize) -> usize {
+    let (sizes, strides) = (2 * kept, 2 * kept + reduced);
+    let mut left = r;
+    let mut offset = 0;
+    for k in 0..reduced {
+        let d = reduced - 1 - k;
+        let size = meta[sizes + d] as usize;
+        offset += (left % size) * (meta[strides + d] as usize);
+        left /= size;
+    }
+    offset
+}
+
+/// [`sum_kernel`]'s result with one cube per output element (cube `o` writes `out[o]`): each unit sums every
+/// `CUBE_SIZE`-th reduced element, then the cube adds the units' sums as a tree.
+#[cube(launch_unchecked)]
+fn sum_cube_kernel<F: Float, C: Float>(
+    x: &[F],
+    out: &mut [F],
+    meta: &[u32],
+    kept: usize,
+    reduced: usize,
+    count: usize,
+    #[comptime] mean: bool,
+) {
+    let o = CUBE_POS;
+    let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
+    let mut acc = C::new(0.0);
+    if o < out.len() {
+        let base = kept_base(o, meta, kept);
+        let mut r = UNIT_POS as usize;
+        while r < count {
+            acc += C::cast_from(x[base + reduced_offset(r, meta, kept, reduced)]);
+            r += CUBE_SIZE as usize;
+        }
+    }
+    let mut sum = cube_sum::<C>(acc, &mut partial);
+    if UNIT_POS == 0 && o < out.len() {
+        if mean {
+            sum /= C::cast_from(count);
+        }
+        out[o] = F::cast_from(sum);
     }
 }
 
@@ -107,24 +156,41 @@ pub fn sum_dims(dtype: FloatType, x: &GpuBuffer, shape: &[usize], reduce: &[bool
     let words: Vec<usize> = [kept_sizes.clone(), kept_strides, red_sizes.clone(), red_strides].concat();
     let meta = metadata(op, x, words.iter())?;
     let (kept, reduced) = (kept_sizes.len(), red_sizes.len());
+    let by_cube = count >= CUBE_SIZE as usize;
     with_float_type!(dtype, F => {
         // SAFETY: `x` holds the product of `shape` elements (checked); an output index below `n` decomposes
         // into kept indices below their sizes and every `r < count` into reduced indices below theirs, so each
-        // offset is a valid index of the contiguous `x`; `out` holds `n` elements, guarded by the kernel;
-        // `meta` holds `2 · rank` words (at least one).
+        // offset is a valid index of the contiguous `x`; `out` holds `n` elements, guarded by the kernel (by
+        // unit, or by cube with `n · CUBE_SIZE` units: cube `o < n` writes `out[o]`); `meta` holds `2 · rank`
+        // words (at least one).
         unsafe {
-            launch!(
-                sum_kernel::<F, <F as Compute>::C>,
-                x,
-                n,
-                arg(x, len),
-                arg(&out, n),
-                arg(&meta, words.len().max(1)),
-                kept,
-                reduced,
-                count,
-                mean,
-            )
+            if by_cube {
+                launch!(
+                    sum_cube_kernel::<F, <F as Compute>::C>,
+                    x,
+                    n * CUBE_SIZE as usize,
+                    arg(x, len),
+                    arg(&out, n),
+                    arg(&meta, words.len().max(1)),
+                    kept,
+                    reduced,
+                    count,
+                    mean,
+                )
+            } else {
+                launch!(
+                    sum_kernel::<F, <F as Compute>::C>,
+                    x,
+                    n,
+                    arg(x, len),
+                    arg(&out, n),
+                    arg(&meta, words.len().max(1)),
+                    kept,
+                    reduced,
+                    count,
+                    mean,
+                )
+            }
         }
     });
     Ok(out)
