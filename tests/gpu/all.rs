@@ -28,5 +28,7 @@ mod device_layers;
 mod grad_utils;
 #[path = "../tests/losses.rs"]
 mod losses;
+#[path = "../tests/norm_sweep.rs"]
+mod norm_sweep;
 #[path = "../tests/optim.rs"]
 mod optim;

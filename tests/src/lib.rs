@@ -182,6 +182,33 @@ pub fn assert_close(what: &str, actual: &Tensor, expected: &Tensor) {
     }
 }
 
+/// Asserts a float32 result `got` is close to the `exact` one (computed in float64, rounded to float32): each
+/// element within `torch.testing.assert_close`'s float32 defaults of it, or within twice PyTorch's own float32
+/// result's largest distance from it, whichever is larger. For reductions over thousands of terms, where two
+/// correct float32 summation orders differ by more than the defaults.
+pub fn assert_close_to_exact(what: &str, got: &Tensor, pytorch: &Tensor, exact: &Tensor) {
+    assert_eq!(got.shape(), exact.shape(), "{what}: shapes differ");
+    let (rtol, atol) = default_tolerance(DType::F32);
+    let got = got.cpu().unwrap();
+    let (got, pytorch, exact) = (
+        got.to_vec_f64().unwrap(),
+        pytorch.to_vec_f64().unwrap(),
+        exact.to_vec_f64().unwrap(),
+    );
+    let pytorch_err = pytorch
+        .iter()
+        .zip(&exact)
+        .map(|(p, e)| (p - e).abs())
+        .fold(0.0, f64::max);
+    for (j, (g, e)) in got.iter().zip(&exact).enumerate() {
+        let bound = (atol + rtol * e.abs()).max(2.0 * pytorch_err);
+        assert!(
+            (g - e).abs() <= bound,
+            "{what}[{j}]: {g}, exact {e} (bound {bound:e}; PyTorch's float32 is {pytorch_err:e} off at most)"
+        );
+    }
+}
+
 /// A new leaf holding `t`'s values that requires grad (`t.detach().requires_grad_()`).
 pub fn leaf_of(t: &Tensor) -> Tensor {
     let mut t = t.detach();

@@ -9,7 +9,7 @@
 //! a weight gradient sums over every position of the batch (thousands of terms), and two correct float32
 //! summation orders differ by more than the defaults there.
 
-use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu, tensors};
+use integration_tests::{assert_close, assert_close_to_exact, lacks_dtype, on_cpu_and_gpu, tensors};
 use nn::functional::{Conv2dOptions, Padding2d, conv2d};
 use nn::{DType, Device, StateDict, Tensor};
 
@@ -39,28 +39,6 @@ fn case(sd: &StateDict, i: usize) -> Case {
         c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[15]
     );
     Case { name, options, dtype }
-}
-
-/// Float32: `got` within the defaults of `exact`, or within twice PyTorch's own distance from it.
-fn assert_close_to_exact(what: &str, got: &Tensor, pytorch: &Tensor, exact: &Tensor) {
-    assert_eq!(got.shape(), exact.shape(), "{what}: shapes differ");
-    let (got, pytorch, exact) = (
-        got.to_vec_f64().unwrap(),
-        pytorch.to_vec_f64().unwrap(),
-        exact.to_vec_f64().unwrap(),
-    );
-    let pytorch_err = pytorch
-        .iter()
-        .zip(&exact)
-        .map(|(p, e)| (p - e).abs())
-        .fold(0.0, f64::max);
-    for (j, (g, e)) in got.iter().zip(&exact).enumerate() {
-        let bound = (1e-5 + 1.3e-6 * e.abs()).max(2.0 * pytorch_err);
-        assert!(
-            (g - e).abs() <= bound,
-            "{what}[{j}]: {g}, exact {e} (bound {bound:e}; PyTorch's float32 is {pytorch_err:e} off at most)"
-        );
-    }
 }
 
 /// Runs every case on `device` and checks it; returns the number of float32 and float64 cases run.
