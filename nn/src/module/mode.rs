@@ -11,6 +11,10 @@
 //! reassigned in the module's code) starts unmarked and cannot flip the module back to training while
 //! another handle keeps the mark. The library's own replacements (casts, device moves, loads with
 //! `assign`) carry the mark over to the new handle.
+//!
+//! A clone of a handle carries its mark, so a cloned module keeps its mode (as `copy.deepcopy` keeps
+//! `training`); a module built from handles cloned out of a module in eval mode starts in eval mode until
+//! its own `train` / `eval`. Tensors that ops return, and `state_dict`'s, start unmarked.
 
 use super::{Module, Visitor, VisitorMut};
 use crate::{Param, Tensor};
