@@ -1,11 +1,12 @@
 //! The sum or the mean of a contiguous tensor over any set of its dimensions. A short reduction runs one unit
 //! per output element, walking the reduced elements with compensated (Kahan) summation in the compute type; a
-//! reduction of at least a cube's worth of elements runs one cube per output element, each unit summing every
-//! `CUBE_SIZE`-th element and the cube adding the units' sums as a tree. The tree keeps a long `f32` sum within
-//! a few ulps of the exact one whatever the shader compiler does to the compensation (Mesa's lavapipe folds
-//! Kahan's `(t - sum) - y` away, leaving a plain running sum), as PyTorch's sums, pairwise on the CPU and
-//! tree-shaped on a GPU, are; and it spreads a few long reductions (a batch norm's per-channel sums) over the
-//! device instead of one unit each.
+//! reduction of at least a cube's worth of elements runs one cube per output element (and per slice of 2²⁰
+//! elements, whose sums a second kernel adds), each unit summing every `CUBE_SIZE`-th element and the cube
+//! adding the units' sums as a tree. The tree keeps a long `f32` sum within a few ulps of the exact one, as
+//! PyTorch's sums are (pairwise on the CPU, a tree on a GPU); it spreads a few long reductions (a batch norm's
+//! per-channel sums) over the device instead of one unit each; and no unit loops more than 4,096 times, which
+//! Mesa's lavapipe needs: it ends a loop after 65,535 iterations without an error (one unit per output summed
+//! only the first 21,845 of 2¹⁸ elements).
 
 use cubecl::prelude::*;
 
@@ -74,35 +75,70 @@ fn reduced_offset(r: usize, meta: &[u32], kept: usize, reduced: usize) -> usize 
     offset
 }
 
-/// [`sum_kernel`]'s result with one cube per output element (cube `o` writes `out[o]`): each unit sums every
-/// `CUBE_SIZE`-th reduced element, then the cube adds the units' sums as a tree.
+/// Reduced elements one cube sums at most, so that each unit loops at most 4,096 times: Mesa's lavapipe ends
+/// any loop after 65,535 iterations, without an error (a sum of 2²³ ones read 5,592,320), so a longer
+/// reduction is cut into slices whose sums [`sum_slices_kernel`] adds.
+const SLICE: usize = CUBE_SIZE as usize * 4096;
+
+/// [`sum_kernel`]'s result with one cube per output element and slice of [`SLICE`] reduced elements (cube
+/// `o · slices + s` writes `out[o · slices + s]`): each unit sums every `CUBE_SIZE`-th element of the slice,
+/// then the cube adds the units' sums as a tree. `O` is `F` with one slice, else the compute type (partial
+/// sums, `mean` false).
 #[cube(launch_unchecked)]
-fn sum_cube_kernel<F: Float, C: Float>(
+fn sum_cube_kernel<F: Float, C: Float, O: Float>(
     x: &[F],
-    out: &mut [F],
+    out: &mut [O],
     meta: &[u32],
     kept: usize,
     reduced: usize,
     count: usize,
+    slices: usize,
     #[comptime] mean: bool,
 ) {
-    let o = CUBE_POS;
+    let cube = CUBE_POS;
     let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
     let mut acc = C::new(0.0);
-    if o < out.len() {
+    if cube < out.len() {
+        let (o, s) = (cube / slices, cube % slices);
         let base = kept_base(o, meta, kept);
-        let mut r = UNIT_POS as usize;
-        while r < count {
+        let mut end = (s + 1) * SLICE;
+        if end > count {
+            end = count;
+        }
+        let mut r = s * SLICE + UNIT_POS as usize;
+        while r < end {
             acc += C::cast_from(x[base + reduced_offset(r, meta, kept, reduced)]);
             r += CUBE_SIZE as usize;
         }
     }
     let mut sum = cube_sum::<C>(acc, &mut partial);
-    if UNIT_POS == 0 && o < out.len() {
+    if UNIT_POS == 0 && cube < out.len() {
         if mean {
             sum /= C::cast_from(count);
         }
-        out[o] = F::cast_from(sum);
+        out[cube] = O::cast_from(sum);
+    }
+}
+
+/// `out[o] = Σ partials[o · slices + s]` over `s` (divided by `count` for a mean): the slices' sums of
+/// [`sum_cube_kernel`] added.
+#[cube(launch_unchecked)]
+fn sum_slices_kernel<F: Float, C: Float>(
+    partials: &[C],
+    out: &mut [F],
+    slices: usize,
+    count: usize,
+    #[comptime] mean: bool,
+) {
+    if ABSOLUTE_POS < out.len() {
+        let mut sum = C::new(0.0);
+        for s in 0..slices {
+            sum += partials[ABSOLUTE_POS * slices + s];
+        }
+        if mean {
+            sum /= C::cast_from(count);
+        }
+        out[ABSOLUTE_POS] = F::cast_from(sum);
     }
 }
 
@@ -157,16 +193,19 @@ pub fn sum_dims(dtype: FloatType, x: &GpuBuffer, shape: &[usize], reduce: &[bool
     let meta = metadata(op, x, words.iter())?;
     let (kept, reduced) = (kept_sizes.len(), red_sizes.len());
     let by_cube = count >= CUBE_SIZE as usize;
+    let slices = count.div_ceil(SLICE);
     with_float_type!(dtype, F => {
+        type C = <F as Compute>::C;
         // SAFETY: `x` holds the product of `shape` elements (checked); an output index below `n` decomposes
         // into kept indices below their sizes and every `r < count` into reduced indices below theirs, so each
-        // offset is a valid index of the contiguous `x`; `out` holds `n` elements, guarded by the kernel (by
-        // unit, or by cube with `n · CUBE_SIZE` units: cube `o < n` writes `out[o]`); `meta` holds `2 · rank`
-        // words (at least one).
+        // offset is a valid index of the contiguous `x`. `out` holds `n` elements and `partials` `n · slices`,
+        // each guarded by its kernel: by unit, or by cube (`n · slices · CUBE_SIZE` units, cube `i` writes
+        // element `i`); `sum_slices_kernel` reads `partials[o · slices + s]` for `o < n`, `s < slices`. `meta`
+        // holds `2 · rank` words (at least one).
         unsafe {
-            if by_cube {
+            if by_cube && slices == 1 {
                 launch!(
-                    sum_cube_kernel::<F, <F as Compute>::C>,
+                    sum_cube_kernel::<F, C, F>,
                     x,
                     n * CUBE_SIZE as usize,
                     arg(x, len),
@@ -175,11 +214,37 @@ pub fn sum_dims(dtype: FloatType, x: &GpuBuffer, shape: &[usize], reduce: &[bool
                     kept,
                     reduced,
                     count,
+                    1,
+                    mean,
+                )
+            } else if by_cube {
+                let partials = GpuBuffer::uninit(x.device(), n * slices * size_of::<C>());
+                launch!(
+                    sum_cube_kernel::<F, C, C>,
+                    x,
+                    n * slices * CUBE_SIZE as usize,
+                    arg(x, len),
+                    arg(&partials, n * slices),
+                    arg(&meta, words.len().max(1)),
+                    kept,
+                    reduced,
+                    count,
+                    slices,
+                    false,
+                );
+                launch!(
+                    sum_slices_kernel::<F, C>,
+                    &out,
+                    n,
+                    arg(&partials, n * slices),
+                    arg(&out, n),
+                    slices,
+                    count,
                     mean,
                 )
             } else {
                 launch!(
-                    sum_kernel::<F, <F as Compute>::C>,
+                    sum_kernel::<F, C>,
                     x,
                     n,
                     arg(x, len),
