@@ -1196,7 +1196,8 @@ fn modes(m: &Leaves) -> [bool; 5] {
 /// with or without parameters. Here a derived leaf without a `training` field keeps its mode on the handles it
 /// owns (a parameter's, a buffer's, its hooks). The expected modes here and in the next two tests are PyTorch
 /// 2.5.1's for the same modules written in Python (`nn.Parameter`, `register_buffer`, an empty module;
-/// `copy.deepcopy`, `b.weight = a.weight`, `double()`, `load_state_dict` with and without `assign`).
+/// `copy.deepcopy`, `b.weight = a.weight`, `double()`, `load_state_dict` with and without `assign`:
+/// `tests/fixtures/generate/module_modes.py` prints them).
 #[test]
 fn eval_reaches_derived_leaves_without_a_training_field() {
     let mut model = leaves();
