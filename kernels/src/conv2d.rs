@@ -1,12 +1,14 @@
 //! PyTorch's `F.conv2d` on `(N, C, H, W)` with stride, padding (before each spatial dimension; the output
 //! size carries any padding after), dilation and groups. One unit per output element, accumulated in the
-//! compute type (`f32` for the half types).
+//! compute type (`f32` for the half types). The weight's gradient sums over every position of the batch: past
+//! 16,384 positions each unit sums a slice of them and a second kernel adds the slices.
 
 use cubecl::prelude::*;
 
 use crate::activation::Compute;
 use crate::dtype::with_float_type;
 use crate::launch::{arg, check_operands, launch};
+use crate::slices;
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// The sizes of one convolution.
@@ -209,43 +211,52 @@ fn conv2d_input_grad_kernel<F: Float, C: Float>(
     }
 }
 
-/// The weight's gradient: one weight element `(oc, ci, ky, kx)` per unit, summing over the batch and the
-/// output positions.
+/// The weight's gradient: unit `e · slices + s` sums, for weight element `e = (oc, ci, ky, kx)`, the products
+/// over slice `s` of the output positions: the rows `(n, oy)` of the `row_slice`-th block of `rows_per_slice`
+/// (`row_slice = s / column_slices`), and in each the columns `ox` of the `s % column_slices`-th block of
+/// `columns_per_slice`. `O` is `F` with one slice, else the compute type (partial sums for [`slices::add`]).
 #[cube(launch_unchecked)]
-fn conv2d_weight_grad_kernel<F: Float, C: Float>(
+#[allow(clippy::too_many_arguments)]
+fn conv2d_weight_grad_kernel<F: Float, C: Float, O: Float>(
     x: &[F],
     dy: &[F],
-    dw: &mut [F],
+    dw: &mut [O],
     sizes: Sizes,
     batch: usize,
+    slices: usize,
+    column_slices: usize,
+    rows_per_slice: usize,
+    columns_per_slice: usize,
     #[comptime] kh: usize,
     #[comptime] kw: usize,
 ) {
     if ABSOLUTE_POS < dw.len() {
-        let kx = ABSOLUTE_POS % kw;
-        let ky = (ABSOLUTE_POS / kw) % kh;
-        let ci = (ABSOLUTE_POS / (kw * kh)) % sizes.per_group_in;
-        let oc = ABSOLUTE_POS / (kw * kh * sizes.per_group_in);
+        let e = ABSOLUTE_POS / slices;
+        let s = ABSOLUTE_POS % slices;
+        let (first_row, end_row) = slices::range(s / column_slices, batch * sizes.ho, rows_per_slice);
+        let (first_column, end_column) = slices::range(s % column_slices, sizes.wo, columns_per_slice);
+        let kx = e % kw;
+        let ky = (e / kw) % kh;
+        let ci = (e / (kw * kh)) % sizes.per_group_in;
+        let oc = e / (kw * kh * sizes.per_group_in);
         let c = (oc / sizes.per_group_out) * sizes.per_group_in + ci;
         let mut acc = C::new(0.0);
-        for n in 0..batch {
-            let x_plane = (n * sizes.c + c) * sizes.h;
-            let dy_plane = (n * sizes.o + oc) * sizes.ho;
-            for oy in 0..sizes.ho {
-                let py = oy * sizes.sh + ky * sizes.dh;
-                if py >= sizes.pt && py < sizes.pt + sizes.h {
-                    let x_row = (x_plane + py - sizes.pt) * sizes.w;
-                    let dy_row = (dy_plane + oy) * sizes.wo;
-                    for ox in 0..sizes.wo {
-                        let px = ox * sizes.sw + kx * sizes.dw;
-                        if px >= sizes.pl && px < sizes.pl + sizes.w {
-                            acc += C::cast_from(x[x_row + px - sizes.pl]) * C::cast_from(dy[dy_row + ox]);
-                        }
+        for q in first_row..end_row {
+            let n = q / sizes.ho;
+            let oy = q % sizes.ho;
+            let py = oy * sizes.sh + ky * sizes.dh;
+            if py >= sizes.pt && py < sizes.pt + sizes.h {
+                let x_row = ((n * sizes.c + c) * sizes.h + py - sizes.pt) * sizes.w;
+                let dy_row = ((n * sizes.o + oc) * sizes.ho + oy) * sizes.wo;
+                for ox in first_column..end_column {
+                    let px = ox * sizes.sw + kx * sizes.dw;
+                    if px >= sizes.pl && px < sizes.pl + sizes.w {
+                        acc += C::cast_from(x[x_row + px - sizes.pl]) * C::cast_from(dy[dy_row + ox]);
                     }
                 }
             }
         }
-        dw[ABSOLUTE_POS] = F::cast_from(acc);
+        dw[ABSOLUTE_POS] = O::cast_from(acc);
     }
 }
 
@@ -415,23 +426,57 @@ pub fn conv2d_weight_grad(dtype: FloatType, x: &GpuBuffer, dy: &GpuBuffer, geome
         Gradient::Ready(zeros) => return Ok(zeros),
         Gradient::Launch(dw) => dw,
     };
+    // Slices of whole rows `(n, oy)` and, where a row alone is too long, of columns: each unit loops at most
+    // `rows · (1 + columns) <= ITERATIONS` times.
+    let rows = g.batch * g.out_size[0];
+    let columns_per_slice = g.out_size[1].min(slices::ITERATIONS / 2);
+    let rows_per_slice = (slices::ITERATIONS / (columns_per_slice + 1)).max(1);
+    let column_slices = slices::count(g.out_size[1], columns_per_slice);
+    let slices = slices::count(rows, rows_per_slice) * column_slices;
     with_float_type!(dtype, F => {
-        // SAFETY: `x` and `dy` hold the geometry's element counts (checked). Unit `i < n` reads `x` at rows
-        // `py - pt < H` and columns `px - pl < W` of its input channel `c < C` for each batch element, `dy` of
-        // its output channel `oc < O` at `oy < Ho`, `ox < Wo`, and writes `dw[i]`.
+        type C = <F as Compute>::C;
+        // SAFETY: `x` and `dy` hold the geometry's element counts (checked). Unit `u < n·slices` reads `x` at
+        // rows `py - pt < H` and columns `px - pl < W` of its input channel `c < C` for the batch elements
+        // `q / Ho < N` of its slice's rows `q < N·Ho`, `dy` of its output channel `oc < O` at `oy < Ho`,
+        // `ox < Wo`, and writes `dw[u]` (or `partials[u]`, of `n·slices` elements).
         unsafe {
-            launch!(
-                conv2d_weight_grad_kernel::<F, <F as Compute>::C>,
-                x,
-                n,
-                arg(x, g.input_len()),
-                arg(dy, g.output_len()),
-                arg(&dw, n),
-                g.sizes(),
-                g.batch,
-                g.kernel[0],
-                g.kernel[1],
-            )
+            if slices == 1 {
+                launch!(
+                    conv2d_weight_grad_kernel::<F, C, F>,
+                    x,
+                    n,
+                    arg(x, g.input_len()),
+                    arg(dy, g.output_len()),
+                    arg(&dw, n),
+                    g.sizes(),
+                    g.batch,
+                    1,
+                    1,
+                    rows,
+                    g.out_size[1],
+                    g.kernel[0],
+                    g.kernel[1],
+                )
+            } else {
+                let partials = slices::partials::<F>(x.device(), n, slices);
+                launch!(
+                    conv2d_weight_grad_kernel::<F, C, C>,
+                    x,
+                    n * slices,
+                    arg(x, g.input_len()),
+                    arg(dy, g.output_len()),
+                    arg(&partials, n * slices),
+                    g.sizes(),
+                    g.batch,
+                    slices,
+                    column_slices,
+                    rows_per_slice,
+                    columns_per_slice,
+                    g.kernel[0],
+                    g.kernel[1],
+                );
+                slices::add::<F>(&partials, &dw, n, slices, 1, false);
+            }
         }
     });
     Ok(dw)

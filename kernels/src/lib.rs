@@ -28,6 +28,7 @@ mod math;
 pub mod norm;
 pub mod prelu;
 mod reduce;
+mod slices;
 pub mod softmax;
 pub mod sum;
 mod tiled_matmul;

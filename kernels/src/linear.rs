@@ -1,6 +1,7 @@
 //! PyTorch's `F.linear`: `out[m, n] = bias[n] + Σ_k x[m, k]·w[n, k]`, and `matmul` of batches of matrices,
 //! accumulated in the compute type (`f32` for the half types). Small products run on direct kernels (one unit
-//! per output element, one launch); products big enough to gain run on `cubek-matmul`'s tiled kernel
+//! per output element, one launch; a sum of more than 16,384 terms in slices, one unit each,
+//! whose partial sums a second kernel adds); products big enough to gain run on `cubek-matmul`'s tiled kernel
 //! ([`crate::tiled_matmul`]); [`Kernel`] picks.
 
 use cubecl::prelude::*;
@@ -9,6 +10,7 @@ use crate::activation::Compute;
 use crate::binary::{BinaryOp, Operand, binary_in_place};
 use crate::dtype::with_float_type;
 use crate::launch::{arg, check_operands, launch};
+use crate::slices;
 use crate::tiled_matmul::{self, Matrices};
 use crate::{Backend, FloatType, GpuBuffer, GpuDevice, Result};
 
@@ -61,28 +63,35 @@ impl Kernel {
     }
 }
 
-/// `out = x·wᵀ (+ bias)`, `x` of `rows × inputs`, `w` of `outputs × inputs`.
+/// `out = x·wᵀ (+ bias)`, `x` of `rows × inputs`, `w` of `outputs × inputs`: unit `o · slices + s` sums slice
+/// `s` of the inputs (of `per_slice`) for output element `o` (the bias joins slice 0). `O` is `F` with one slice,
+/// else the compute type (partial sums for [`slices::add`]).
 #[cube(launch_unchecked)]
-fn linear_kernel<F: Float, C: Float>(
+#[allow(clippy::too_many_arguments)]
+fn linear_kernel<F: Float, C: Float, O: Float>(
     x: &[F],
     w: &[F],
     bias: &[F],
-    out: &mut [F],
+    out: &mut [O],
     inputs: usize,
     outputs: usize,
+    slices: usize,
+    per_slice: usize,
     #[comptime] has_bias: bool,
 ) {
     if ABSOLUTE_POS < out.len() {
-        let m = ABSOLUTE_POS / outputs;
-        let n = ABSOLUTE_POS % outputs;
+        let o = ABSOLUTE_POS / slices;
+        let (begin, end) = slices::range(ABSOLUTE_POS % slices, inputs, per_slice);
+        let m = o / outputs;
+        let n = o % outputs;
         let mut acc = C::new(0.0);
-        if has_bias {
+        if has_bias && begin == 0 {
             acc = C::cast_from(bias[n]);
         }
-        for k in 0..inputs {
+        for k in begin..end {
             acc += C::cast_from(x[m * inputs + k]) * C::cast_from(w[n * inputs + k]);
         }
-        out[ABSOLUTE_POS] = F::cast_from(acc);
+        out[ABSOLUTE_POS] = O::cast_from(acc);
     }
 }
 
@@ -161,54 +170,84 @@ pub fn linear_on(
     }
     let b = bias.unwrap_or(w);
     let b_len = if bias.is_some() { outputs } else { 1 };
+    let slices = slices::count(inputs, slices::ITERATIONS);
     with_float_type!(dtype, F => {
+        type C = <F as Compute>::C;
         // SAFETY: `x`, `w` and `bias` hold `rows·inputs`, `outputs·inputs` and `outputs` elements (checked);
-        // unit `i < rows·outputs` reads row `i / outputs` of `x` and row `i % outputs` of `w` and the bias only
-        // when there is one, and writes `out[i]`.
+        // unit `u < rows·outputs·slices` reads row `u / slices / outputs` of `x` and row `u / slices % outputs`
+        // of `w` at inputs `k < inputs` of its slice, the bias only when there is one, and writes `out[u]` (or
+        // `partials[u]`, of `rows·outputs·slices` elements).
         unsafe {
-            launch!(
-                linear_kernel::<F, <F as Compute>::C>,
-                x,
-                n,
-                arg(x, rows * inputs),
-                arg(w, outputs * inputs),
-                arg(b, b_len),
-                arg(&out, n),
-                inputs,
-                outputs,
-                bias.is_some(),
-            )
+            if slices == 1 {
+                launch!(
+                    linear_kernel::<F, C, F>,
+                    x,
+                    n,
+                    arg(x, rows * inputs),
+                    arg(w, outputs * inputs),
+                    arg(b, b_len),
+                    arg(&out, n),
+                    inputs,
+                    outputs,
+                    1,
+                    inputs,
+                    bias.is_some(),
+                )
+            } else {
+                let partials = slices::partials::<F>(x.device(), n, slices);
+                launch!(
+                    linear_kernel::<F, C, C>,
+                    x,
+                    n * slices,
+                    arg(x, rows * inputs),
+                    arg(w, outputs * inputs),
+                    arg(b, b_len),
+                    arg(&partials, n * slices),
+                    inputs,
+                    outputs,
+                    slices,
+                    slices::ITERATIONS,
+                    bias.is_some(),
+                );
+                slices::add::<F>(&partials, &out, n, slices, 1, false);
+            }
         }
     });
     Ok(out)
 }
 
 /// `out[p, i, j] = Σ_t a[p, i, t]·b[q, t, j]` with `q = p`, or `q = 0` when `shared` (one right side for every
-/// batch); all row-major, `a` of `batches × n × k`, `b` of `(batches or 1) × k × m`.
+/// batch); all row-major, `a` of `batches × n × k`, `b` of `(batches or 1) × k × m`. Unit `o · slices + s` sums
+/// slice `s` of the `k` terms (of `per_slice`) for output element `o`; `O` as [`linear_kernel`]'s.
 #[cube(launch_unchecked)]
-fn matmul_kernel<F: Float, C: Float>(
+#[allow(clippy::too_many_arguments)]
+fn matmul_kernel<F: Float, C: Float, O: Float>(
     a: &[F],
     b: &[F],
-    out: &mut [F],
+    out: &mut [O],
     n: usize,
     k: usize,
     m: usize,
+    slices: usize,
+    per_slice: usize,
     #[comptime] shared: bool,
 ) {
     if ABSOLUTE_POS < out.len() {
-        let p = ABSOLUTE_POS / (n * m);
-        let i = (ABSOLUTE_POS / m) % n;
-        let j = ABSOLUTE_POS % m;
+        let o = ABSOLUTE_POS / slices;
+        let (begin, end) = slices::range(ABSOLUTE_POS % slices, k, per_slice);
+        let p = o / (n * m);
+        let i = (o / m) % n;
+        let j = o % m;
         let row = (p * n + i) * k;
         let mut column = j;
         if !shared {
             column += p * k * m;
         }
         let mut acc = C::new(0.0);
-        for t in 0..k {
+        for t in begin..end {
             acc += C::cast_from(a[row + t]) * C::cast_from(b[column + t * m]);
         }
-        out[ABSOLUTE_POS] = F::cast_from(acc);
+        out[ABSOLUTE_POS] = O::cast_from(acc);
     }
 }
 
@@ -266,23 +305,47 @@ pub fn matmul_on(
     if len == 0 {
         return Ok(out);
     }
+    let slices = slices::count(k, slices::ITERATIONS);
     with_float_type!(dtype, F => {
-        // SAFETY: `a` and `b` hold `batches·n·k` and `b_len` elements (checked); unit `u < batches·n·m` reads
-        // row `u / m` of `a` (`k` elements) and column `u % m` of its batch's `b` (or the shared one), each
-        // inside those lengths, and writes `out[u]`.
+        type C = <F as Compute>::C;
+        // SAFETY: `a` and `b` hold `batches·n·k` and `b_len` elements (checked); unit `u < batches·n·m·slices`
+        // reads row `u / slices / m` of `a` and column `u / slices % m` of its batch's `b` (or the shared one),
+        // at terms `t < k` of its slice, each inside those lengths, and writes `out[u]` (or `partials[u]`, of
+        // `batches·n·m·slices` elements).
         unsafe {
-            launch!(
-                matmul_kernel::<F, <F as Compute>::C>,
-                a,
-                len,
-                arg(a, batches * n * k),
-                arg(b, b_len),
-                arg(&out, len),
-                n,
-                k,
-                m,
-                shared,
-            )
+            if slices == 1 {
+                launch!(
+                    matmul_kernel::<F, C, F>,
+                    a,
+                    len,
+                    arg(a, batches * n * k),
+                    arg(b, b_len),
+                    arg(&out, len),
+                    n,
+                    k,
+                    m,
+                    1,
+                    k,
+                    shared,
+                )
+            } else {
+                let partials = slices::partials::<F>(a.device(), len, slices);
+                launch!(
+                    matmul_kernel::<F, C, C>,
+                    a,
+                    len * slices,
+                    arg(a, batches * n * k),
+                    arg(b, b_len),
+                    arg(&partials, len * slices),
+                    n,
+                    k,
+                    m,
+                    slices,
+                    slices::ITERATIONS,
+                    shared,
+                );
+                slices::add::<F>(&partials, &out, len, slices, 1, false);
+            }
         }
     });
     Ok(out)

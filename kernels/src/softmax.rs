@@ -6,7 +6,8 @@
 //! that are rows (the last dimension, `inner = 1`) of [`ROW_CUBE_FROM`] elements or more are each walked by a
 //! whole cube instead, its units taking every `CUBE_SIZE`-th element (reads side by side) and combining their
 //! maxima and sums in shared memory: one unit per row left most of a GPU idle (5 % of its copy rate on an H200
-//! at rows of 1,024).
+//! at rows of 1,024). Lines across an inner dimension of [`LINE_CUBE_FROM`] elements or more run on a cube each
+//! too, each unit's loops staying far below the 65,535 iterations Mesa's lavapipe stops at.
 
 use cubecl::prelude::*;
 
@@ -87,25 +88,39 @@ fn softmax_kernel<F: Float, C: Float, N: Size>(
 /// Rows of at least this many elements are walked by a cube each, shorter ones by a unit each.
 pub const ROW_CUBE_FROM: usize = 128;
 
-/// [`softmax_kernel`] for `rows` rows of `size` contiguous elements, cube `r` on row `r`. `N` is one lane (for
-/// [`cube_max`]'s NaN test).
+/// Lines across an inner dimension (elements `inner` apart) of at least this many elements are walked by a cube
+/// each too: a unit loops three times over its line, and Mesa's lavapipe ends a loop after 65,535 iterations
+/// without an error (a softmax over 21,846 elements or more would be cut short).
+pub const LINE_CUBE_FROM: usize = 4096;
+
+/// The index of line `r`'s first element, for `rows` lines of `size` elements `inner` apart (`[outer, size,
+/// inner]` with `rows = outer · inner`); cubes past the last line (the grid may be larger) take line 0.
+#[cube]
+fn line_start(r: usize, rows: usize, size: usize, inner: usize) -> usize {
+    let line = select(r < rows, r, 0);
+    (line / inner) * size * inner + line % inner
+}
+
+/// [`softmax_kernel`] for `rows` lines of `size` elements `inner` apart (rows of contiguous elements when
+/// `inner` is 1), cube `r` on line `r`. `N` is one lane (for [`cube_max`]'s NaN test).
 #[cube(launch_unchecked)]
 fn softmax_rows_kernel<F: Float, C: Float, N: Size>(
     input: &[F],
     output: &mut [F],
     rows: usize,
     size: usize,
+    inner: usize,
     #[comptime] log: bool,
 ) {
     let r = CUBE_POS;
     let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
-    // Cubes past the last row (the grid may be larger) join the reductions on row 0 and write nothing.
-    let base = select(r < rows, r, 0) * size;
+    // Cubes past the last line join the reductions on line 0 and write nothing.
+    let base = line_start(r, rows, size, inner);
     let unit = UNIT_POS as usize;
     let mut max = C::cast_from(input[base]);
     let mut s = unit;
     while s < size {
-        let x = C::cast_from(input[base + s]);
+        let x = C::cast_from(input[base + s * inner]);
         if !is_nan::<C, N>(max) && (x > max || is_nan::<C, N>(x)) {
             max = x;
         }
@@ -115,7 +130,7 @@ fn softmax_rows_kernel<F: Float, C: Float, N: Size>(
     let mut sum = Vector::<C, N>::new(C::new(0.0));
     s = unit;
     while s < size {
-        sum += exp_reduced::<C, N>(Vector::<C, N>::new(C::cast_from(input[base + s]) - max));
+        sum += exp_reduced::<C, N>(Vector::<C, N>::new(C::cast_from(input[base + s * inner]) - max));
         s += CUBE_SIZE as usize;
     }
     let sum = cube_sum::<C>(sum.extract(0usize), &mut partial);
@@ -124,18 +139,19 @@ fn softmax_rows_kernel<F: Float, C: Float, N: Size>(
         let scale = C::new(1.0) / sum;
         s = unit;
         while s < size {
-            let x = C::cast_from(input[base + s]) - max;
+            let x = C::cast_from(input[base + s * inner]) - max;
             if log {
-                output[base + s] = F::cast_from(x - log_sum);
+                output[base + s * inner] = F::cast_from(x - log_sum);
             } else {
-                output[base + s] = F::cast_from(exp_reduced::<C, N>(Vector::<C, N>::new(x)).extract(0usize) * scale);
+                output[base + s * inner] =
+                    F::cast_from(exp_reduced::<C, N>(Vector::<C, N>::new(x)).extract(0usize) * scale);
             }
             s += CUBE_SIZE as usize;
         }
     }
 }
 
-/// [`softmax_backward_kernel`] for `rows` rows of `size` contiguous elements, cube `r` on row `r`.
+/// [`softmax_backward_kernel`] for `rows` lines of `size` elements `inner` apart, cube `r` on line `r`.
 #[cube(launch_unchecked)]
 fn softmax_rows_backward_kernel<F: Float, C: Float, N: Size>(
     y: &[F],
@@ -143,20 +159,21 @@ fn softmax_rows_backward_kernel<F: Float, C: Float, N: Size>(
     dx: &mut [F],
     rows: usize,
     size: usize,
+    inner: usize,
     #[comptime] log: bool,
 ) {
     let r = CUBE_POS;
     let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
-    let base = select(r < rows, r, 0) * size;
+    let base = line_start(r, rows, size, inner);
     let unit = UNIT_POS as usize;
     let mut sum = C::new(0.0);
     let mut s = unit;
     while s < size {
-        let g = C::cast_from(dy[base + s]);
+        let g = C::cast_from(dy[base + s * inner]);
         if log {
             sum += g;
         } else {
-            sum += g * C::cast_from(y[base + s]);
+            sum += g * C::cast_from(y[base + s * inner]);
         }
         s += CUBE_SIZE as usize;
     }
@@ -164,13 +181,13 @@ fn softmax_rows_backward_kernel<F: Float, C: Float, N: Size>(
     if r < rows {
         s = unit;
         while s < size {
-            let out = C::cast_from(y[base + s]);
-            let g = C::cast_from(dy[base + s]);
+            let out = C::cast_from(y[base + s * inner]);
+            let g = C::cast_from(dy[base + s * inner]);
             if log {
                 let e = exp_reduced::<C, N>(Vector::<C, N>::new(out)).extract(0usize);
-                dx[base + s] = F::cast_from(g - e * sum);
+                dx[base + s * inner] = F::cast_from(g - e * sum);
             } else {
-                dx[base + s] = F::cast_from(out * (g - sum));
+                dx[base + s * inner] = F::cast_from(out * (g - sum));
             }
             s += CUBE_SIZE as usize;
         }
@@ -254,15 +271,18 @@ enum Buffers<'a> {
 }
 
 /// Launches the forward or backward kernel over `layout`'s lines (one unit per vector of `inner` positions), or
-/// over its rows (one cube per row) when they are [`ROW_CUBE_FROM`] long or longer.
+/// one cube per line for rows (`inner` 1) of [`ROW_CUBE_FROM`] elements or more and for any line of
+/// [`LINE_CUBE_FROM`] or more.
 fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
     let len = layout.len();
-    if layout.inner == 1 && layout.channels >= ROW_CUBE_FROM {
-        let (rows, size) = (layout.outer, layout.channels);
+    let size = layout.channels;
+    if (layout.inner == 1 && size >= ROW_CUBE_FROM) || size >= LINE_CUBE_FROM {
+        let (rows, inner) = (layout.outer * layout.inner, layout.inner);
         let cubes = rows * CUBE_SIZE as usize;
-        // SAFETY: every buffer holds `len = rows·size` elements of `F` (`check`, and `check_same` for the
-        // backward's); cube `r` reads row `min(r, 0 if r ≥ rows)`'s elements `base + s` with `s < size`, and
-        // writes only when `r < rows`, each unit its own elements of that row.
+        // SAFETY: every buffer holds `len = outer·size·inner` elements of `F` (`check`, and `check_same` for the
+        // backward's); cube `r` reads line `l = r` (or 0 when `r ≥ rows`)'s elements `(l / inner)·size·inner +
+        // l % inner + s·inner` with `s < size`, below `len`, and writes only when `r < rows`, each unit its own
+        // elements of that line.
         unsafe {
             match buffers {
                 Buffers::Forward { x, output } => launch!(
@@ -274,6 +294,7 @@ fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
                     arg(output, len),
                     rows,
                     size,
+                    inner,
                     log,
                 ),
                 Buffers::Backward { y, dy, dx } => launch!(
@@ -286,6 +307,7 @@ fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
                     arg(dx, len),
                     rows,
                     size,
+                    inner,
                     log,
                 ),
             }

@@ -15,6 +15,7 @@ use crate::dtype::with_float_type;
 use crate::gather::metadata;
 use crate::launch::{CUBE_SIZE, arg, elements, launch};
 use crate::reduce::cube_sum;
+use crate::slices;
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// `out[o] = Σ x[...]` (divided by the count for a mean) over the reduced dimensions. `meta` holds the kept
@@ -77,7 +78,7 @@ fn reduced_offset(r: usize, meta: &[u32], kept: usize, reduced: usize) -> usize 
 
 /// Reduced elements one cube sums at most, so that each unit loops at most 4,096 times: Mesa's lavapipe ends
 /// any loop after 65,535 iterations, without an error (a sum of 2²³ ones read 5,592,320), so a longer
-/// reduction is cut into slices whose sums [`sum_slices_kernel`] adds.
+/// reduction is cut into slices whose sums [`slices::add`] adds.
 const SLICE: usize = CUBE_SIZE as usize * 4096;
 
 /// [`sum_kernel`]'s result with one cube per output element and slice of [`SLICE`] reduced elements (cube
@@ -117,28 +118,6 @@ fn sum_cube_kernel<F: Float, C: Float, O: Float>(
             sum /= C::cast_from(count);
         }
         out[cube] = O::cast_from(sum);
-    }
-}
-
-/// `out[o] = Σ partials[o · slices + s]` over `s` (divided by `count` for a mean): the slices' sums of
-/// [`sum_cube_kernel`] added.
-#[cube(launch_unchecked)]
-fn sum_slices_kernel<F: Float, C: Float>(
-    partials: &[C],
-    out: &mut [F],
-    slices: usize,
-    count: usize,
-    #[comptime] mean: bool,
-) {
-    if ABSOLUTE_POS < out.len() {
-        let mut sum = C::new(0.0);
-        for s in 0..slices {
-            sum += partials[ABSOLUTE_POS * slices + s];
-        }
-        if mean {
-            sum /= C::cast_from(count);
-        }
-        out[ABSOLUTE_POS] = F::cast_from(sum);
     }
 }
 
@@ -193,14 +172,14 @@ pub fn sum_dims(dtype: FloatType, x: &GpuBuffer, shape: &[usize], reduce: &[bool
     let meta = metadata(op, x, words.iter())?;
     let (kept, reduced) = (kept_sizes.len(), red_sizes.len());
     let by_cube = count >= CUBE_SIZE as usize;
-    let slices = count.div_ceil(SLICE);
+    let slices = slices::count(count, SLICE);
     with_float_type!(dtype, F => {
         type C = <F as Compute>::C;
         // SAFETY: `x` holds the product of `shape` elements (checked); an output index below `n` decomposes
         // into kept indices below their sizes and every `r < count` into reduced indices below theirs, so each
         // offset is a valid index of the contiguous `x`. `out` holds `n` elements and `partials` `n · slices`,
         // each guarded by its kernel: by unit, or by cube (`n · slices · CUBE_SIZE` units, cube `i` writes
-        // element `i`); `sum_slices_kernel` reads `partials[o · slices + s]` for `o < n`, `s < slices`. `meta`
+        // element `i`); `slices::add` reads `partials[o · slices + s]` for `o < n`, `s < slices`. `meta`
         // holds `2 · rank` words (at least one).
         unsafe {
             if by_cube && slices == 1 {
@@ -218,7 +197,7 @@ pub fn sum_dims(dtype: FloatType, x: &GpuBuffer, shape: &[usize], reduce: &[bool
                     mean,
                 )
             } else if by_cube {
-                let partials = GpuBuffer::uninit(x.device(), n * slices * size_of::<C>());
+                let partials = slices::partials::<F>(x.device(), n, slices);
                 launch!(
                     sum_cube_kernel::<F, C, C>,
                     x,
@@ -232,16 +211,7 @@ pub fn sum_dims(dtype: FloatType, x: &GpuBuffer, shape: &[usize], reduce: &[bool
                     slices,
                     false,
                 );
-                launch!(
-                    sum_slices_kernel::<F, C>,
-                    &out,
-                    n,
-                    arg(&partials, n * slices),
-                    arg(&out, n),
-                    slices,
-                    count,
-                    mean,
-                )
+                slices::add::<F>(&partials, &out, n, slices, count, mean);
             } else {
                 launch!(
                     sum_kernel::<F, C>,

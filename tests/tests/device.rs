@@ -235,11 +235,12 @@ fn softmax_of_large_rows_on_the_device_keeps_the_small_outputs_exact() {
 }
 
 /// Rows of 128 elements and more run one cube per row (`kernels::softmax::ROW_CUBE_FROM`): softmax and
-/// log-softmax, forward and gradient, equal the CPU's on rows at and past the threshold, rows that leave units
+/// log-softmax, forward and gradient, equal the exact ones (the CPU's in float64) on rows at and past the threshold, rows that leave units
 /// idle or give them several elements, rows holding NaN, ±inf or huge values, and more rows than one dispatch
-/// dimension holds (70,000 cubes); shorter rows and columns stay on a unit each.
+/// dimension holds (70,000 cubes); shorter rows and columns stay on a unit each. Lines across a dimension of
+/// `kernels::softmax::LINE_CUBE_FROM` elements or more (4,096) run a cube each too (just below and past it).
 #[test]
-fn softmax_of_long_rows_on_a_cube_each_equals_the_cpus() {
+fn softmax_of_long_lines_on_a_cube_each_matches_the_exact_result() {
     let Some(dev) = gpu_or_skip("softmax_rows") else {
         return;
     };
@@ -261,16 +262,24 @@ fn softmax_of_long_rows_on_a_cube_each_equals_the_cpus() {
         rows(&[70_000, 128], &[]),
         rows(&[5, 127], &[(3, -inf)]),
         rows(&[130, 300], &[]),
+        // Across a dimension: a unit per line walks 3 × 30,000 elements, past lavapipe's 65,535 iterations.
+        rows(&[30_000, 3], &[(4, 50.0)]),
+        rows(&[2, 5000, 2], &[]),
+        rows(&[2, 4095, 3], &[]),
     ];
     for (dtype, tol) in [(DType::F32, 2e-6), (DType::F16, 2e-3), (DType::F64, 1e-13)] {
         for (i, x) in cases.iter().enumerate() {
             let x = x.to_dtype(dtype).unwrap();
-            let dim = if i == 7 { 0 } else { -1 };
+            let dim = match i {
+                7 | 8 => 0,
+                9 | 10 => 1,
+                _ => -1,
+            };
             let n = x.shape().numel();
             let w: Vec<f64> = (0..n).map(|i| (i as f64 * 0.61).cos()).collect();
             let w = Tensor::from_vec(w, x.shape().clone()).unwrap().to_dtype(dtype).unwrap();
             for log in [false, true] {
-                let run = |on: Device| -> Result<(Tensor, Tensor)> {
+                let run = |x: &Tensor, w: &Tensor, on: Device| -> Result<(Tensor, Tensor)> {
                     let mut leaf = x.to_device(on)?;
                     leaf.set_requires_grad(true)?;
                     let y = if log {
@@ -282,8 +291,10 @@ fn softmax_of_long_rows_on_a_cube_each_equals_the_cpus() {
                     Ok((y.detach().cpu()?, leaf.grad().unwrap().cpu()?))
                 };
                 let what = format!("{dtype} case {i} {:?}, log={log}", x.shape());
-                let (want_y, want_g) = run(Device::Cpu).unwrap();
-                match run(dev) {
+                // The exact result: the CPU's in float64 from the same (rounded) values.
+                let wide = |t: &Tensor| t.to_dtype(DType::F64).unwrap();
+                let (want_y, want_g) = run(&wide(&x), &wide(&w), Device::Cpu).unwrap();
+                match run(&x, &w, dev) {
                     Ok((y, g)) => {
                         // Outputs relative (to 1e-3); gradients, sums of a row's terms, absolute below 1.
                         for (name, got, want, floor) in [("output", &y, &want_y, 1e-3), ("gradient", &g, &want_g, 1.0)]
@@ -351,4 +362,117 @@ fn long_sums_on_the_device_stay_close_to_the_exact_sum() {
             }
         }
     }
+}
+
+/// `(device result, exact result)` pairs: `run` on the device in float32, and on the CPU in float64 from the same
+/// float32 values (the CPU paths are checked against PyTorch elsewhere).
+fn device_and_exact(
+    dev: Device,
+    inputs: &[(Vec<usize>, bool)],
+    run: impl Fn(&[Tensor]) -> Vec<Tensor>,
+) -> Vec<(Vec<f64>, Vec<f64>)> {
+    // Values of one sign and varied size, so that a term left out shows (a sum cut short is far off).
+    let values = |n: usize, seed: usize| -> Vec<f64> {
+        (0..n)
+            .map(|i| 0.1 + (((i + 7 * seed) as f64) * 0.37).sin().abs())
+            .collect()
+    };
+    let exact: Vec<Tensor> = inputs
+        .iter()
+        .enumerate()
+        .map(|(seed, (shape, _))| {
+            let x = Tensor::from_vec(values(shape.iter().product(), seed), shape.clone()).unwrap();
+            // Rounded to float32 first, so that both sides see the same numbers.
+            x.to_dtype(DType::F32).unwrap().to_dtype(DType::F64).unwrap()
+        })
+        .collect();
+    let on_device: Vec<Tensor> = exact
+        .iter()
+        .map(|x| x.to_dtype(DType::F32).unwrap().to_device(dev).unwrap())
+        .collect();
+    let leaves = |ts: &[Tensor]| -> Vec<Tensor> {
+        ts.iter()
+            .zip(inputs)
+            .map(|(t, (_, leaf))| {
+                if *leaf {
+                    t.clone().requires_grad_(true).unwrap()
+                } else {
+                    t.clone()
+                }
+            })
+            .collect()
+    };
+    let got = run(&leaves(&on_device));
+    let want = run(&leaves(&exact));
+    got.iter()
+        .zip(&want)
+        .map(|(g, w)| {
+            assert_eq!((g.dtype(), g.device()), (DType::F32, dev));
+            (g.cpu().unwrap().to_vec_f64().unwrap(), w.to_vec_f64().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn long_dot_products_and_weight_gradients_on_the_device_sum_every_term() {
+    let Some(dev) = gpu_or_skip("long_dot_products") else {
+        return;
+    };
+    // Each sums more terms per output than lavapipe's 65,535 loop iterations would let one unit take.
+    let conv = |x: &Tensor, w: &Tensor, padding: usize| -> Vec<Tensor> {
+        let opts = nn::functional::Conv2dOptions {
+            padding: nn::functional::Padding2d::Explicit(padding, padding),
+            ..Default::default()
+        };
+        let y = nn::functional::conv2d(x, w, None, &opts).unwrap();
+        y.sum_all().unwrap().backward().unwrap();
+        vec![y, w.grad().unwrap()]
+    };
+    // (name, the inputs' shapes and whether each needs a gradient, what runs).
+    type Run = Box<dyn Fn(&[Tensor]) -> Vec<Tensor>>;
+    type Inputs = Vec<(Vec<usize>, bool)>;
+    let cases: Vec<(&str, Inputs, Run)> = vec![
+        (
+            "linear over 70,000 inputs",
+            vec![(vec![2, 70_000], false), (vec![3, 70_000], false), (vec![3], false)],
+            Box::new(|t: &[Tensor]| vec![t[0].linear(&t[1], Some(&t[2])).unwrap()]),
+        ),
+        (
+            "batched matmul over 70,000 terms",
+            vec![(vec![2, 2, 70_000], false), (vec![2, 70_000, 3], false)],
+            Box::new(|t: &[Tensor]| vec![t[0].matmul(&t[1]).unwrap()]),
+        ),
+        (
+            "matmul with one right side over 70,000 terms",
+            vec![(vec![2, 2, 70_000], false), (vec![70_000, 3], false)],
+            Box::new(|t: &[Tensor]| vec![t[0].matmul(&t[1]).unwrap()]),
+        ),
+        (
+            "conv2d weight gradient over 256 × 24 × 24 positions",
+            vec![(vec![256, 2, 24, 24], false), (vec![3, 2, 3, 3], true)],
+            Box::new(move |t: &[Tensor]| conv(&t[0], &t[1], 1)),
+        ),
+        (
+            "conv2d weight gradient over rows of 70,000 positions",
+            vec![(vec![2, 1, 1, 70_002], false), (vec![2, 1, 1, 3], true)],
+            Box::new(move |t: &[Tensor]| conv(&t[0], &t[1], 0)),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, inputs, run) in cases {
+        for (i, (got, want)) in device_and_exact(dev, &inputs, run).into_iter().enumerate() {
+            assert_eq!(got.len(), want.len(), "{name} on {dev}: result {i}");
+            // A float32 sum of positive terms, in slices of at most 16,384: well within 1e-4 of the exact one;
+            // one cut short after 65,535 terms is more than 5 % off.
+            let far = got
+                .iter()
+                .zip(&want)
+                .enumerate()
+                .find(|(_, (g, w))| (*g - *w).abs() > 1e-4 * w.abs());
+            if let Some((k, (g, w))) = far {
+                failures.push(format!("{name}: result {i}, element {k}: {g}, exact {w}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "on {dev}:\n{}", failures.join("\n"));
 }
