@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::tensor::{GradHookHandle, GradMeta};
+use crate::tensor::{GradHookHandle, GradMeta, ModeMarks};
 use crate::{DType, Device, Error, Result, Shape, Tensor};
 
 /// A trainable tensor: its data, whether it requires gradients, and its gradient slot.
@@ -25,9 +25,10 @@ use crate::{DType, Device, Error, Result, Shape, Tensor};
 #[derive(Clone)]
 pub struct Param {
     inner: Arc<ParamInner>,
-    /// Set while the module keeping this handle, if it has no `training` field, is in eval mode (see
-    /// [`crate::module::mode`]): a mark of the handle, not of the parameter, so tied modules keep their own.
-    held_in_eval: bool,
+    /// The modes of the module keeping this handle, if it has no `training` field, and of handle-less modules
+    /// above it (see [`crate::module::mode`]): marks of the handle, not of the parameter, so tied modules keep
+    /// their own.
+    mode_marks: ModeMarks,
 }
 
 struct ParamInner {
@@ -51,7 +52,7 @@ impl Param {
                 data: RwLock::new(data),
                 meta,
             }),
-            held_in_eval: false,
+            mode_marks: ModeMarks::NONE,
         }
     }
 
@@ -161,7 +162,7 @@ impl Param {
         let hook = move |_: &Arc<GradMeta>| match weak.upgrade() {
             Some(inner) => hook(&Param {
                 inner,
-                held_in_eval: false,
+                mode_marks: ModeMarks::NONE,
             }),
             None => Ok(()),
         };
@@ -178,14 +179,14 @@ impl Param {
         Arc::as_ptr(&self.inner) as usize
     }
 
-    /// Whether the module keeping this handle marked it in eval mode (see [`crate::module::mode`]).
-    pub(crate) fn held_in_eval(&self) -> bool {
-        self.held_in_eval
+    /// The marks of the modes kept here (see [`crate::module::mode`]).
+    pub(crate) fn mode_marks(&self) -> ModeMarks {
+        self.mode_marks
     }
 
-    /// Marks this handle with its module's mode (see [`crate::module::mode`]).
-    pub(crate) fn set_held_in_eval(&mut self, eval: bool) {
-        self.held_in_eval = eval;
+    /// The marks of the modes kept here, to change (see [`crate::module::mode`]).
+    pub(crate) fn mode_marks_mut(&mut self) -> &mut ModeMarks {
+        &mut self.mode_marks
     }
 
     /// Whether another handle to this parameter exists (so it may be reached twice in a traversal).

@@ -1209,12 +1209,70 @@ fn eval_reaches_derived_leaves_without_a_training_field() {
     assert_eq!(modes(&model), [true; 5]);
     // One subtree alone, as `model.scale.eval()`.
     model.scale.eval();
-    // (PyTorch's `model.training` stays true here; `Leaves` owns no handle of its own, so it reports whether
-    // all its children train, the documented exception: its mode is not asserted.)
-    assert_eq!(modes(&model)[1..], [true, false, true, true], "only that subtree");
+    assert_eq!(
+        modes(&model),
+        [true, true, false, true, true],
+        "only that subtree; the model stays training"
+    );
     model.get_submodule_mut("running").unwrap().set_training(false);
     assert!(!model.running.is_training(), "set_training on a leaf sets its own mode");
     assert!(model.fc.is_training() && model.tap.is_training());
+}
+
+/// A model of child modules, owning no handle itself.
+#[derive(Module)]
+struct Model {
+    inner: Leaves,
+    head: Linear,
+}
+
+fn outer_modes(o: &Model) -> [bool; 4] {
+    [
+        o.is_training(),
+        o.inner.is_training(),
+        o.inner.fc.is_training(),
+        o.head.is_training(),
+    ]
+}
+
+/// A model whose members are all child modules has its own mode, as every PyTorch module has its `training`:
+/// `model.backbone.eval()` (freezing a backbone's batch norms while training) leaves the model in training
+/// mode, and `model.eval()` then `model.head.train()` leaves it in eval mode (`Module.train` sets
+/// `self.training` and recurses; torch/nn/modules/module.py, 2.5.1). Expected values: PyTorch 2.5.1's for the
+/// same modules (`tests/fixtures/generate/module_modes.py`, its `outer:` lines). `Model` and `Leaves` own no
+/// handle; each keeps its mode on a handle of its first child's subtree, one and two levels down.
+#[test]
+fn a_model_of_children_keeps_its_own_mode() {
+    let mut o = Model {
+        inner: leaves(),
+        head: Linear::new(2, 2, true),
+    };
+    o.inner.eval();
+    assert_eq!(outer_modes(&o), [true, false, false, true], "inner.eval");
+    o.train(true);
+    o.inner.fc.eval();
+    assert_eq!(outer_modes(&o), [true, true, false, true], "inner.fc.eval");
+    o.eval();
+    o.inner.train(true);
+    assert_eq!(outer_modes(&o), [false, true, true, false], "eval, then inner.train");
+    o.head.train(true);
+    assert_eq!(outer_modes(&o), [false, true, true, true], "head.train");
+    let boxed: Box<dyn Module> = Box::new(o);
+    assert!(!boxed.is_training(), "moved into a box");
+    let mut o = Model {
+        inner: leaves(),
+        head: Linear::new(2, 2, true),
+    };
+    o.eval();
+    o.inner.train(true);
+    let inner = o.inner;
+    assert!(inner.is_training(), "a child taken out keeps its own mode");
+    let mut o = Model {
+        inner,
+        head: Linear::new(2, 2, true),
+    };
+    o.train(true);
+    assert_eq!(outer_modes(&o), [true; 4], "train");
 }
 
 /// The mode is the module's, like a field: it moves with the struct, a clone keeps it (as `copy.deepcopy`

@@ -8,6 +8,8 @@ use std::any::Any;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::tensor::ModeMarks;
+
 /// The kinds of hook a module keeps, one list each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HookKind {
@@ -73,9 +75,9 @@ impl Entry {
 #[derive(Default)]
 pub struct Hooks {
     lists: Option<Box<[Vec<Entry>; KINDS]>>,
-    /// Set while the module keeping these hooks, if it has no `training` field, is in eval mode (see
-    /// [`crate::module::mode`]).
-    held_in_eval: bool,
+    /// The modes of the module keeping these hooks, if it has no `training` field, and of handle-less modules
+    /// above it (see [`crate::module::mode`]).
+    mode_marks: ModeMarks,
 }
 
 impl Hooks {
@@ -83,7 +85,7 @@ impl Hooks {
     pub fn new() -> Hooks {
         Hooks {
             lists: None,
-            held_in_eval: false,
+            mode_marks: ModeMarks::NONE,
         }
     }
 
@@ -149,7 +151,7 @@ impl Hooks {
         });
         Hooks {
             lists,
-            held_in_eval: false,
+            mode_marks: ModeMarks::NONE,
         }
     }
 
@@ -165,14 +167,14 @@ impl Hooks {
         self.len() == 0
     }
 
-    /// Whether the module keeping these hooks marked them in eval mode (see [`crate::module::mode`]).
-    pub(crate) fn held_in_eval(&self) -> bool {
-        self.held_in_eval
+    /// The marks of the modes kept here (see [`crate::module::mode`]).
+    pub(crate) fn mode_marks(&self) -> ModeMarks {
+        self.mode_marks
     }
 
-    /// Marks these hooks with their module's mode (see [`crate::module::mode`]).
-    pub(crate) fn set_held_in_eval(&mut self, eval: bool) {
-        self.held_in_eval = eval;
+    /// The marks of the modes kept here, to change (see [`crate::module::mode`]).
+    pub(crate) fn mode_marks_mut(&mut self) -> &mut ModeMarks {
+        &mut self.mode_marks
     }
 }
 
@@ -193,7 +195,7 @@ impl Clone for Hooks {
         });
         Hooks {
             lists,
-            held_in_eval: self.held_in_eval,
+            mode_marks: self.mode_marks,
         }
     }
 }

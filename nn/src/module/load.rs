@@ -343,7 +343,7 @@ fn apply(root: &mut dyn Module, plan: Plan, keep_old: bool) -> (Plan, Option<(St
                     .load_contents(src, self.keep_old)
                     .map_or(Action::Skip, Action::Copy),
                 Action::Assign(mut src) => {
-                    src.set_held_in_eval(buffer.held_in_eval());
+                    *src.mode_marks_mut() = buffer.mode_marks();
                     Action::Assign(std::mem::replace(buffer, src))
                 }
             };

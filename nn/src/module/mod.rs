@@ -223,9 +223,14 @@ pub trait Module: Any + Send + Sync {
     /// A module with its own flag (a derived struct with a `training: bool` field, every built-in layer)
     /// reports it. One without keeps its mode on the handles it owns (its parameters', its buffers', its
     /// `Hooks`): `train` / `eval` mark them, and the mark moves with the struct like a field. A module owning
-    /// none of those reports whether all its children are training, and a module with nothing at all (no
-    /// member, no hooks: no per-instance storage to keep a mode in) always reports training; declare
-    /// `training: bool` on such a module if its forward reads its mode.
+    /// none of those (a model made of child modules) keeps its mode in a mark of its anchor: the first handle
+    /// down its children, first child first (that child's hooks, else its first parameter or buffer, else the
+    /// same search in its children). The anchor lies in the module's own subtree, so the mode moves with it;
+    /// after its first child is replaced, or a subtree is moved into another model, a module reads the mode
+    /// its new anchor holds. A module
+    /// with no handle at all in its subtree, within seven levels, reports whether all its children are
+    /// training, and one with nothing at all (no member, no hooks: no per-instance storage to keep a mode in)
+    /// always reports training; declare `training: bool` on such a module if its forward reads its mode.
     ///
     /// ```
     /// use nn::prelude::*;
@@ -249,9 +254,12 @@ pub trait Module: Any + Send + Sync {
     /// assert!(!net.scale.is_training());
     /// net.train(true);
     /// assert!(net.scale.is_training());
+    /// // As PyTorch's `net.scale.eval()`: the model itself stays in training mode.
+    /// net.scale.eval();
+    /// assert!(net.is_training() && !net.scale.is_training());
     /// ```
     fn is_training(&self) -> bool {
-        if let Some(training) = mode::marked(self) {
+        if let Some(training) = mode::kept(self) {
             return training;
         }
         struct All(bool);

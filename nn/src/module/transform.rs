@@ -67,7 +67,7 @@ pub(crate) fn apply_to_tensors(root: &mut dyn Module, f: TensorFn<'_>) -> Result
         }
         fn buffer(&mut self, _: &str, buffer: &mut Tensor, _: bool) {
             if let Some((Some(mut data), _)) = self.0.next() {
-                data.set_held_in_eval(buffer.held_in_eval());
+                *data.mode_marks_mut() = buffer.mode_marks();
                 *buffer = data;
             }
         }

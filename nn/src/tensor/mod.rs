@@ -6,6 +6,7 @@ mod create;
 pub(crate) mod device;
 mod fmt;
 pub(crate) mod grad_hooks;
+pub(crate) mod mode_marks;
 pub(crate) mod pool;
 mod raw;
 pub(crate) mod storage;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 
 pub use autograd::{GradMeta, GradMode, enable_grad, is_grad_enabled, no_grad};
 pub use grad_hooks::GradHookHandle;
+pub(crate) use mode_marks::ModeMarks;
 use parking_lot::{MappedRwLockReadGuard, RwLockReadGuard};
 pub use pool::empty_cache;
 pub use storage::live_storages;
@@ -40,9 +42,9 @@ pub struct Tensor {
     shape: Shape,
     storage: Arc<Storage>,
     grad_meta: Option<Arc<GradMeta>>,
-    /// Set while a module that keeps this handle as a buffer, and has no `training` field, is in eval mode
-    /// (see [`Module::is_training`](crate::Module::is_training)); a new tensor starts unset.
-    held_in_eval: bool,
+    /// The modes of a module that keeps this handle as a buffer and has no `training` field, and of handle-less
+    /// modules above it (see [`crate::module::mode`]); a new tensor starts unmarked.
+    mode_marks: ModeMarks,
 }
 
 impl Tensor {
@@ -52,7 +54,7 @@ impl Tensor {
             shape,
             storage: Arc::new(Storage::cpu(data)),
             grad_meta: None,
-            held_in_eval: false,
+            mode_marks: ModeMarks::NONE,
         }
     }
 
@@ -226,18 +228,18 @@ impl Tensor {
             shape,
             storage: self.storage.clone(),
             grad_meta: None,
-            held_in_eval: false,
+            mode_marks: ModeMarks::NONE,
         }
     }
 
-    /// Whether the module keeping this handle as a buffer marked it in eval mode (see [`crate::module::mode`]).
-    pub(crate) fn held_in_eval(&self) -> bool {
-        self.held_in_eval
+    /// The marks of the modes kept here (see [`crate::module::mode`]).
+    pub(crate) fn mode_marks(&self) -> ModeMarks {
+        self.mode_marks
     }
 
-    /// Marks this handle with its module's mode (see [`crate::module::mode`]).
-    pub(crate) fn set_held_in_eval(&mut self, eval: bool) {
-        self.held_in_eval = eval;
+    /// The marks of the modes kept here, to change (see [`crate::module::mode`]).
+    pub(crate) fn mode_marks_mut(&mut self) -> &mut ModeMarks {
+        &mut self.mode_marks
     }
 
     /// Whether another tensor handle shares this tensor's storage.
@@ -351,7 +353,7 @@ impl Tensor {
             shape: self.shape.clone(),
             storage: self.storage.clone(),
             grad_meta: None,
-            held_in_eval: false,
+            mode_marks: ModeMarks::NONE,
         }
     }
 
@@ -506,7 +508,7 @@ impl Tensor {
             shape,
             storage: Arc::new(storage),
             grad_meta: None,
-            held_in_eval: false,
+            mode_marks: ModeMarks::NONE,
         }
     }
 
