@@ -885,6 +885,108 @@ fn conv2d_weight_gradient_of_a_batch_spanning_many_chunks_is_the_sum_by_definiti
     }
 }
 
+/// `y[n, o, i, j] = Σ w[o, ci, a, b] · x[n, gi·cg + ci, i + a - 1, j + b - 1]`: a 3×3 convolution with padding 1,
+/// by its definition, for `x` of `(n, c, h, w)` and `w` of `(o, c / groups, 3, 3)`.
+fn conv3x3_by_definition(x: &[f64], [n, c, h, wd]: [usize; 4], w: &[f64], o: usize, groups: usize) -> Vec<f64> {
+    let (cg, og) = (c / groups, o / groups);
+    let mut y = vec![0.0; n * o * h * wd];
+    for ni in 0..n {
+        for oc in 0..o {
+            let gi = oc / og;
+            for i in 0..h {
+                for j in 0..wd {
+                    let mut acc = 0.0;
+                    for ci in 0..cg {
+                        for a in 0..3 {
+                            for b in 0..3 {
+                                let (r, q) = (i + a, j + b);
+                                if r >= 1 && r <= h && q >= 1 && q <= wd {
+                                    let xv = x[((ni * c + gi * cg + ci) * h + r - 1) * wd + q - 1];
+                                    acc += w[((oc * cg + ci) * 3 + a) * 3 + b] * xv;
+                                }
+                            }
+                        }
+                    }
+                    y[((ni * o + oc) * h + i) * wd + j] = acc;
+                }
+            }
+        }
+    }
+    y
+}
+
+/// The host convolution computes a group's output channels in blocks of 4, 8 or 16 (by dtype and count), the
+/// last one as narrow as it can be: every split (counts below, at and past each width, for f32's and f64's
+/// widths), as the forward's outputs and as the input gradient's (a convolution whose outputs are the
+/// forward's input channels), with groups, equals the definition. (Mirrors no PyTorch test: the definitions
+/// `y = Σ w·x` and `dx = Σ dy·w` are the reference.)
+#[test]
+fn conv2d_and_its_input_gradient_equal_the_definition_for_every_split_into_blocks() {
+    use nn::functional::{Conv2dOptions, Padding2d, conv2d};
+    let opts = |groups| Conv2dOptions {
+        padding: Padding2d::Explicit(1, 1),
+        groups,
+        ..Default::default()
+    };
+    for per_group in [1, 3, 4, 5, 8, 9, 12, 13, 16, 17, 20, 24, 28, 32] {
+        for groups in [1, 2] {
+            for dtype in [DType::F64, DType::F32] {
+                // The count as the forward's output channels, then as its input channels.
+                for (c, o) in [(3 * groups, per_group * groups), (per_group * groups, 2 * groups)] {
+                    let what = format!("{c} → {o} channels, groups {groups}, {dtype:?}");
+                    let xs = [3, c, 5, 4];
+                    let x = values(&xs, 0.5).to_dtype(dtype).unwrap().requires_grad_(true).unwrap();
+                    let w = values(&[o, c / groups, 3, 3], 1.5).to_dtype(dtype).unwrap();
+                    let y = conv2d(&x, &w, None, &opts(groups)).unwrap();
+                    let dy = values(y.shape().dims(), 2.5).to_dtype(dtype).unwrap();
+                    y.backward_with(&dy).unwrap();
+                    let (xv, wv, dyv) = (
+                        x.to_vec_f64().unwrap(),
+                        w.to_vec_f64().unwrap(),
+                        dy.to_vec_f64().unwrap(),
+                    );
+                    let want_y = conv3x3_by_definition(&xv, xs, &wv, o, groups);
+                    // dx = Σ dy·w: the definition's adjoint, summed from the same terms.
+                    let (cg, og) = (c / groups, o / groups);
+                    let mut want_dx = vec![0.0; xv.len()];
+                    for ni in 0..3 {
+                        for oc in 0..o {
+                            let gi = oc / og;
+                            for i in 0..5 {
+                                for j in 0..4 {
+                                    let g = dyv[((ni * o + oc) * 5 + i) * 4 + j];
+                                    for ci in 0..cg {
+                                        for a in 0..3 {
+                                            for b in 0..3 {
+                                                let (r, q) = (i + a, j + b);
+                                                if r >= 1 && r <= 5 && q >= 1 && q <= 4 {
+                                                    let at = ((ni * c + gi * cg + ci) * 5 + r - 1) * 4 + q - 1;
+                                                    want_dx[at] += g * wv[((oc * cg + ci) * 3 + a) * 3 + b];
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    // Sums of at most 9·32 terms below 4 in magnitude.
+                    let tolerance = if dtype == DType::F64 { 1e-12 } else { 1e-4 };
+                    for (name, got, want) in [
+                        ("output", y.to_vec_f64().unwrap(), want_y),
+                        ("input gradient", x.grad().unwrap().to_vec_f64().unwrap(), want_dx),
+                    ] {
+                        assert_eq!(got.len(), want.len(), "{what}: {name}");
+                        for (i, (g, e)) in got.iter().zip(&want).enumerate() {
+                            assert!((g - e).abs() <= tolerance, "{what}: {name} element {i}: {g} vs {e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn lstm_layers_directions_and_state() {
     let options = LstmOptions {

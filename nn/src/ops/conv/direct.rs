@@ -1,7 +1,8 @@
 //! The host convolution's forward as a direct kernel (an implicit GEMM): no im2col matrix, no zero-filled
 //! scratch per call. Each output position's `k = C/groups · kH · kW` input values are read where they lie in
 //! the (padded) input, through one offset per kernel tap, and multiply a block of packed weights (`k` rows of
-//! `OB` output channels) into `PB × OB` accumulators held in registers; the bias is their starting value.
+//! `OB` output channels) into `PB × OB` accumulators held in registers; the bias is their starting value. A
+//! group's last block is as narrow as its remaining channels allow (4, 8 or 16: [`Blocks`]).
 //!
 //! Sized for the shapes the reference model runs (3×3 to 8×8 maps, 16 to 64 channels), where the im2col
 //! matrix was larger than the work done on it; the forward uses it for every convolution: it measured 2×
@@ -46,20 +47,65 @@ impl Taps {
     }
 }
 
-/// The weights of one group as blocks of `ob` output channels: for each block, `k` rows of `ob` values (row
-/// `r` holds tap `r` of each channel), zeros past the group's last channel; and the bias the same way.
-fn pack<T: Float>(geo: &Geometry, weight: &[T], bias: Option<&[T]>, ob: usize) -> (Vec<T>, Vec<T>) {
+/// How a group's output channels fall into blocks: `full` blocks of `ob` channels, then, where `ob` does not
+/// divide them, one block of `tail` channels (4, 8 or 16: the narrowest that holds the rest), so that 18
+/// channels run a block of 16 and one of 4, not two of 16.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Blocks {
+    pub(super) ob: usize,
+    pub(super) full: usize,
+    pub(super) tail: usize,
+}
+
+impl Blocks {
+    /// The blocks for `group_outputs` channels, `ob` wide ([`block_width`]).
+    pub(super) fn new(group_outputs: usize, ob: usize) -> Blocks {
+        let rest = group_outputs % ob;
+        let tail = if rest == 0 {
+            0
+        } else {
+            [4, 8, 16].into_iter().find(|&w| w >= rest).unwrap_or(ob).min(ob)
+        };
+        Blocks {
+            ob,
+            full: group_outputs / ob,
+            tail,
+        }
+    }
+
+    /// Blocks per group.
+    pub(super) fn count(&self) -> usize {
+        self.full + usize::from(self.tail > 0)
+    }
+
+    /// Channels per group the blocks hold (the group's, plus the zeros padding the last block).
+    pub(super) fn width(&self) -> usize {
+        self.full * self.ob + self.tail
+    }
+
+    /// Block `bi`'s width.
+    pub(super) fn width_of(&self, bi: usize) -> usize {
+        if bi < self.full { self.ob } else { self.tail }
+    }
+}
+
+/// The weights of one group as [`Blocks`] of output channels: for each block of width `wb`, `k` rows of `wb`
+/// values (row `r` holds tap `r` of each channel), zeros past the group's last channel; and the bias the same
+/// way. Group `gi`'s blocks start at `gi · k · blocks.width()`, block `bi` `bi · k · ob` after.
+fn pack<T: Float>(geo: &Geometry, weight: &[T], bias: Option<&[T]>, blocks: Blocks) -> (Vec<T>, Vec<T>) {
     let (og, k) = (geo.o / geo.g, (geo.c / geo.g) * geo.kh * geo.kw);
-    let blocks = og.div_ceil(ob);
-    let mut packed = vec![T::ZERO; geo.g * blocks * k * ob];
-    let mut biases = vec![T::ZERO; geo.g * blocks * ob];
+    let width = blocks.width();
+    let mut packed = vec![T::ZERO; geo.g * k * width];
+    let mut biases = vec![T::ZERO; geo.g * width];
     for channel in 0..geo.o {
         let (gi, oi) = (channel / og, channel % og);
-        let (block, j) = (gi * blocks + oi / ob, oi % ob);
+        let (bi, j) = (oi / blocks.ob, oi % blocks.ob);
+        let wb = blocks.width_of(bi);
+        let start = (gi * width + bi * blocks.ob) * k;
         for (r, &w) in weight[channel * k..(channel + 1) * k].iter().enumerate() {
-            packed[(block * k + r) * ob + j] = w;
+            packed[start + r * wb + j] = w;
         }
-        biases[block * ob + j] = bias.map_or(T::ZERO, |b| b[channel]);
+        biases[gi * width + bi * blocks.ob + j] = bias.map_or(T::ZERO, |b| b[channel]);
     }
     (packed, biases)
 }
@@ -71,8 +117,8 @@ struct Plan<'a, T> {
     packed: Vec<T>,
     biases: Vec<T>,
     taps: Taps,
-    /// Output channels per block of `packed`: 4, 8 or 16 (see [`block_width`]).
-    ob: usize,
+    /// Output channels per block of `packed`: 4, 8 or 16 (see [`block_width`]), and the last block's.
+    blocks: Blocks,
     /// Size of a padded plane, `(hp, wp)`; the input's own when it has no padding.
     padded: (usize, usize),
     /// Images per chunk of a part.
@@ -87,15 +133,15 @@ pub(super) fn conv2d<T: Float>(geo: &Geometry, x: &[T], weight: &[T], bias: Opti
     }
     let (hp, wp) = super::padded_size(geo);
     let plane = hp * wp;
-    let ob = block_width::<T>(geo.o / geo.g);
-    let (packed, biases) = pack(geo, weight, bias, ob);
+    let blocks = Blocks::new(geo.o / geo.g, block_width::<T>(geo.o / geo.g));
+    let (packed, biases) = pack(geo, weight, bias, blocks);
     let plan = Plan {
         geo,
         x,
         packed,
         biases,
         taps: Taps::new(geo, plane, wp),
-        ob,
+        blocks,
         padded: (hp, wp),
         chunk: (CHUNK_ELEMENTS / (c * plane).max(1)).max(1),
     };
@@ -139,18 +185,22 @@ fn run_part<T: Float>(plan: &Plan<'_, T>, first: usize, out: &mut [T]) {
 
 multiversion! {
     fn run_chunk<T: Float>(plan: &Plan<'_, T>, xp: &[T], out: &mut [T]) {
-        match plan.ob {
-            4 => chunk_blocks::<T, 4>(plan, xp, out),
-            8 => chunk_blocks::<T, 8>(plan, xp, out),
-            _ => chunk_blocks::<T, 16>(plan, xp, out),
+        // The tail block's width, at most the others' (0 without one: never run).
+        match (plan.blocks.ob, plan.blocks.tail) {
+            (4, _) => chunk_blocks::<T, 4, 4>(plan, xp, out),
+            (8, 4) => chunk_blocks::<T, 8, 4>(plan, xp, out),
+            (8, _) => chunk_blocks::<T, 8, 8>(plan, xp, out),
+            (_, 4) => chunk_blocks::<T, 16, 4>(plan, xp, out),
+            (_, 8) => chunk_blocks::<T, 16, 8>(plan, xp, out),
+            _ => chunk_blocks::<T, 16, 16>(plan, xp, out),
         }
     }
 }
 
 /// Every output of the images of `xp` (padded, `(nb, c, hp, wp)`) into `out` (`(nb, o, ho, wo)`), with blocks
-/// of `OB` output channels.
+/// of `OB` output channels and a last block of `TB`.
 #[inline(always)]
-fn chunk_blocks<T: Float, const OB: usize>(plan: &Plan<'_, T>, xp: &[T], out: &mut [T]) {
+fn chunk_blocks<T: Float, const OB: usize, const TB: usize>(plan: &Plan<'_, T>, xp: &[T], out: &mut [T]) {
     let geo = plan.geo;
     let (c, o, g, ho, wo) = (geo.c, geo.o, geo.g, geo.ho, geo.wo);
     let (og, cg, p) = (o / g, c / g, ho * wo);
@@ -158,31 +208,61 @@ fn chunk_blocks<T: Float, const OB: usize>(plan: &Plan<'_, T>, xp: &[T], out: &m
     let plane = hp * wp;
     let k = plan.taps.offsets.len();
     let nb = out.len() / (o * p);
-    let blocks = og.div_ceil(OB);
+    let blocks = plan.blocks;
+    debug_assert!(blocks.ob == OB && (blocks.tail == 0 || blocks.tail == TB));
     // The first value each output position reads, in group 0.
     let bases = position_bases(geo, nb, wp, plane);
     for gi in 0..g {
-        for bi in 0..blocks {
-            let block = gi * blocks + bi;
-            let weights = &plan.packed[block * k * OB..(block + 1) * k * OB];
-            let bias: &[T; OB] = plan.biases[block * OB..(block + 1) * OB]
-                .try_into()
-                .expect("a block of biases has OB values");
-            let channels = OB.min(og - bi * OB);
-            let shift = gi * cg * plane;
-            for (q0, first) in bases.chunks(PB).enumerate().map(|(i, b)| (i * PB, b)) {
-                let mut at = [first[first.len() - 1] + shift; PB];
-                for (a, &b) in at.iter_mut().zip(first) {
-                    *a = b + shift;
-                }
-                let acc = block_kernel::<T, OB>(xp, &at, &plan.taps, weights, bias);
-                for (i, acc) in acc.iter().enumerate().take(first.len()) {
-                    let (ni, pi) = ((q0 + i) / p, (q0 + i) % p);
-                    let row = (ni * o + gi * og + bi * OB) * p + pi;
-                    for (j, &v) in acc.iter().enumerate().take(channels) {
-                        out[row + j * p] = v;
-                    }
-                }
+        for bi in 0..blocks.count() {
+            let start = gi * blocks.width() + bi * OB;
+            let block = Block {
+                weights: &plan.packed[start * k..(start + blocks.width_of(bi)) * k],
+                bias: &plan.biases[start..start + blocks.width_of(bi)],
+                first_channel: gi * og + bi * OB,
+                channels: OB.min(og - bi * OB),
+                shift: gi * cg * plane,
+            };
+            if bi < blocks.full {
+                block_outputs::<T, OB>(plan, xp, &bases, &block, out);
+            } else {
+                block_outputs::<T, TB>(plan, xp, &bases, &block, out);
+            }
+        }
+    }
+}
+
+/// One block of output channels: its packed weights and biases, its first channel and how many of its
+/// columns are real channels, and the offset of its group's input channels in a padded image.
+struct Block<'a, T> {
+    weights: &'a [T],
+    bias: &'a [T],
+    first_channel: usize,
+    channels: usize,
+    shift: usize,
+}
+
+/// The outputs of one block of `W` channels at every position of the chunk (`bases`, image-major) into `out`.
+#[inline(always)]
+fn block_outputs<T: Float, const W: usize>(
+    plan: &Plan<'_, T>,
+    xp: &[T],
+    bases: &[usize],
+    block: &Block<'_, T>,
+    out: &mut [T],
+) {
+    let (o, p) = (plan.geo.o, plan.geo.ho * plan.geo.wo);
+    let bias: &[T; W] = block.bias.try_into().expect("a block of biases has W values");
+    for (q0, first) in bases.chunks(PB).enumerate().map(|(i, b)| (i * PB, b)) {
+        let mut at = [first[first.len() - 1] + block.shift; PB];
+        for (a, &b) in at.iter_mut().zip(first) {
+            *a = b + block.shift;
+        }
+        let acc = block_kernel::<T, W>(xp, &at, &plan.taps, block.weights, bias);
+        for (i, acc) in acc.iter().enumerate().take(first.len()) {
+            let (ni, pi) = ((q0 + i) / p, (q0 + i) % p);
+            let row = (ni * o + block.first_channel) * p + pi;
+            for (j, &v) in acc.iter().enumerate().take(block.channels) {
+                out[row + j * p] = v;
             }
         }
     }
