@@ -959,7 +959,7 @@ fn conv2d_and_its_input_gradient_equal_the_definition_for_every_split_into_block
                                         for a in 0..3 {
                                             for b in 0..3 {
                                                 let (r, q) = (i + a, j + b);
-                                                if r >= 1 && r <= 5 && q >= 1 && q <= 4 {
+                                                if (1..=5).contains(&r) && (1..=4).contains(&q) {
                                                     let at = ((ni * c + gi * cg + ci) * 5 + r - 1) * 4 + q - 1;
                                                     want_dx[at] += g * wv[((oc * cg + ci) * 3 + a) * 3 + b];
                                                 }
