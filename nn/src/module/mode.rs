@@ -41,24 +41,30 @@ pub(crate) fn kept<M: Module + ?Sized>(module: &M) -> Option<bool> {
 /// Keeps `training` as `module`'s mode: in mark 0 of every handle it owns, else in its anchor's mark (nowhere
 /// when it has neither; its children keep their own).
 pub(crate) fn mark<M: Module + ?Sized>(module: &mut M, training: bool) {
-    struct Own(bool, bool);
+    struct Own {
+        eval: bool,
+        owns: bool,
+    }
     impl VisitorMut<'_> for Own {
         fn param(&mut self, _: &str, param: &mut Param) {
-            param.mode_marks_mut().set_eval_at(0, self.0);
-            self.1 = true;
+            param.mode_marks_mut().set_eval_at(0, self.eval);
+            self.owns = true;
         }
         fn buffer(&mut self, _: &str, buffer: &mut Tensor, _: bool) {
-            buffer.mode_marks_mut().set_eval_at(0, self.0);
-            self.1 = true;
+            buffer.mode_marks_mut().set_eval_at(0, self.eval);
+            self.owns = true;
         }
     }
-    let mut own = Own(!training, false);
+    let mut own = Own {
+        eval: !training,
+        owns: false,
+    };
     if let Some(hooks) = module.hooks_mut() {
         hooks.mode_marks_mut().set_eval_at(0, !training);
-        own.1 = true;
+        own.owns = true;
     }
     module.visit_mut(&mut own);
-    if !own.1 {
+    if !own.owns {
         mark_anchor(module, 0, !training);
     }
 }
