@@ -55,6 +55,9 @@ pub trait Real:
     fn powf(self, y: Self) -> Self;
     /// Whether the value is NaN.
     fn is_nan(self) -> bool;
+    /// `self · a + b` rounded once (IEEE's fused multiply-add): one instruction where the code is compiled
+    /// for a target with one, a slow library call where not (see nn's `multiversion!`).
+    fn mul_add(self, a: Self, b: Self) -> Self;
     /// The larger value; NaN if either is NaN (PyTorch's `maximum`).
     #[inline(always)]
     fn max_nan(self, other: Self) -> Self {
@@ -105,6 +108,10 @@ macro_rules! real {
             #[inline(always)]
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
+            }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                <$t>::mul_add(self, a, b)
             }
         }
     };

@@ -1,6 +1,6 @@
-//! The loops under every element-wise operation: split across threads, and compiled twice on x86-64 — for
-//! the baseline (SSE2) and for AVX2 with FMA, chosen at run time — so that a formula inlined into them
-//! vectorises at the machine's width.
+//! The loops under every element-wise operation: split across threads, and compiled three times on x86-64 —
+//! for the baseline (SSE2), for AVX2 with FMA and for AVX-512, chosen at run time — so that a formula inlined
+//! into them vectorises at the machine's width.
 
 use half::{bf16, f16};
 
@@ -41,6 +41,10 @@ half!(f16, bf16);
 
 /// Runs `$body` (an expression using the generic items in scope) compiled for the widest vector instructions
 /// nn runs with ([`cpu_capability`](crate::cpu::cpu_capability): AVX-512, AVX2 with FMA, or the baseline).
+///
+/// In each version the body sees `FUSED_MUL_ADD`, whether that version has a fused multiply-add instruction
+/// (true for AVX2 and AVX-512, and for the baseline of targets that always have one, such as AArch64): pass it
+/// to [`mul_add`], which then compiles to that instruction, or to a product and a sum where there is none.
 macro_rules! multiversion {
     (fn $name:ident<$($g:ident: $b:path),*>($($arg:ident: $ty:ty),*) $body:block) => {
         #[inline(always)]
@@ -48,9 +52,17 @@ macro_rules! multiversion {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
-                fn widest<$($g: $b),*>($($arg: $ty),*) $body
+                fn widest<$($g: $b),*>($($arg: $ty),*) {
+                    #[allow(dead_code)]
+                    const FUSED_MUL_ADD: bool = true;
+                    $body
+                }
                 #[target_feature(enable = "avx2,fma")]
-                fn wide<$($g: $b),*>($($arg: $ty),*) $body
+                fn wide<$($g: $b),*>($($arg: $ty),*) {
+                    #[allow(dead_code)]
+                    const FUSED_MUL_ADD: bool = true;
+                    $body
+                }
                 match $crate::cpu::cpu_capability() {
                     $crate::cpu::CpuCapability::Avx512 => {
                         // SAFETY: `widest` needs AVX-512 (F, VL, BW, DQ), AVX2 and FMA; `cpu_capability` is never
@@ -67,11 +79,20 @@ macro_rules! multiversion {
                     $crate::cpu::CpuCapability::Default => {}
                 }
             }
+            #[allow(dead_code)]
+            const FUSED_MUL_ADD: bool = cfg!(any(target_arch = "aarch64", target_feature = "fma"));
             $body
         }
     };
 }
 pub(crate) use multiversion;
+
+/// `a · b + c`: rounded once, in one instruction, where `fused` (pass `FUSED_MUL_ADD`, see [`multiversion!`]);
+/// else a product then a sum (a fused multiply-add without the instruction is a slow library call).
+#[inline(always)]
+pub(crate) fn mul_add<T: Real>(fused: bool, a: T, b: T, c: T) -> T {
+    if fused { a.mul_add(b, c) } else { a * b + c }
+}
 
 /// Elements per block of the vector loops: a fixed trip count the compiler unrolls into several independent
 /// vectors, whose long dependency chains (polynomials, divisions) then overlap.

@@ -10,7 +10,7 @@
 //! AVX2), and BENCHMARKS.md has it next to PyTorch's on the three.
 
 use super::super::float::Float;
-use super::super::map::multiversion;
+use super::super::map::{mul_add, multiversion};
 use super::{Geometry, PaddedChunks};
 use crate::threads;
 
@@ -187,20 +187,20 @@ multiversion! {
     fn run_chunk<T: Float>(plan: &Plan<'_, T>, xp: &[T], out: &mut [T]) {
         // The tail block's width, at most the others' (0 without one: never run).
         match (plan.blocks.ob, plan.blocks.tail) {
-            (4, _) => chunk_blocks::<T, 4, 4>(plan, xp, out),
-            (8, 4) => chunk_blocks::<T, 8, 4>(plan, xp, out),
-            (8, _) => chunk_blocks::<T, 8, 8>(plan, xp, out),
-            (_, 4) => chunk_blocks::<T, 16, 4>(plan, xp, out),
-            (_, 8) => chunk_blocks::<T, 16, 8>(plan, xp, out),
-            _ => chunk_blocks::<T, 16, 16>(plan, xp, out),
+            (4, _) => chunk_blocks::<T, 4, 4>(plan, xp, out, FUSED_MUL_ADD),
+            (8, 4) => chunk_blocks::<T, 8, 4>(plan, xp, out, FUSED_MUL_ADD),
+            (8, _) => chunk_blocks::<T, 8, 8>(plan, xp, out, FUSED_MUL_ADD),
+            (_, 4) => chunk_blocks::<T, 16, 4>(plan, xp, out, FUSED_MUL_ADD),
+            (_, 8) => chunk_blocks::<T, 16, 8>(plan, xp, out, FUSED_MUL_ADD),
+            _ => chunk_blocks::<T, 16, 16>(plan, xp, out, FUSED_MUL_ADD),
         }
     }
 }
 
 /// Every output of the images of `xp` (padded, `(nb, c, hp, wp)`) into `out` (`(nb, o, ho, wo)`), with blocks
-/// of `OB` output channels and a last block of `TB`.
+/// of `OB` output channels and a last block of `TB`; `fused`: whether multiply-adds round once (`FUSED_MUL_ADD`).
 #[inline(always)]
-fn chunk_blocks<T: Float, const OB: usize, const TB: usize>(plan: &Plan<'_, T>, xp: &[T], out: &mut [T]) {
+fn chunk_blocks<T: Float, const OB: usize, const TB: usize>(plan: &Plan<'_, T>, xp: &[T], out: &mut [T], fused: bool) {
     let geo = plan.geo;
     let (c, o, g, ho, wo) = (geo.c, geo.o, geo.g, geo.ho, geo.wo);
     let (og, cg, p) = (o / g, c / g, ho * wo);
@@ -223,9 +223,9 @@ fn chunk_blocks<T: Float, const OB: usize, const TB: usize>(plan: &Plan<'_, T>, 
                 shift: gi * cg * plane,
             };
             if bi < blocks.full {
-                block_outputs::<T, OB>(plan, xp, &bases, &block, out);
+                block_outputs::<T, OB>(plan, xp, &bases, &block, out, fused);
             } else {
-                block_outputs::<T, TB>(plan, xp, &bases, &block, out);
+                block_outputs::<T, TB>(plan, xp, &bases, &block, out, fused);
             }
         }
     }
@@ -241,7 +241,16 @@ struct Block<'a, T> {
     shift: usize,
 }
 
+/// Output positions whose results [`block_outputs`] gathers before writing them: eight kernel calls.
+const TILE: usize = 8 * PB;
+
 /// The outputs of one block of `W` channels at every position of the chunk (`bases`, image-major) into `out`.
+///
+/// A kernel call yields `PB` positions × `W` channels, while `out` holds each channel's positions in a row:
+/// written straight, each result went to another channel's plane, `ho · wo` elements apart, and where that is
+/// a multiple of 4 KiB (a 32 × 32 map) all `W` stores fall into one set of the L1 cache, evicting each other
+/// between calls. The results are gathered channel by channel in a tile of `TILE` positions on the stack and
+/// written as runs of consecutive positions.
 #[inline(always)]
 fn block_outputs<T: Float, const W: usize>(
     plan: &Plan<'_, T>,
@@ -249,27 +258,39 @@ fn block_outputs<T: Float, const W: usize>(
     bases: &[usize],
     block: &Block<'_, T>,
     out: &mut [T],
+    fused: bool,
 ) {
     let (o, p) = (plan.geo.o, plan.geo.ho * plan.geo.wo);
     let bias: &[T; W] = block.bias.try_into().expect("a block of biases has W values");
-    for (q0, first) in bases.chunks(PB).enumerate().map(|(i, b)| (i * PB, b)) {
-        let mut at = [first[first.len() - 1] + block.shift; PB];
-        for (a, &b) in at.iter_mut().zip(first) {
-            *a = b + block.shift;
-        }
-        let acc = block_kernel::<T, W>(xp, &at, &plan.taps, block.weights, bias);
-        for (i, acc) in acc.iter().enumerate().take(first.len()) {
-            let (ni, pi) = ((q0 + i) / p, (q0 + i) % p);
-            let row = (ni * o + block.first_channel) * p + pi;
-            for (j, &v) in acc.iter().enumerate().take(block.channels) {
-                out[row + j * p] = v;
+    // Position-major, as the kernel returns them, with room for a whole last call.
+    let mut tile = [[T::ZERO; W]; TILE + PB];
+    for (t0, tile_bases) in bases.chunks(TILE).enumerate().map(|(i, b)| (i * TILE, b)) {
+        for (q0, first) in tile_bases.chunks(PB).enumerate().map(|(i, b)| (i * PB, b)) {
+            let mut at = [first[first.len() - 1] + block.shift; PB];
+            for (a, &b) in at.iter_mut().zip(first) {
+                *a = b + block.shift;
             }
+            let acc = block_kernel::<T, W>(xp, &at, &plan.taps, block.weights, bias, fused);
+            tile[q0..q0 + PB].copy_from_slice(&acc);
+        }
+        // The tile's positions, as runs within one image.
+        let mut s = 0;
+        while s < tile_bases.len() {
+            let (ni, pi) = ((t0 + s) / p, (t0 + s) % p);
+            let run = (p - pi).min(tile_bases.len() - s);
+            let row = (ni * o + block.first_channel) * p + pi;
+            for j in 0..block.channels {
+                for (y, position) in out[row + j * p..row + j * p + run].iter_mut().zip(&tile[s..s + run]) {
+                    *y = position[j];
+                }
+            }
+            s += run;
         }
     }
 }
 
 /// The `PB × OB` outputs at positions `at` (the index in `xp` of each one's first value) of one block of
-/// weights (`k` rows of `OB`).
+/// weights (`k` rows of `OB`), with fused multiply-adds where `fused`.
 #[inline(always)]
 fn block_kernel<T: Float, const OB: usize>(
     xp: &[T],
@@ -277,6 +298,7 @@ fn block_kernel<T: Float, const OB: usize>(
     taps: &Taps,
     weights: &[T],
     bias: &[T; OB],
+    fused: bool,
 ) -> [[T; OB]; PB] {
     assert!(
         at.iter().all(|&a| a + taps.max < xp.len()),
@@ -295,7 +317,7 @@ fn block_kernel<T: Float, const OB: usize>(
             // in `xp`, whose element is initialized and aligned (it is a `&[T]`) and not written meanwhile.
             let x = unsafe { std::ptr::read_volatile(xp.add(a + offset)) };
             for (acc, &w) in acc.iter_mut().zip(w) {
-                *acc = *acc + w * x;
+                *acc = mul_add(fused, w, x, *acc);
             }
         }
     }

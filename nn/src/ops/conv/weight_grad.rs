@@ -7,7 +7,7 @@
 //! partial sums are added in unit order at the end, so the result does not depend on the thread count.
 
 use super::super::float::Float;
-use super::super::map::multiversion;
+use super::super::map::{mul_add, multiversion};
 use super::direct::{CHUNK_ELEMENTS, Taps, block_width, position_bases};
 use super::{Geometry, PaddedChunks};
 use crate::threads;
@@ -141,17 +141,25 @@ fn run_units<T: Float>(plan: &Plan<'_, T>, first: usize, out: &mut [T]) {
 multiversion! {
     fn accumulate<T: Float>(plan: &Plan<'_, T>, xp: &[T], packed: &[T], positions: usize, sums: &mut [T]) {
         match plan.ob {
-            4 => items::<T, 4>(plan, xp, packed, positions, sums),
-            8 => items::<T, 8>(plan, xp, packed, positions, sums),
-            _ => items::<T, 16>(plan, xp, packed, positions, sums),
+            4 => items::<T, 4>(plan, xp, packed, positions, sums, FUSED_MUL_ADD),
+            8 => items::<T, 8>(plan, xp, packed, positions, sums, FUSED_MUL_ADD),
+            _ => items::<T, 16>(plan, xp, packed, positions, sums, FUSED_MUL_ADD),
         }
     }
 }
 
 /// Adds every item's sums over the first `positions` positions of a chunk (`xp` its padded input, `packed`
-/// its repacked output gradient) into `sums`, `KB × OB` values per item (tap-major).
+/// its repacked output gradient) into `sums`, `KB × OB` values per item (tap-major); multiply-adds fused where
+/// `fused` (`FUSED_MUL_ADD`).
 #[inline(always)]
-fn items<T: Float, const OB: usize>(plan: &Plan<'_, T>, xp: &[T], packed: &[T], positions: usize, sums: &mut [T]) {
+fn items<T: Float, const OB: usize>(
+    plan: &Plan<'_, T>,
+    xp: &[T],
+    packed: &[T],
+    positions: usize,
+    sums: &mut [T],
+    fused: bool,
+) {
     let k = plan.taps.offsets.len();
     let tap_blocks = k.div_ceil(KB);
     let (hp, wp) = plan.padded;
@@ -182,7 +190,7 @@ fn items<T: Float, const OB: usize>(plan: &Plan<'_, T>, xp: &[T], packed: &[T], 
                 // the assertion above holds below `xp.len()`: an index of the initialized, aligned `xp`.
                 let v = unsafe { std::ptr::read_volatile(x.add(at + offset)) };
                 for (acc, &d) in acc.iter_mut().zip(dy) {
-                    *acc = *acc + v * d;
+                    *acc = mul_add(fused, v, d, *acc);
                 }
             }
         }
