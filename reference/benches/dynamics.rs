@@ -29,8 +29,8 @@ fn sum_of_outputs(net: &DynamicsNetwork, x: &Tensor, h: &Tensor, cell: &Tensor) 
         .unwrap()
 }
 
-/// The model's convolution alone, on 1 thread and on every core, and two larger ones (a ResNet stage and a
-/// ResNet stem) for the direct kernel's reach.
+/// The model's convolution alone, on 1 thread and on every core, and three larger ones (a ResNet stage, the
+/// strided convolution that starts the next stage, and a ResNet stem) for the direct kernel's reach.
 fn conv_rows(c: &mut Criterion) {
     use nn::functional::{Conv2dOptions, Padding2d, conv2d};
     let cases = [
@@ -46,6 +46,13 @@ fn conv_rows(c: &mut Criterion) {
             [8, 64, 16, 16],
             [64, 64, 3, 3],
             1,
+            1,
+        ),
+        (
+            "ResNet downsampling (8, 64, 16, 16) * (128, 64, 3, 3), stride 2, padding 1",
+            [8, 64, 16, 16],
+            [128, 64, 3, 3],
+            2,
             1,
         ),
         (

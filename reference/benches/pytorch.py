@@ -169,6 +169,7 @@ def dynamics():
     for name, xs, ws, stride, pad in [
         ("model (256, 18, 3, 3) * (16, 18, 3, 3), padding 1", (256, 18, 3, 3), (16, 18, 3, 3), 1, 1),
         ("ResNet stage (8, 64, 16, 16) * (64, 64, 3, 3), padding 1", (8, 64, 16, 16), (64, 64, 3, 3), 1, 1),
+        ("ResNet downsampling (8, 64, 16, 16) * (128, 64, 3, 3), stride 2, padding 1", (8, 64, 16, 16), (128, 64, 3, 3), 2, 1),
         ("ResNet stem (2, 3, 64, 64) * (32, 3, 7, 7), stride 2, padding 3", (2, 3, 64, 64), (32, 3, 7, 7), 2, 3),
     ]:
         x, w, b = torch.randn(xs), torch.randn(ws), torch.randn(ws[0])

@@ -987,6 +987,98 @@ fn conv2d_and_its_input_gradient_equal_the_definition_for_every_split_into_block
     }
 }
 
+/// The input gradient of strided convolutions (columns of a matrix product added back where each patch was
+/// read) equals the definition `dx[i] = Σ dy[o] · w[t]` over the outputs `o` and taps `t` that read input `i`:
+/// strides 2 and 3 (and 2 × 1, 1 × 3), kernels narrower than the stride (inputs no tap reads), every padding up
+/// to the kernel's size, dilation, odd and even sizes, groups, f64 and f32. (Mirrors no PyTorch test: the
+/// definition is the reference; `conv_sweep.rs` compares strided cases with PyTorch.)
+#[test]
+fn strided_conv2d_input_gradient_equals_the_definition() {
+    use nn::functional::{Conv2dOptions, Padding2d, conv2d};
+    let mut cases = 0;
+    for (stride, kernel) in [
+        ([2, 2], [3, 3]),
+        ([2, 2], [7, 7]),
+        ([2, 2], [1, 1]),
+        ([2, 2], [4, 2]),
+        ([3, 3], [5, 3]),
+        ([3, 3], [2, 2]),
+        ([2, 1], [3, 3]),
+        ([1, 3], [3, 4]),
+        ([3, 2], [6, 1]),
+    ] {
+        for pad in 0..=kernel[0].max(kernel[1]) {
+            let padding = [pad.min(kernel[0]), pad.min(kernel[1])];
+            for (dilation, groups, size, dtype) in [
+                ([1, 1], 1, [9, 8], DType::F64),
+                ([1, 1], 2, [10, 7], DType::F32),
+                ([2, 1], 1, [11, 9], DType::F64),
+            ] {
+                let [h, wd] = size;
+                let reach = |a: usize| dilation[a] * (kernel[a] - 1) + 1;
+                if h + 2 * padding[0] < reach(0) || wd + 2 * padding[1] < reach(1) {
+                    continue;
+                }
+                let (n, c, o) = (2, 2 * groups, 3 * groups);
+                let opts = Conv2dOptions {
+                    stride,
+                    padding: Padding2d::Explicit(padding[0], padding[1]),
+                    dilation,
+                    groups,
+                };
+                let what = format!(
+                    "stride {stride:?}, kernel {kernel:?}, padding {padding:?}, dilation {dilation:?}, groups {groups}, {dtype:?}"
+                );
+                let xs = [n, c, h, wd];
+                let x = values(&xs, 0.5).to_dtype(dtype).unwrap().requires_grad_(true).unwrap();
+                let w = values(&[o, c / groups, kernel[0], kernel[1]], 1.5)
+                    .to_dtype(dtype)
+                    .unwrap();
+                let y = conv2d(&x, &w, None, &opts).unwrap();
+                let [_, _, ho, wo] = y.shape().dims().try_into().unwrap();
+                let dy = values(y.shape().dims(), 2.5).to_dtype(dtype).unwrap();
+                y.backward_with(&dy).unwrap();
+                let (wv, dyv) = (w.to_vec_f64().unwrap(), dy.to_vec_f64().unwrap());
+                let (cg, og) = (c / groups, o / groups);
+                let mut want = vec![0.0; n * c * h * wd];
+                for ni in 0..n {
+                    for oc in 0..o {
+                        let gi = oc / og;
+                        for (oy, ox) in (0..ho).flat_map(|oy| (0..wo).map(move |ox| (oy, ox))) {
+                            let g = dyv[((ni * o + oc) * ho + oy) * wo + ox];
+                            for ci in 0..cg {
+                                for (a, b) in (0..kernel[0]).flat_map(|a| (0..kernel[1]).map(move |b| (a, b))) {
+                                    let r = (oy * stride[0] + a * dilation[0]).checked_sub(padding[0]);
+                                    let q = (ox * stride[1] + b * dilation[1]).checked_sub(padding[1]);
+                                    if let (Some(r), Some(q)) = (r, q)
+                                        && r < h
+                                        && q < wd
+                                    {
+                                        let at = ((ni * c + gi * cg + ci) * h + r) * wd + q;
+                                        want[at] += g * wv[((oc * cg + ci) * kernel[0] + a) * kernel[1] + b];
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                // Sums of at most 2·42·3 terms below 4 in magnitude.
+                let tolerance = if dtype == DType::F64 { 1e-12 } else { 1e-4 };
+                let got = x.grad().unwrap().to_vec_f64().unwrap();
+                assert_eq!(got.len(), want.len(), "{what}");
+                for (i, (g, e)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        (g - e).abs() <= tolerance,
+                        "{what}: input gradient element {i}: {g} vs {e}"
+                    );
+                }
+                cases += 1;
+            }
+        }
+    }
+    assert!(cases > 100, "{cases} cases ran");
+}
+
 #[test]
 fn lstm_layers_directions_and_state() {
     let options = LstmOptions {

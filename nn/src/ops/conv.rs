@@ -13,6 +13,7 @@ use super::gemm::Mat;
 use super::map;
 use super::{Op, probe_tensor, run, with_optional};
 use crate::tensor::autograd::{Backward, Saved};
+use crate::threads;
 use crate::{DType, Error, Result, Shape, Tensor};
 
 /// How a convolution pads its input.
@@ -415,6 +416,26 @@ fn batch_chunk(geo: &Geometry) -> usize {
     (COLS_BUDGET / (k * p).max(1)).clamp(1, geo.n.max(1))
 }
 
+/// Scatter-adds below which the input gradient's columns are added back on the calling thread.
+const SCATTER_WORK: usize = 1 << 16;
+
+/// Adds one input channel's columns back into its padded plane `dst` (row `tap · stride + column` of `cols`
+/// for kernel tap `tap`, its `p` columns from `column`): the reverse of `im2col` for one image and channel.
+fn add_patches<T: Float>(geo: &Geometry, wp: usize, cols: &[T], column: usize, stride: usize, dst: &mut [T]) {
+    let (wo, [sh, sw], [dh, dw]) = (geo.wo, geo.stride, geo.dilation);
+    for ki in 0..geo.kh {
+        for kj in 0..geo.kw {
+            let src = &cols[(ki * geo.kw + kj) * stride + column..][..geo.ho * wo];
+            for (oh, src) in src.chunks(wo).enumerate() {
+                let row = &mut dst[(oh * sh + ki * dh) * wp + kj * dw..];
+                for (&v, d) in src.iter().zip(row.iter_mut().step_by(sw)) {
+                    *d = *d + v;
+                }
+            }
+        }
+    }
+}
+
 /// `(first image, images)` of each chunk of `n` images, `chunk` at a time.
 fn batch_chunks(n: usize, chunk: usize) -> impl Iterator<Item = (usize, usize)> {
     (0..n).step_by(chunk).map(move |n0| (n0, chunk.min(n - n0)))
@@ -518,24 +539,6 @@ fn pad_rows_any<T: Copy>(geo: &Geometry, x: &[T], padded: &mut [T]) {
     }
 }
 
-/// For each kernel tap `(ki, kj)`, the offset in a padded plane of the input each output position reads.
-fn taps(geo: &Geometry, padded_w: usize) -> Vec<u32> {
-    let (kh, kw, ho, wo, stride, dilation) = (geo.kh, geo.kw, geo.ho, geo.wo, geo.stride, geo.dilation);
-    let mut taps = Vec::with_capacity(kh * kw * ho * wo);
-    for ki in 0..kh {
-        for kj in 0..kw {
-            for oh in 0..ho {
-                for ow in 0..wo {
-                    let r = oh * stride[0] + ki * dilation[0];
-                    let col = ow * stride[1] + kj * dilation[1];
-                    taps.push((r * padded_w + col) as u32);
-                }
-            }
-        }
-    }
-    taps
-}
-
 /// The rows `gi * og .. (gi + 1) * og` of `dy` (`(n, o, p)`) for images `n0..n0 + nb`, as one `(og, nb · p)`
 /// matrix (column `ni · p + pi`), the layout `im2col`'s columns have.
 fn group_rows<T: Float>(geo: &Geometry, dy: &[T], n0: usize, nb: usize, gi: usize, out: &mut [T]) {
@@ -572,7 +575,6 @@ fn input_grad_host<T: Float>(geo: &Geometry, dy: &[T], w: &[T]) -> Vec<T> {
         return dx;
     }
     let (hp, wp) = padded_size(geo);
-    let taps = taps(geo, wp);
     let plane = hp * wp;
     let mut padded = vec![T::ZERO; n * c * plane];
     let chunk = batch_chunk(geo);
@@ -589,18 +591,19 @@ fn input_grad_host<T: Float>(geo: &Geometry, dy: &[T], w: &[T]) -> Vec<T> {
                 T::ZERO,
                 &mut cols[..k * nb * p],
             );
-            for r in 0..k {
-                let (ci, tap) = (r / (kh * kw), r % (kh * kw));
-                let tap = &taps[tap * p..(tap + 1) * p];
-                let channel = gi * cg + ci;
-                for ni in 0..nb {
-                    let dst = &mut padded[((n0 + ni) * c + channel) * plane..((n0 + ni) * c + channel + 1) * plane];
-                    let src = &cols[r * nb * p + ni * p..r * nb * p + (ni + 1) * p];
-                    for (&t, &v) in tap.iter().zip(src) {
-                        dst[t as usize] = dst[t as usize] + v;
+            // Each column back where its patch was read: the chunk's planes of the group's channels, split
+            // over the threads (a plane is written by one part only).
+            let cols = &cols[..k * nb * p];
+            let planes = &mut padded[n0 * c * plane..(n0 + nb) * c * plane];
+            let parts = threads::parts_for(nb * cg * k * p, SCATTER_WORK);
+            threads::for_each_piece(planes, plane, parts, |at, piece| {
+                for (i, dst) in piece.chunks_mut(plane).enumerate() {
+                    let (ni, channel) = ((at / plane + i) / c, (at / plane + i) % c);
+                    if channel / cg == gi {
+                        add_patches(geo, wp, &cols[(channel % cg) * kh * kw * nb * p..], ni * p, nb * p, dst);
                     }
                 }
-            }
+            });
         }
     }
     for (dst, src) in dx.chunks_mut(h * wd).zip(padded.chunks(plane)) {
