@@ -249,8 +249,8 @@ const TILE: usize = 8 * PB;
 /// A kernel call yields `PB` positions × `W` channels, while `out` holds each channel's positions in a row:
 /// written straight, each result went to another channel's plane, `ho · wo` elements apart, and where that is
 /// a multiple of 4 KiB (a 32 × 32 map) all `W` stores fall into one set of the L1 cache, evicting each other
-/// between calls. The results are gathered channel by channel in a tile of `TILE` positions on the stack and
-/// written as runs of consecutive positions.
+/// between calls. The results are gathered in a tile of `TILE` positions on the stack (position-major, as the
+/// kernel returns them) and written channel by channel as runs of consecutive positions.
 #[inline(always)]
 fn block_outputs<T: Float, const W: usize>(
     plan: &Plan<'_, T>,
