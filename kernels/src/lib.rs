@@ -25,6 +25,7 @@ pub mod layout;
 pub mod linear;
 pub mod lstm;
 mod math;
+mod moments;
 pub mod norm;
 pub mod prelu;
 mod reduce;

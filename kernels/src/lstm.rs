@@ -114,6 +114,24 @@ fn step_kernel<F: Float, C: Float>(
     }
 }
 
+/// Whether the fused step can run a cell with `inputs` features in and `hidden` out: its unit sums four gates of
+/// `inputs + hidden` terms each, in eight loops, and Mesa's lavapipe ends a unit's loops after 65,535 iterations
+/// in all, counting a little more than the terms (16,380 + 3 features were cut short there). So at most
+/// [`FUSED_STEP_FEATURES`] features in all; past that, run the step as separate operations (`linear` sums in
+/// slices).
+///
+/// ```
+/// assert!(kernels::lstm::fused_step_fits(16_317, 3));
+/// assert!(!kernels::lstm::fused_step_fits(16_318, 3));
+/// ```
+pub fn fused_step_fits(inputs: usize, hidden: usize) -> bool {
+    inputs.saturating_add(hidden) <= FUSED_STEP_FEATURES
+}
+
+/// The most `inputs + hidden` features the fused step runs: lavapipe's 65,535 iterations over four gates, less a
+/// margin for the loops' own counting.
+pub const FUSED_STEP_FEATURES: usize = 16_320;
+
 impl Lstm<'_> {
     fn directions(&self) -> usize {
         if self.bidirectional { 2 } else { 1 }
@@ -142,6 +160,15 @@ impl Lstm<'_> {
         }
         for (cell, w) in self.weights.iter().enumerate() {
             let inputs = if cell < dirs { self.input_size } else { dirs * h };
+            if !fused_step_fits(inputs, h) {
+                return Err(KernelError::InvalidArgument {
+                    op,
+                    message: format!(
+                        "cell {cell} has {inputs} inputs and {h} hidden features: the fused step sums at most \
+                         {FUSED_STEP_FEATURES} in all per gate; run its operations separately"
+                    ),
+                });
+            }
             expected.push((w.w_ih, 4 * h * inputs, format!("weight_ih of cell {cell}")));
             expected.push((w.w_hh, 4 * h * h, format!("weight_hh of cell {cell}")));
             if let Some((b_ih, b_hh)) = w.biases {

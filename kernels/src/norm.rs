@@ -1,37 +1,20 @@
 //! Batch and layer normalisation: per-channel (or per-row) mean and biased variance reduced by one cube
-//! each in shared memory (two passes: the mean, then the squared deviations from it), then
-//! `y = x·scale + shift`. Statistics are kept in the compute type (`f32` for the half types).
+//! each in shared memory (two passes: the mean, then the squared deviations from it; a long channel in
+//! slices, see [`crate::moments`]), then `y = x·scale + shift`. Statistics are kept in the compute type (`f32`
+//! for the half types).
 
 use cubecl::prelude::*;
 
 use crate::activation::{Compute, FromF64};
 use crate::dtype::with_float_type;
 use crate::launch::{CUBE_SIZE, arg, check_operands, elements, launch};
+use crate::moments::{self, Channels, moments};
 use crate::reduce::channel_moments;
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 
 /// A tensor seen as `[outer, channels, inner]` around its channel dimension (dim 1 for a batch norm): the
 /// layout PReLU's per-channel weights and softmax use too.
 pub use crate::layout::Layout;
-
-/// `mean[c]` and biased `var[c]` of channel `c` (cube `c`).
-#[cube(launch_unchecked)]
-fn channel_stats_kernel<F: Float, C: Float>(
-    x: &[F],
-    mean_out: &mut [C],
-    var_out: &mut [C],
-    channels: usize,
-    inner: usize,
-    count: usize,
-) {
-    let c = CUBE_POS;
-    let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
-    let (mean, var) = channel_moments::<F, C>(x, c, channels, inner, count, &mut partial, false);
-    if UNIT_POS == 0 && c < channels {
-        mean_out[c] = mean;
-        var_out[c] = var;
-    }
-}
 
 /// `scale[c] = w[c] / sqrt(var[c] + eps)`, `shift[c] = b[c] - mean[c]·scale[c]` into `affine` (`scale` then
 /// `shift`), from statistics of type `S` (the batch's, in the compute type, or the running ones).
@@ -90,7 +73,31 @@ fn running_update_kernel<F: Float, C: Float + LaunchArg>(
     }
 }
 
-/// Layer norm of each row of `inner` elements (cube `r` normalises row `r`).
+/// `(x - mean)·rstd`, times the weight and plus the bias where present: one element of a layer norm.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn layer_normalized<F: Float, C: Float>(
+    x: F,
+    mean: C,
+    rstd: C,
+    weight: &[F],
+    bias: &[F],
+    k: usize,
+    #[comptime] has_weight: bool,
+    #[comptime] has_bias: bool,
+) -> F {
+    let mut v = (C::cast_from(x) - mean) * rstd;
+    if has_weight {
+        v *= C::cast_from(weight[k]);
+    }
+    if has_bias {
+        v += C::cast_from(bias[k]);
+    }
+    F::cast_from(v)
+}
+
+/// Layer norm of each row of `inner` elements (cube `r` normalises row `r`), for rows of at most
+/// [`moments::SLICE`] elements (three passes per unit).
 #[cube(launch_unchecked)]
 fn layer_norm_kernel<F: Float, C: Float + LaunchArg>(
     x: &[F],
@@ -107,21 +114,37 @@ fn layer_norm_kernel<F: Float, C: Float + LaunchArg>(
     let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
     let base = r * inner;
     // Row `r` is channel `r` of `rows` channels of `inner` elements each.
-    let (mean, var) = channel_moments::<F, C>(x, r, rows, inner, inner, &mut partial, true);
+    let (mean, var) = channel_moments::<F, C>(x, r, rows, inner, 0, inner, &mut partial, true);
     let rstd = C::new(1.0) / (var + eps).sqrt();
     if r < rows {
         let mut k = UNIT_POS as usize;
         while k < inner {
-            let mut v = (C::cast_from(x[base + k]) - mean) * rstd;
-            if has_weight {
-                v *= C::cast_from(weight[k]);
-            }
-            if has_bias {
-                v += C::cast_from(bias[k]);
-            }
-            y[base + k] = F::cast_from(v);
+            y[base + k] = layer_normalized::<F, C>(x[base + k], mean, rstd, weight, bias, k, has_weight, has_bias);
             k += CUBE_SIZE as usize;
         }
+    }
+}
+
+/// Layer norm of each element from its row's statistics (rows longer than [`moments::SLICE`]).
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+fn layer_norm_apply_kernel<F: Float, C: Float + LaunchArg>(
+    x: &[F],
+    mean: &[C],
+    var: &[C],
+    weight: &[F],
+    bias: &[F],
+    y: &mut [F],
+    inner: usize,
+    eps: C,
+    #[comptime] has_weight: bool,
+    #[comptime] has_bias: bool,
+) {
+    let i = ABSOLUTE_POS;
+    if i < y.len() {
+        let (r, k) = (i / inner, i % inner);
+        let rstd = C::new(1.0) / (var[r] + eps).sqrt();
+        y[i] = layer_normalized::<F, C>(x[i], mean[r], rstd, weight, bias, k, has_weight, has_bias);
     }
 }
 
@@ -216,24 +239,20 @@ fn launch_batch_norm<F: Compute>(
     let eps = F::C::from_f64(eps);
     // SAFETY (every launch below): `x` and `y` hold `layout.len()` elements of `F`, the weight, bias and
     // running statistics `channels` each (checked by `batch_norm`), the optional ones read only when present;
-    // the batch statistics (`channels` each) and `affine` (`2·channels`) are allocated here in `F::C`. Reductions run one cube
-    // per channel and guard `c < channels`; element-wise kernels guard their index.
+    // the batch statistics (`channels` each) and `affine` (`2·channels`) are allocated here in `F::C`
+    // (`per_channel() ≥ 1`, checked, as `moments` needs); element-wise kernels guard their index.
     unsafe {
         match stats {
             Statistics::Batch { running } => {
                 let batch_mean = GpuBuffer::uninit(x.device(), channels * c_size);
                 let batch_var = GpuBuffer::uninit(x.device(), channels * c_size);
-                launch!(
-                    channel_stats_kernel::<F, F::C>,
-                    x,
-                    channels * CUBE_SIZE as usize,
-                    arg(x, layout.len()),
-                    arg(&batch_mean, channels),
-                    arg(&batch_var, channels),
+                let at = Channels {
                     channels,
-                    layout.inner,
-                    layout.per_channel(),
-                );
+                    inner: layout.inner,
+                    count: layout.per_channel(),
+                    rows: false,
+                };
+                moments::<F>(x, at, &batch_mean, &batch_var);
                 if let Some((mean, var, momentum)) = running {
                     let count = layout.per_channel() as f64;
                     let correction = if count > 1.0 {
@@ -331,30 +350,72 @@ pub fn layer_norm(
     if rows == 0 {
         return Ok(y);
     }
+    with_float_type!(dtype, F => launch_layer_norm::<F>(x, &y, rows, inner, [weight, bias], eps));
+    Ok(y)
+}
+
+fn launch_layer_norm<F: Compute>(
+    x: &GpuBuffer,
+    y: &GpuBuffer,
+    rows: usize,
+    inner: usize,
+    [weight, bias]: [Option<&GpuBuffer>; 2],
+    eps: f64,
+) {
+    let len = rows * inner;
     let (w, b) = (weight.unwrap_or(x), bias.unwrap_or(x));
     let (w_len, b_len) = (
         if weight.is_some() { inner } else { 1 },
         if bias.is_some() { inner } else { 1 },
     );
-    with_float_type!(dtype, F => {
-        // SAFETY: `x` and `y` hold `rows·inner` elements of `F`, weight and bias `inner` (checked) and are
-        // read only when present; cube `r` touches row `r < rows` only.
-        unsafe {
+    let eps = F::C::from_f64(eps);
+    // SAFETY: `x` and `y` hold `rows·inner` elements of `F`, weight and bias `inner` (checked by `layer_norm`)
+    // and are read only when present; cube `r` touches row `r < rows` only; the statistics (`rows` of `F::C`
+    // each) are allocated here, `inner ≥ 1` (checked), and the element-wise kernel guards its index.
+    unsafe {
+        if inner <= moments::SLICE {
             launch!(
-                layer_norm_kernel::<F, <F as Compute>::C>,
+                layer_norm_kernel::<F, F::C>,
                 x,
                 rows * CUBE_SIZE as usize,
                 arg(x, len),
                 arg(w, w_len),
                 arg(b, b_len),
-                arg(&y, len),
+                arg(y, len),
                 rows,
                 inner,
-                <F as Compute>::C::from_f64(eps),
+                eps,
+                weight.is_some(),
+                bias.is_some(),
+            )
+        } else {
+            let c_size = size_of::<F::C>();
+            let (mean, var) = (
+                GpuBuffer::uninit(x.device(), rows * c_size),
+                GpuBuffer::uninit(x.device(), rows * c_size),
+            );
+            let at = Channels {
+                channels: rows,
+                inner,
+                count: inner,
+                rows: true,
+            };
+            moments::<F>(x, at, &mean, &var);
+            launch!(
+                layer_norm_apply_kernel::<F, F::C>,
+                x,
+                len,
+                arg(x, len),
+                arg(&mean, rows),
+                arg(&var, rows),
+                arg(w, w_len),
+                arg(b, b_len),
+                arg(y, len),
+                inner,
+                eps,
                 weight.is_some(),
                 bias.is_some(),
             )
         }
-    });
-    Ok(y)
+    }
 }

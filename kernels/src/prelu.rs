@@ -1,6 +1,8 @@
 //! PReLU: `x > 0 ? x : w[c]·x` with one weight per channel `c` of dim 1 (or one weight for every element),
 //! its input gradient, and the weight gradient `dw[c] = Σ over channel c of (x > 0 ? 0 : x·dy)`, reduced
-//! on the device by one cube per channel; and RReLU in training, a slope given per element.
+//! on the device by one cube per channel (per slice of 16,384 elements per unit on a long
+//! channel, so that no unit passes lavapipe's 65,535 loop iterations); and RReLU in training, a slope given per
+//! element.
 //!
 //! The layout is `[outer, channels, inner]`: a tensor `[N, C, H, W]` is `outer = N`, `inner = H·W`; a single
 //! weight is `channels = 1`.
@@ -11,7 +13,7 @@ use crate::activation::Compute;
 use crate::dtype::with_float_type;
 use crate::launch::{CUBE_SIZE, arg, check_operands, check_same, elements, launch, vector_size};
 use crate::reduce::{channel_index, cube_sum};
-use crate::{FloatType, GpuBuffer, Result};
+use crate::{FloatType, GpuBuffer, Result, slices};
 
 /// A tensor seen as `[outer, channels, inner]` around the weight's channel dimension.
 pub use crate::layout::Layout;
@@ -56,24 +58,30 @@ fn prelu_backward_kernel<F: Float, C: Float, N: Size>(
     }
 }
 
-/// `dweight[c] = Σ (x > 0 ? 0 : x·dy)` over channel `c`: cube `c` strides over the channel's
-/// `outer·inner` elements, then halves its partial sums in shared memory.
+/// `dweight[c] = Σ (x > 0 ? 0 : x·dy)` over channel `c`: cube `c · slices + s` strides over slice `s` of the
+/// channel's `outer·inner` elements, then halves its partial sums in shared memory, writing element `c · slices
+/// + s` (of `F` with one slice, else partial sums in the compute type for [`slices::add`]).
 #[cube(launch_unchecked)]
-fn prelu_weight_grad_kernel<F: Float, C: Float>(
+#[allow(clippy::too_many_arguments)]
+fn prelu_weight_grad_kernel<F: Float, C: Float, O: Float>(
     input: &[F],
     dy: &[F],
-    dweight: &mut [F],
+    dweight: &mut [O],
     channels: usize,
     inner: usize,
     per_channel: usize,
+    slices: usize,
+    per_slice: usize,
 ) {
-    let c = CUBE_POS;
+    let cube = CUBE_POS;
+    let (c, s) = (cube / slices, cube % slices);
     let unit = UNIT_POS as usize;
     let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
     let mut acc = C::new(0.0);
     if c < channels {
-        let mut k = unit;
-        while k < per_channel {
+        let (begin, end) = slices::range(s, per_channel, per_slice);
+        let mut k = begin + unit;
+        while k < end {
             let index = channel_index(k, c, channels, inner);
             let x = C::cast_from(input[index]);
             let g = C::cast_from(dy[index]);
@@ -83,7 +91,7 @@ fn prelu_weight_grad_kernel<F: Float, C: Float>(
     }
     let total = cube_sum::<C>(acc, &mut partial);
     if unit == 0 && c < channels {
-        dweight[c] = F::cast_from(total);
+        dweight[cube] = O::cast_from(total);
     }
 }
 
@@ -235,19 +243,45 @@ fn launch_input_grad<F: Compute>(x: &GpuBuffer, weight: &GpuBuffer, dy: &GpuBuff
 
 fn launch_weight_grad<F: Compute>(x: &GpuBuffer, dy: &GpuBuffer, dweight: &GpuBuffer, layout: Layout) {
     let len = layout.len();
+    let channels = layout.channels;
+    let per_channel = layout.per_channel();
+    let per_slice = CUBE_SIZE as usize * slices::ITERATIONS;
+    let slices = slices::count(per_channel, per_slice);
     // SAFETY: `x` and `dy` hold `len` elements of `F` and `dweight` `channels` (checked by `backward_input`
-    // and `backward`); the reduction reads indices `< len` and writes `dweight[c]` for `c < channels` only.
+    // and `backward`); cube `c · slices + s` reads elements `k < per_channel` of channel `c < channels`, at
+    // indices `< len`, and writes element `c · slices + s` of `dweight` (one slice) or of `partials`
+    // (`channels · slices` elements, added into `dweight` by `slices::add`).
     unsafe {
-        launch!(
-            prelu_weight_grad_kernel::<F, F::C>,
-            x,
-            layout.channels * CUBE_SIZE as usize,
-            arg(x, len),
-            arg(dy, len),
-            arg(dweight, layout.channels),
-            layout.channels,
-            layout.inner,
-            layout.outer * layout.inner,
-        );
+        if slices == 1 {
+            launch!(
+                prelu_weight_grad_kernel::<F, F::C, F>,
+                x,
+                channels * CUBE_SIZE as usize,
+                arg(x, len),
+                arg(dy, len),
+                arg(dweight, channels),
+                channels,
+                layout.inner,
+                per_channel,
+                1,
+                per_slice,
+            );
+        } else {
+            let partials = slices::partials::<F>(x.device(), channels, slices);
+            launch!(
+                prelu_weight_grad_kernel::<F, F::C, F::C>,
+                x,
+                channels * slices * CUBE_SIZE as usize,
+                arg(x, len),
+                arg(dy, len),
+                arg(&partials, channels * slices),
+                channels,
+                layout.inner,
+                per_channel,
+                slices,
+                per_slice,
+            );
+            slices::add::<F>(&partials, dweight, channels, slices, per_channel, false);
+        }
     }
 }

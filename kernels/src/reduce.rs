@@ -66,38 +66,42 @@ fn moment_index(k: usize, c: usize, channels: usize, inner: usize, #[comptime] r
     }
 }
 
-/// The mean and the biased variance of channel `c`'s `count` elements ([`moment_index`] over `inner`, `rows`
-/// for a row of a `[channels, inner]` tensor with `count = inner`), in two passes (the mean, then the squared
-/// deviations from it), each unit of the cube taking every `CUBE_SIZE`-th element; every unit gets both.
+/// The mean and the biased variance of channel `c`'s elements `begin..end` of `count` ([`moment_index`] over
+/// `inner`, `rows` for a row of a `[channels, inner]` tensor with `count = inner`), in two passes (the mean,
+/// then the squared deviations from it), each unit of the cube taking every `CUBE_SIZE`-th element; every unit
+/// gets both. A cube of [`CUBE_SIZE`] units loops `2 · (end - begin) / CUBE_SIZE` times.
 #[cube]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn channel_moments<F: Float, C: Float>(
     x: &[F],
     c: usize,
     channels: usize,
     inner: usize,
-    count: usize,
+    begin: usize,
+    end: usize,
     partial: &mut Shared<[C]>,
     #[comptime] rows: bool,
 ) -> (C, C) {
     let unit = UNIT_POS as usize;
     let mut acc = C::new(0.0);
     if c < channels {
-        let mut k = unit;
-        while k < count {
+        let mut k = begin + unit;
+        while k < end {
             acc += C::cast_from(x[moment_index(k, c, channels, inner, rows)]);
             k += CUBE_SIZE as usize;
         }
     }
-    let mean = cube_sum::<C>(acc, partial) / C::cast_from(count);
+    let count = C::cast_from(end - begin);
+    let mean = cube_sum::<C>(acc, partial) / count;
     let mut dev = C::new(0.0);
     if c < channels {
-        let mut k = unit;
-        while k < count {
+        let mut k = begin + unit;
+        while k < end {
             let d = C::cast_from(x[moment_index(k, c, channels, inner, rows)]) - mean;
             dev += d * d;
             k += CUBE_SIZE as usize;
         }
     }
-    let var = cube_sum::<C>(dev, partial) / C::cast_from(count);
+    let var = cube_sum::<C>(dev, partial) / count;
     (mean, var)
 }

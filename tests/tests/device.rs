@@ -1,7 +1,7 @@
 //! Tensors and modules on wgpu (lavapipe in CI): data moves for real, activation layers run their kernels
 //! there, state goes in and out; without an adapter these skip (and fail under `CI=true`).
 
-use integration_tests::{bit_equal, gpu_or_skip, lacks_dtype};
+use integration_tests::{bit_equal, gpu_or_skip, lacks_dtype, twin};
 use nn::functional::Activation;
 use nn::prelude::*;
 use nn::{Error, Result};
@@ -457,6 +457,16 @@ fn long_dot_products_and_weight_gradients_on_the_device_sum_every_term() {
             vec![(vec![2, 1, 1, 70_002], false), (vec![2, 1, 1, 3], true)],
             Box::new(move |t: &[Tensor]| conv(&t[0], &t[1], 0)),
         ),
+        (
+            "PReLU's single weight's gradient over 17,000,000 elements",
+            vec![(vec![2, 8_500_000], false), (vec![1], true)],
+            Box::new(|t: &[Tensor]| {
+                // Negative inputs, so that every element adds to the weight's gradient.
+                let y = nn::functional::prelu(&t[0].neg().unwrap(), &t[1]).unwrap();
+                y.sum_all().unwrap().backward().unwrap();
+                vec![t[1].grad().unwrap()]
+            }),
+        ),
     ];
     let mut failures = Vec::new();
     for (name, inputs, run) in cases {
@@ -469,6 +479,125 @@ fn long_dot_products_and_weight_gradients_on_the_device_sum_every_term() {
                 .zip(&want)
                 .enumerate()
                 .find(|(_, (g, w))| (*g - *w).abs() > 1e-4 * w.abs());
+            if let Some((k, (g, w))) = far {
+                failures.push(format!("{name}: result {i}, element {k}: {g}, exact {w}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "on {dev}:\n{}", failures.join("\n"));
+}
+
+/// An LSTM over up to 20,000 input features on the device equals the CPU's in float64, with and without
+/// autograd: the fused step's unit sums its four gates' `inputs + hidden` terms in one loop, which lavapipe ends
+/// after 65,535 iterations (the last gates were cut short at 16,380 + 3 features). 16,320 is the widest cell the
+/// fused step runs; one more feature takes the separate operations.
+#[test]
+fn lstm_over_20000_inputs_on_the_device_sums_every_term() {
+    let Some(dev) = gpu_or_skip("long_lstm") else {
+        return;
+    };
+    // Positive values of varied size: a sum cut short moves a gate far past the tolerance.
+    let positive = |shape: &[usize], seed: usize, scale: f64| -> Tensor {
+        let n: usize = shape.iter().product();
+        let xs = (0..n)
+            .map(|i| scale * (0.1 + (((i + 7 * seed) as f64) * 0.37).sin().abs()))
+            .collect();
+        Tensor::from_vec(xs, shape.to_vec()).unwrap()
+    };
+    let hidden = 3;
+    for inputs in [16_317, 16_318, 20_000] {
+        let make = || LSTM::new(inputs, hidden);
+        let mut exact = make();
+        // Input weights scaled so that each gate's sum is of order one, not saturated.
+        let scale_ih = 1.0 / inputs as f64;
+        let state: StateDict = exact
+            .state_dict()
+            .iter()
+            .enumerate()
+            .map(|(seed, (k, t))| {
+                let scale = if k.starts_with("weight_ih") { scale_ih } else { 0.1 };
+                (
+                    k.clone(),
+                    positive(t.shape(), seed, scale).to_dtype(DType::F32).unwrap(),
+                )
+            })
+            .collect();
+        exact.load_state_dict(&state, true, false).unwrap();
+        let on_device = twin(&exact, make, dev);
+        exact.to_dtype(DType::F64).unwrap();
+        let x = positive(&[2, 2, inputs], 9, 1.0).to_dtype(DType::F32).unwrap();
+        let want = exact.forward((x.to_dtype(DType::F64).unwrap(), None)).unwrap();
+        for grad in [false, true] {
+            let got = {
+                let _mode = (!grad).then(nn::no_grad);
+                on_device.forward((x.to_device(dev).unwrap(), None)).unwrap()
+            };
+            for (name, g, w) in [
+                ("output", &got.0, &want.0),
+                ("h_n", &got.1.0, &want.1.0),
+                ("c_n", &got.1.1, &want.1.1),
+            ] {
+                assert_eq!(g.device(), dev);
+                let g = g.cpu().unwrap().to_vec_f64().unwrap();
+                let w = w.to_vec_f64().unwrap();
+                for (k, (g, w)) in g.iter().zip(&w).enumerate() {
+                    assert!(
+                        (g - w).abs() <= 1e-5 * w.abs().max(1.0),
+                        "{inputs} inputs: {name} (autograd {grad}) on {dev}, element {k}: {g}, exact {w}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Batch norm over 9,000,003 elements per channel and layer norm over rows of 6,000,000 on the device equal the
+/// CPU's in float64: one cube per channel (or row) took every 256th element in two passes (three for layer
+/// norm), which lavapipe cuts short past 65,535 loop iterations (the variance, and the ends of the rows, were
+/// wrong). They now take slices of 4,194,304 elements and merge the slices' moments, the last slice here short.
+#[test]
+fn norms_over_millions_of_elements_per_channel_on_the_device_take_every_element() {
+    let Some(dev) = gpu_or_skip("long_norms") else {
+        return;
+    };
+    let batch_norm = |t: &[Tensor]| -> Vec<Tensor> {
+        let (mean, var) = (t[3].clone(), t[4].clone());
+        let running = nn::functional::RunningStats { mean: &mean, var: &var };
+        let y = nn::functional::batch_norm(&t[0], Some(running), Some(&t[1]), Some(&t[2]), true, 0.1, 1e-5).unwrap();
+        vec![y, mean, var]
+    };
+    let layer_norm = |t: &[Tensor]| -> Vec<Tensor> {
+        vec![nn::functional::layer_norm(&t[0], &[6_000_000], Some(&t[1]), Some(&t[2]), 1e-5).unwrap()]
+    };
+    type Run<'a> = &'a dyn Fn(&[Tensor]) -> Vec<Tensor>;
+    type Inputs = Vec<(Vec<usize>, bool)>;
+    let cases: [(&str, Inputs, Run); 2] = [
+        (
+            "batch norm",
+            [vec![3, 2, 3_000_001], vec![2], vec![2], vec![2], vec![2]]
+                .map(|s| (s, false))
+                .to_vec(),
+            &batch_norm,
+        ),
+        (
+            "layer norm",
+            [vec![2, 6_000_000], vec![6_000_000], vec![6_000_000]]
+                .map(|s| (s, false))
+                .to_vec(),
+            &layer_norm,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, inputs, run) in cases {
+        for (i, (got, want)) in device_and_exact(dev, &inputs, run).into_iter().enumerate() {
+            assert_eq!(got.len(), want.len(), "{name} on {dev}: result {i}");
+            // Normalised values of order one, off by a few float32 ulps; a variance taken over part of a
+            // channel is several per cent off.
+            let far = got
+                .iter()
+                .zip(&want)
+                .enumerate()
+                .find(|(_, (g, w))| (*g - *w).abs() > 1e-4 * w.abs().max(1.0));
             if let Some((k, (g, w))) = far {
                 failures.push(format!("{name}: result {i}, element {k}: {g}, exact {w}"));
             }

@@ -1,6 +1,7 @@
 //! The LSTM recurrence, PyTorch's gate order (i, f, g, o): on the CPU one matrix product for every step's input
 //! projections, then per step one for the recurrent part and a vectorised pointwise cell update; on a device one
-//! fused kernel per time step.
+//! fused kernel per time step, or the step as separate operations where a cell is too wide for the fused kernel
+//! (`kernels::lstm::fused_step_fits`).
 //!
 //! With a gradient wanted, the CPU runs the same recurrence keeping a trace and records it as one node whose
 //! backward runs through time ([`backward`]); a device records the recurrence op by op ([`Lstm::run`]).
@@ -65,7 +66,15 @@ impl Lstm {
             let traced = run(&backward::LstmTrain(*self), &inputs)?;
             return Ok((traced.out, traced.h_n, traced.c_n));
         }
-        let composed = self.dropout.is_some() && !x.device().is_cpu();
+        // On a device the fused step also cannot sum more than `fused_step_fits` allows per unit.
+        let (features, hidden) = (x.shape()[2], h0.shape()[2]);
+        let widest = if self.layers > 1 {
+            features.max(self.dirs * hidden)
+        } else {
+            features
+        };
+        let composed =
+            !x.device().is_cpu() && (self.dropout.is_some() || !kernels::lstm::fused_step_fits(widest, hidden));
         if x.shape()[0] > 0 && (wanted || composed) {
             return self.run_recorded([x, h0, c0], cells);
         }
