@@ -31,6 +31,7 @@ pub mod prelu;
 mod reduce;
 mod slices;
 pub mod softmax;
+mod softmax_slices;
 pub mod sum;
 mod tiled_matmul;
 pub mod unary;

@@ -7,7 +7,8 @@
 //! whole cube instead, its units taking every `CUBE_SIZE`-th element (reads side by side) and combining their
 //! maxima and sums in shared memory: one unit per row left most of a GPU idle (5 % of its copy rate on an H200
 //! at rows of 1,024). Lines across an inner dimension of [`LINE_CUBE_FROM`] elements or more run on a cube each
-//! too, each unit's loops staying far below the 65,535 iterations Mesa's lavapipe stops at.
+//! too, each unit's loops staying far below the 65,535 iterations Mesa's lavapipe stops at; lines of more than
+//! 4,194,304 elements on a cube per slice of the line, merged by a second kernel.
 
 use cubecl::prelude::*;
 
@@ -16,6 +17,7 @@ use crate::dtype::with_float_type;
 use crate::launch::{CUBE_SIZE, arg, check_same, launch, vector_size};
 use crate::math::{exp_reduced, is_nan};
 use crate::reduce::{cube_max, cube_sum};
+use crate::softmax_slices;
 use crate::{FloatType, GpuBuffer, Result};
 
 /// A tensor seen as `[outer, channels, inner]` around the softmax dimension (of length `channels`).
@@ -272,10 +274,20 @@ enum Buffers<'a> {
 
 /// Launches the forward or backward kernel over `layout`'s lines (one unit per vector of `inner` positions), or
 /// one cube per line for rows (`inner` 1) of [`ROW_CUBE_FROM`] elements or more and for any line of
-/// [`LINE_CUBE_FROM`] or more.
+/// [`LINE_CUBE_FROM`] or more, or for lines of more than 4,194,304 elements one cube per slice of a line.
 fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
     let len = layout.len();
     let size = layout.channels;
+    if size > softmax_slices::SLICE {
+        // SAFETY: every buffer holds `len ≥ 1` elements of `F` (`check`, and `check_same` for the backward's).
+        unsafe {
+            match buffers {
+                Buffers::Forward { x, output } => softmax_slices::forward::<F>(x, output, layout, log),
+                Buffers::Backward { y, dy, dx } => softmax_slices::backward::<F>(y, dy, dx, layout, log),
+            }
+        }
+        return;
+    }
     if (layout.inner == 1 && size >= ROW_CUBE_FROM) || size >= LINE_CUBE_FROM {
         let (rows, inner) = (layout.outer * layout.inner, layout.inner);
         let cubes = rows * CUBE_SIZE as usize;

@@ -605,3 +605,90 @@ fn norms_over_millions_of_elements_per_channel_on_the_device_take_every_element(
     }
     assert!(failures.is_empty(), "on {dev}:\n{}", failures.join("\n"));
 }
+
+/// Softmax and LogSoftmax over lines of 9,000,000 and 4,500,000 elements on the device, forward and backward,
+/// equal the CPU's in float64: one cube per line walked it three times forward (twice backward), which lavapipe
+/// cuts short past 65,535 loop iterations per unit (from 5.6 million elements forward). Such lines now run in
+/// slices of 4,194,304 elements, the last one short here, merged by a second kernel.
+#[test]
+fn softmax_over_millions_of_elements_on_the_device_takes_every_element() {
+    let Some(dev) = gpu_or_skip("long_softmax") else {
+        return;
+    };
+    let softmax = |dim: isize, log: bool| {
+        move |t: &[Tensor]| -> Vec<Tensor> {
+            let y = if log {
+                nn::functional::log_softmax(&t[0], dim)
+            } else {
+                nn::functional::softmax(&t[0], dim)
+            }
+            .unwrap();
+            // A loss weighting each output by a second input, so that the gradient's line sums matter.
+            y.mul(&t[1]).unwrap().sum_all().unwrap().backward().unwrap();
+            vec![y, t[0].grad().unwrap()]
+        }
+    };
+    let mut failures = Vec::new();
+    for (shape, dim) in [(vec![9_000_000], 0), (vec![4_500_000, 2], 0)] {
+        for log in [false, true] {
+            let inputs = vec![(shape.clone(), true), (shape.clone(), false)];
+            let name = format!(
+                "{} over {shape:?} along {dim}",
+                if log { "log_softmax" } else { "softmax" }
+            );
+            for (i, (got, want)) in device_and_exact(dev, &inputs, softmax(dim, log))
+                .into_iter()
+                .enumerate()
+            {
+                assert_eq!(got.len(), want.len(), "{name} on {dev}: result {i}");
+                // Within 1e-4 of the result's largest magnitude: a line sum taken over part of the line is
+                // several per cent off.
+                let scale = want.iter().fold(0.0f64, |m, w| m.max(w.abs()));
+                let far = got
+                    .iter()
+                    .zip(&want)
+                    .enumerate()
+                    .find(|(_, (g, w))| (*g - *w).abs() > 1e-4 * scale);
+                if let Some((k, (g, w))) = far {
+                    failures.push(format!("{name}: result {i}, element {k}: {g}, exact {w}"));
+                }
+            }
+        }
+    }
+    // A slice of -inf beside a finite element adds nothing (0 and 1 out, not NaN); +inf or NaN makes the whole
+    // line NaN, as on the CPU (PyTorch's `x - max` is `inf - inf` there).
+    let n = 4_194_305;
+    for (last, special) in [
+        (0.0, f64::NEG_INFINITY),
+        (f64::NEG_INFINITY, f64::NEG_INFINITY),
+        (0.0, f64::INFINITY),
+        (0.0, f64::NAN),
+    ] {
+        let mut xs = vec![special; n];
+        xs[n - 1] = last;
+        let x = Tensor::from_vec(xs, vec![n]).unwrap().to_dtype(DType::F32).unwrap();
+        for log in [false, true] {
+            let run = |x: &Tensor| {
+                if log {
+                    nn::functional::log_softmax(x, 0)
+                } else {
+                    nn::functional::softmax(x, 0)
+                }
+            };
+            let want = run(&x).unwrap().to_vec_f64().unwrap();
+            let got = run(&x.to_device(dev).unwrap())
+                .unwrap()
+                .cpu()
+                .unwrap()
+                .to_vec_f64()
+                .unwrap();
+            let same = got.iter().zip(&want).all(|(g, w)| g == w || (g.is_nan() && w.is_nan()));
+            assert!(
+                same,
+                "softmax (log {log}) of {special} and {last} on {dev}: {:?}, CPU {:?}",
+                &got[n - 2..],
+                &want[n - 2..]
+            );
+        }
+    }
+}
