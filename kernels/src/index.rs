@@ -7,7 +7,10 @@
 //! high word). [`check`] tells whether every index is in range; the other kernels read only indices it passed.
 //! An `index_add` sums the slices sent to one index in index order, without atomics: each position learns the
 //! next position with the same index (a scan that stops at it: quadratic in the number of
-//! indices only where they are mostly distinct), and the first of each chain adds them all.
+//! indices only where they are mostly distinct), and the first of each chain adds them all. Over more than
+//! 16,384 positions the scan runs in windows and the walk along a chain in rounds of 16,384 positions, one
+//! launch each, so that no unit passes the 65,535 loop iterations Mesa's lavapipe allows; `max` / `min` over
+//! a longer dimension take slices merged by a second kernel.
 
 use cubecl::prelude::*;
 
@@ -16,7 +19,7 @@ use crate::dtype::with_float_type;
 use crate::gather::{Element, count, with_element};
 use crate::launch::{CUBE_SIZE, arg, check_operands, launch};
 use crate::math::is_nan;
-use crate::{FloatType, GpuBuffer, KernelError, Result};
+use crate::{FloatType, GpuBuffer, KernelError, Result, slices};
 
 pub use crate::layout::Layout;
 
@@ -45,24 +48,28 @@ fn index_at(index: &[u32], k: usize, #[comptime] wide: bool) -> usize {
     if wide { index[2 * k] as usize } else { index[k] as usize }
 }
 
-/// `bad[unit] = 1` when one of the indices this unit looked at (every `CUBE_SIZE`-th, from its own) is outside
-/// `0..size` (negative ones are outside: a set high word, or a 32-bit value beyond `size`). One cube.
+/// `bad[unit] = 1` when one of the indices this unit looked at (every `CUBE_SIZE`-th of its cube's
+/// `per_cube`, from its own) is outside `0..size` (negative ones are outside: a set high word, or a 32-bit value
+/// beyond `size`).
 #[cube(launch_unchecked)]
-fn check_kernel(index: &[u32], bad: &mut [u32], count: usize, size: usize, #[comptime] wide: bool) {
-    let unit = UNIT_POS as usize;
-    let mut flag = 0u32;
-    let mut k = unit;
-    while k < count {
-        let mut high = 0u32;
-        if wide {
-            high = index[2 * k + 1];
+fn check_kernel(index: &[u32], bad: &mut [u32], count: usize, size: usize, per_cube: usize, #[comptime] wide: bool) {
+    let unit = ABSOLUTE_POS;
+    if unit < bad.len() {
+        let (begin, end) = slices::range(CUBE_POS, count, per_cube);
+        let mut flag = 0u32;
+        let mut k = begin + UNIT_POS as usize;
+        while k < end {
+            let mut high = 0u32;
+            if wide {
+                high = index[2 * k + 1];
+            }
+            if high != 0 || index_at(index, k, wide) >= size {
+                flag = 1;
+            }
+            k += CUBE_SIZE as usize;
         }
-        if high != 0 || index_at(index, k, wide) >= size {
-            flag = 1;
-        }
-        k += CUBE_SIZE as usize;
+        bad[unit] = flag;
     }
-    bad[unit] = flag;
 }
 
 /// `out[o, k, j] = x[o, index[k], j]`, in words of `T` (`inner_words` per slice).
@@ -85,17 +92,32 @@ fn select_kernel<T: Numeric>(
     }
 }
 
-/// For each position `k`: `next[k]`, the next position with the same index (`picks` if none; the scan stops
-/// there), and `first[k] = 1` unless its index is `skip` ([`heads_kernel`] then clears the others that follow
-/// another position).
+/// For each position `k`: `next[k]`, the next position with the same index (`picks` if none), scanning the
+/// positions `k + 1 + window · per_window ..` up to `per_window` of them; a later window scans on only where an
+/// earlier one found none. The first window (`window` 0) also sets `first[k] = 1` unless its index is `skip`
+/// ([`heads_kernel`] then clears the others that follow another position).
 #[cube(launch_unchecked)]
-fn chain_kernel(index: &[u32], next: &mut [u32], first: &mut [u32], picks: usize, skip: usize, #[comptime] wide: bool) {
+#[allow(clippy::too_many_arguments)]
+fn chain_kernel(
+    index: &[u32],
+    next: &mut [u32],
+    first: &mut [u32],
+    picks: usize,
+    skip: usize,
+    window: usize,
+    per_window: usize,
+    #[comptime] wide: bool,
+) {
     let k = ABSOLUTE_POS;
-    if k < picks {
+    if k < picks && (window == 0 || next[k] as usize == picks) {
         let i = index_at(index, k, wide);
         let mut after = picks;
-        let mut t = k + 1;
-        while t < picks {
+        let mut t = k + 1 + window * per_window;
+        let mut end = t + per_window;
+        if end > picks {
+            end = picks;
+        }
+        while t < end {
             if index_at(index, t, wide) == i {
                 after = t;
                 break;
@@ -103,11 +125,13 @@ fn chain_kernel(index: &[u32], next: &mut [u32], first: &mut [u32], picks: usize
             t += 1;
         }
         next[k] = after as u32;
-        let mut head = 1u32;
-        if i == skip {
-            head = 0;
+        if window == 0 {
+            let mut head = 1u32;
+            if i == skip {
+                head = 0;
+            }
+            first[k] = head;
         }
-        first[k] = head;
     }
 }
 
@@ -125,17 +149,24 @@ fn heads_kernel(next: &[u32], first: &mut [u32], picks: usize) {
 }
 
 /// `out[o, index[k], j] += Σ src[o, t, j]` over the chain of positions `t` with `k`'s index, for each head
-/// `k`, in index order, accumulated in `C` from `out`'s value.
+/// `k`, in index order, accumulated in `C` from `out`'s value: up to `per_round` positions of the chain per
+/// launch (`round`), from where the last round stopped (`from[k]`; the head itself in round 0), recording where
+/// this one stopped in `to_next[k]` (`picks` at the chain's end).
 #[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
 fn add_kernel<F: Float, C: Float>(
     src: &[F],
     index: &[u32],
     next: &[u32],
     first: &[u32],
+    from: &[u32],
+    to_next: &mut [u32],
     out: &mut [F],
     picks: usize,
     size: usize,
     inner: usize,
+    round: usize,
+    per_round: usize,
     #[comptime] wide: bool,
 ) {
     if ABSOLUTE_POS < src.len() {
@@ -144,49 +175,102 @@ fn add_kernel<F: Float, C: Float>(
         let k = row % picks;
         let o = row / picks;
         if first[k] == 1 {
-            let to = (o * size + index_at(index, k, wide)) * inner + j;
-            let mut acc = C::cast_from(out[to]);
             let mut t = k;
-            while t < picks {
-                acc += C::cast_from(src[(o * picks + t) * inner + j]);
-                t = next[t] as usize;
+            if round > 0 {
+                t = from[k] as usize;
             }
-            out[to] = F::cast_from(acc);
+            if t < picks {
+                let to = (o * size + index_at(index, k, wide)) * inner + j;
+                let mut acc = C::cast_from(out[to]);
+                let mut steps = 0;
+                while t < picks && steps < per_round {
+                    acc += C::cast_from(src[(o * picks + t) * inner + j]);
+                    t = next[t] as usize;
+                    steps += 1;
+                }
+                out[to] = F::cast_from(acc);
+            }
+            if o == 0 && j == 0 {
+                to_next[k] = t as u32;
+            }
         }
     }
 }
 
-/// The largest (`largest`) or smallest element of each line `(o, j)` along the dimension and its position
-/// (as an `int64`: low word, zero high word). NaN wins; among equal values the first. `N` is one lane.
+/// Whether `v` replaces `best` (NaN so far: `nan`) as the largest (`largest`) or smallest: NaN wins, and among
+/// equal values the one seen first. `N` is one lane.
+#[cube]
+fn replaces<F: Float, N: Size>(v: F, best: F, nan: bool, #[comptime] largest: bool) -> bool {
+    let mut better = v < best;
+    if largest {
+        better = v > best;
+    }
+    !nan && (is_nan::<F, N>(v) || better)
+}
+
+/// The largest (`largest`) or smallest element of slice `s` of each line `(o, j)` along the dimension (unit
+/// `p · slices + s` for line `p`) and its position (as an `int64`: low word, zero high word), at element
+/// `p · slices + s` of `values` and `at`. NaN wins; among equal values the first. `N` is one lane.
 #[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
 fn extreme_kernel<F: Float, N: Size>(
     x: &[F],
     values: &mut [F],
     at: &mut [u32],
     size: usize,
     inner: usize,
+    slices: usize,
+    per_slice: usize,
     #[comptime] largest: bool,
 ) {
-    let p = ABSOLUTE_POS;
-    if p < values.len() {
+    let u = ABSOLUTE_POS;
+    if u < values.len() {
+        let (p, s) = (u / slices, u % slices);
+        let (begin, end) = slices::range(s, size, per_slice);
         let base = (p / inner) * size * inner + p % inner;
-        let mut best = x[base];
-        let mut best_at = 0usize;
+        let mut best = x[base + begin * inner];
+        let mut best_at = begin;
         let mut nan = is_nan::<F, N>(best);
-        for i in 1..size {
+        for i in begin + 1..end {
             let v = x[base + i * inner];
-            let mut better = v < best;
-            if largest {
-                better = v > best;
-            }
-            if !nan && (is_nan::<F, N>(v) || better) {
+            if replaces::<F, N>(v, best, nan, largest) {
                 best = v;
                 best_at = i;
                 nan = is_nan::<F, N>(v);
             }
         }
+        values[u] = best;
+        at[2 * u] = best_at as u32;
+        at[2 * u + 1] = 0u32;
+    }
+}
+
+/// Line `p`'s extreme from its slices' (unit `p`), as [`extreme_kernel`] would pick it walking the line.
+#[cube(launch_unchecked)]
+fn merge_extreme_kernel<F: Float, N: Size>(
+    part_values: &[F],
+    part_at: &[u32],
+    values: &mut [F],
+    at: &mut [u32],
+    slices: usize,
+    #[comptime] largest: bool,
+) {
+    let p = ABSOLUTE_POS;
+    if p < values.len() {
+        let first = p * slices;
+        let mut best = part_values[first];
+        let mut best_at = part_at[2 * first];
+        let mut nan = is_nan::<F, N>(best);
+        for s in 1..slices {
+            let v = part_values[first + s];
+            if replaces::<F, N>(v, best, nan, largest) {
+                best = v;
+                best_at = part_at[2 * (first + s)];
+                nan = is_nan::<F, N>(v);
+            }
+        }
         values[p] = best;
-        at[2 * p] = best_at as u32;
+        at[2 * p] = best_at;
         at[2 * p + 1] = 0u32;
     }
 }
@@ -253,7 +337,7 @@ fn fits(op: &'static str, value: usize) -> Result<()> {
 }
 
 /// Whether every one of the `count` indices of `ty` in `index` is in `0..size`: one small kernel and a read of
-/// its 1 KiB verdict (the one wait of an indexed operation on a device).
+/// its verdict (1 KiB per 4,194,304 indices; the one wait of an indexed operation on a device).
 ///
 /// ```no_run
 /// use kernels::index::{IndexType, check};
@@ -270,10 +354,14 @@ pub fn check(index: &GpuBuffer, ty: IndexType, count: usize, size: usize) -> Res
     if count == 0 {
         return Ok(true);
     }
-    let units = CUBE_SIZE as usize;
+    // A cube per `per_cube` indices, each unit looping at most `slices::ITERATIONS` times (lavapipe ends a
+    // unit's loops after 65,535).
+    let per_cube = CUBE_SIZE as usize * slices::ITERATIONS;
+    let units = slices::count(count, per_cube) * CUBE_SIZE as usize;
     let bad = GpuBuffer::uninit(index.device(), units * 4);
-    // SAFETY: one cube of `CUBE_SIZE` units; unit `u` reads indices `k = u + m·CUBE_SIZE < count` (words `k` or
-    // `2k`, `2k + 1` of the `count · words` checked above) and writes `bad[u]`, `u < CUBE_SIZE`.
+    // SAFETY: whole cubes of `CUBE_SIZE` units; unit `u` of cube `c` reads indices `k < count` of slice `c`
+    // (words `k` or `2k`, `2k + 1` of the `count · words` checked above) and writes `bad[u]`, guarded by
+    // `u < units`.
     unsafe {
         launch!(
             check_kernel,
@@ -283,6 +371,7 @@ pub fn check(index: &GpuBuffer, ty: IndexType, count: usize, size: usize) -> Res
             arg(&bad, units),
             count,
             size,
+            per_cube,
             ty == IndexType::I64,
         )
     }
@@ -388,43 +477,63 @@ pub fn add(
     );
     let skip = skip.unwrap_or(layout.channels).min(layout.channels);
     let wide = ty == IndexType::I64;
+    // Windows of the scan for the next position, and rounds of the walk along a chain, each at most
+    // `slices::ITERATIONS` positions per unit: lavapipe ends a unit's loops after 65,535 iterations.
+    let per_window = slices::ITERATIONS;
+    let rounds = slices::count(picks, per_window);
     // SAFETY: unit `k < picks` reads indices `t < picks` of the `picks · words` words and writes `next[k]` and
     // `first[k]`, both of `picks` words; a `next` is at most `picks`. Then unit `k < picks` reads `next[k]` and
     // writes `first[t]` only for `t < picks`. The launches run in order.
     unsafe {
-        launch!(
-            chain_kernel,
-            index,
-            picks,
-            arg(index, picks * ty.words()),
-            arg(&next, picks),
-            arg(&first, picks),
-            picks,
-            skip,
-            wide,
-        );
+        for window in 0..rounds {
+            launch!(
+                chain_kernel,
+                index,
+                picks,
+                arg(index, picks * ty.words()),
+                arg(&next, picks),
+                arg(&first, picks),
+                picks,
+                skip,
+                window,
+                per_window,
+                wide,
+            );
+        }
         launch!(heads_kernel, index, picks, arg(&next, picks), arg(&first, picks), picks);
     }
+    let (mut from, mut to_next) = (
+        GpuBuffer::uninit(x.device(), picks * 4),
+        GpuBuffer::uninit(x.device(), picks * 4),
+    );
     with_float_type!(dtype, F => {
         // SAFETY: `src` holds `n` elements and `out` `outer · size · inner` (checked); unit `u < n` reads
         // `src[(o · picks + t) · inner + j]` for `t < picks` (a chain ends at `picks`), and the head of a chain
         // writes `out[(o · size + i) · inner + j]` with `i < size` (checked indices); no two heads share an
-        // index, so no two units write one element.
+        // index, so no two units write one element. `from` and `to_next` hold `picks` words: a head `k < picks`
+        // reads `from[k]` (written by the round before, in order) and one unit per head writes `to_next[k]`.
         unsafe {
-            launch!(
-                add_kernel::<F, <F as Compute>::C>,
-                src,
-                n,
-                arg(src, n),
-                arg(index, picks * ty.words()),
-                arg(&next, picks),
-                arg(&first, picks),
-                arg(&out, layout.len()),
-                picks,
-                layout.channels,
-                layout.inner,
-                wide,
-            )
+            for round in 0..rounds {
+                launch!(
+                    add_kernel::<F, <F as Compute>::C>,
+                    src,
+                    n,
+                    arg(src, n),
+                    arg(index, picks * ty.words()),
+                    arg(&next, picks),
+                    arg(&first, picks),
+                    arg(&from, picks),
+                    arg(&to_next, picks),
+                    arg(&out, layout.len()),
+                    picks,
+                    layout.channels,
+                    layout.inner,
+                    round,
+                    per_window,
+                    wide,
+                );
+                std::mem::swap(&mut from, &mut to_next);
+            }
         }
     });
     Ok(out)
@@ -461,23 +570,52 @@ pub fn extreme(dtype: FloatType, x: &GpuBuffer, layout: Layout, largest: bool) -
     if lines == 0 {
         return Ok((values, at));
     }
+    let size = layout.channels;
+    let slices = slices::count(size, slices::ITERATIONS);
+    let units = lines * slices;
     with_float_type!(dtype, F => {
-        // SAFETY: `x` holds `outer · size · inner` elements (checked); unit `p < lines` reads
-        // `x[(p / inner) · size · inner + p % inner + i · inner]` for `i < size`, inside it, and writes
-        // `values[p]` (`lines` elements) and `at[2p]`, `at[2p + 1]` (`2 · lines` words).
+        let (part_values, part_at) = if slices == 1 {
+            (values.clone(), at.clone())
+        } else {
+            (
+                GpuBuffer::uninit(x.device(), units * dtype.size_in_bytes()),
+                GpuBuffer::uninit(x.device(), units * 8),
+            )
+        };
+        // SAFETY: `x` holds `outer · size · inner` elements (checked); unit `p · slices + s < units` reads
+        // `x[(p / inner) · size · inner + p % inner + i · inner]` for `i` in slice `s` of `0..size`, inside it,
+        // and writes element `p · slices + s` of `part_values` (`units` elements) and words `2 · (p · slices +
+        // s)` and the next of `part_at` (`2 · units`): `values` and `at` themselves with one slice. The merge's
+        // unit `p < lines` reads its line's `slices` parts and writes `values[p]`, `at[2p]`, `at[2p + 1]`.
         unsafe {
             launch!(
                 extreme_kernel::<F>,
                 x,
-                lines,
+                units,
                 1usize,
                 arg(x, len),
-                arg(&values, lines),
-                arg(&at, 2 * lines),
-                layout.channels,
+                arg(&part_values, units),
+                arg(&part_at, 2 * units),
+                size,
                 layout.inner,
+                slices,
+                slices::ITERATIONS,
                 largest,
-            )
+            );
+            if slices > 1 {
+                launch!(
+                    merge_extreme_kernel::<F>,
+                    x,
+                    lines,
+                    1usize,
+                    arg(&part_values, units),
+                    arg(&part_at, 2 * units),
+                    arg(&values, lines),
+                    arg(&at, 2 * lines),
+                    slices,
+                    largest,
+                );
+            }
         }
     });
     Ok((values, at))

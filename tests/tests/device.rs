@@ -692,3 +692,84 @@ fn softmax_over_millions_of_elements_on_the_device_takes_every_element() {
         }
     }
 }
+
+/// `max` / `min` along a dimension of 100,000 elements and `index_add` of 70,000 positions on the device equal
+/// the CPU's exactly, and an index out of range after 17,000,000 is refused: a unit walked a whole line for the
+/// extreme, scanned ahead for the next position of its index (70,000 positions apart here) and walked its
+/// index's chain of positions (over 65,535 long here), and lavapipe ends a unit's loops after 65,535 iterations.
+#[test]
+fn index_operations_along_long_dimensions_on_the_device_take_every_element() {
+    let Some(dev) = gpu_or_skip("long_index") else {
+        return;
+    };
+    let n = 100_000;
+    // The extremes near the end, repeated (the first one wins), and a NaN in one line (it wins).
+    let mut xs: Vec<f32> = (0..2 * n).map(|i| ((i as f32) * 0.37).sin()).collect();
+    for at in [n - 7, n - 3, 2 * n - 5] {
+        xs[at] = 2.0;
+    }
+    xs[n - 9] = -2.0;
+    xs[2 * n - 2] = f32::NAN;
+    let x = Tensor::from_vec(xs, [2, n]).unwrap();
+    for (shape, dim) in [([2, n], 1), ([n, 2], 0)] {
+        let x = x.reshape(shape).unwrap();
+        let xd = x.to_device(dev).unwrap();
+        for largest in [true, false] {
+            let run = |t: &Tensor| {
+                if largest {
+                    t.max_dim(dim, false)
+                } else {
+                    t.min_dim(dim, false)
+                }
+                .unwrap()
+            };
+            let (want_v, want_i) = run(&x);
+            let (got_v, got_i) = run(&xd);
+            let what = format!(
+                "{} along {dim} of {shape:?} on {dev}",
+                if largest { "max" } else { "min" }
+            );
+            assert!(bit_equal(&got_v.cpu().unwrap(), &want_v), "{what}: values");
+            assert_eq!(
+                got_i.cpu().unwrap().to_vec::<i64>().unwrap(),
+                want_i.to_vec::<i64>().unwrap(),
+                "{what}"
+            );
+        }
+    }
+    // 70,000 positions: most go to index 2 (a chain of 69,928), every 1,000th to index 0, and the first and the
+    // last to index 1. Small integers, so every order of summation is exact.
+    let picks = 70_000;
+    let index: Vec<i64> = (0..picks)
+        .map(|k| match k {
+            0 | 69_999 => 1,
+            k if k % 1000 == 500 => 0,
+            _ => 2,
+        })
+        .collect();
+    let index = Tensor::from_vec(index, [picks]).unwrap();
+    let src: Vec<f32> = (0..picks * 3).map(|i| 1.0 + (i % 7) as f32).collect();
+    let src = Tensor::from_vec(src, [picks, 3]).unwrap();
+    let x = Tensor::from_vec((0..12).map(|i| i as f32).collect::<Vec<_>>(), [4, 3]).unwrap();
+    let want = x.index_add(0, &index, &src).unwrap();
+    let on = |t: &Tensor| t.to_device(dev).unwrap();
+    let got = on(&x).index_add(0, &on(&index), &on(&src)).unwrap();
+    assert_eq!(
+        got.cpu().unwrap().to_vec::<f32>().unwrap(),
+        want.to_vec::<f32>().unwrap(),
+        "index_add of {picks} positions on {dev}"
+    );
+    // An index out of range after 17,000,000 good ones is refused, as on the CPU: one cube checked them all,
+    // every 256th per unit, and lavapipe stopped it after 65,535 of them (16.7 million indices).
+    let count = 17_000_000;
+    let mut far = vec![0i32; count];
+    far[count - 1] = 3;
+    let far = Tensor::from_vec(far, [count]).unwrap();
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], [3]).unwrap();
+    assert!(x.index_select(0, &far).is_err());
+    let refused = on(&x).index_select(0, &on(&far));
+    assert!(
+        refused.is_err(),
+        "index_select at 3 of 3 elements on {dev} was not refused"
+    );
+}
