@@ -413,6 +413,32 @@ fn device_and_exact(
         .collect()
 }
 
+/// The first element of each of `results` (device, exact) farther from the exact value than `bound(exact,
+/// largest exact magnitude in that result)`, described for a failure message under `name`.
+fn far_from_exact(name: &str, results: Vec<(Vec<f64>, Vec<f64>)>, bound: impl Fn(f64, f64) -> f64) -> Vec<String> {
+    let mut far = Vec::new();
+    for (i, (got, want)) in results.into_iter().enumerate() {
+        if got.len() != want.len() {
+            far.push(format!(
+                "{name}: result {i} holds {} elements, expected {}",
+                got.len(),
+                want.len()
+            ));
+            continue;
+        }
+        let scale = want.iter().fold(0.0f64, |m, w| m.max(w.abs()));
+        let first = got
+            .iter()
+            .zip(&want)
+            .enumerate()
+            .find(|(_, (g, w))| (*g - *w).abs() > bound(**w, scale));
+        if let Some((k, (g, w))) = first {
+            far.push(format!("{name}: result {i}, element {k}: {g}, exact {w}"));
+        }
+    }
+    far
+}
+
 #[test]
 fn long_dot_products_and_weight_gradients_on_the_device_sum_every_term() {
     let Some(dev) = gpu_or_skip("long_dot_products") else {
@@ -470,19 +496,10 @@ fn long_dot_products_and_weight_gradients_on_the_device_sum_every_term() {
     ];
     let mut failures = Vec::new();
     for (name, inputs, run) in cases {
-        for (i, (got, want)) in device_and_exact(dev, &inputs, run).into_iter().enumerate() {
-            assert_eq!(got.len(), want.len(), "{name} on {dev}: result {i}");
-            // A float32 sum of positive terms, in slices of at most 16,384: well within 1e-4 of the exact one;
-            // one cut short after 65,535 terms is more than 5 % off.
-            let far = got
-                .iter()
-                .zip(&want)
-                .enumerate()
-                .find(|(_, (g, w))| (*g - *w).abs() > 1e-4 * w.abs());
-            if let Some((k, (g, w))) = far {
-                failures.push(format!("{name}: result {i}, element {k}: {g}, exact {w}"));
-            }
-        }
+        // A float32 sum of positive terms, in slices of at most 16,384: well within 1e-4 of the exact one; one
+        // cut short after 65,535 terms is more than 5 % off.
+        let results = device_and_exact(dev, &inputs, run);
+        failures.extend(far_from_exact(name, results, |w, _| 1e-4 * w.abs()));
     }
     assert!(failures.is_empty(), "on {dev}:\n{}", failures.join("\n"));
 }
@@ -589,19 +606,10 @@ fn norms_over_millions_of_elements_per_channel_on_the_device_take_every_element(
     ];
     let mut failures = Vec::new();
     for (name, inputs, run) in cases {
-        for (i, (got, want)) in device_and_exact(dev, &inputs, run).into_iter().enumerate() {
-            assert_eq!(got.len(), want.len(), "{name} on {dev}: result {i}");
-            // Normalised values of order one, off by a few float32 ulps; a variance taken over part of a
-            // channel is several per cent off.
-            let far = got
-                .iter()
-                .zip(&want)
-                .enumerate()
-                .find(|(_, (g, w))| (*g - *w).abs() > 1e-4 * w.abs().max(1.0));
-            if let Some((k, (g, w))) = far {
-                failures.push(format!("{name}: result {i}, element {k}: {g}, exact {w}"));
-            }
-        }
+        // Normalised values of order one, off by a few float32 ulps; a variance taken over part of a channel is
+        // several per cent off.
+        let results = device_and_exact(dev, &inputs, run);
+        failures.extend(far_from_exact(name, results, |w, _| 1e-4 * w.abs().max(1.0)));
     }
     assert!(failures.is_empty(), "on {dev}:\n{}", failures.join("\n"));
 }
@@ -636,25 +644,13 @@ fn softmax_over_millions_of_elements_on_the_device_takes_every_element() {
                 "{} over {shape:?} along {dim}",
                 if log { "log_softmax" } else { "softmax" }
             );
-            for (i, (got, want)) in device_and_exact(dev, &inputs, softmax(dim, log))
-                .into_iter()
-                .enumerate()
-            {
-                assert_eq!(got.len(), want.len(), "{name} on {dev}: result {i}");
-                // Within 1e-4 of the result's largest magnitude: a line sum taken over part of the line is
-                // several per cent off.
-                let scale = want.iter().fold(0.0f64, |m, w| m.max(w.abs()));
-                let far = got
-                    .iter()
-                    .zip(&want)
-                    .enumerate()
-                    .find(|(_, (g, w))| (*g - *w).abs() > 1e-4 * scale);
-                if let Some((k, (g, w))) = far {
-                    failures.push(format!("{name}: result {i}, element {k}: {g}, exact {w}"));
-                }
-            }
+            // Within 1e-4 of the result's largest magnitude: a line sum taken over part of the line is several
+            // per cent off.
+            let results = device_and_exact(dev, &inputs, softmax(dim, log));
+            failures.extend(far_from_exact(&name, results, |_, scale| 1e-4 * scale));
         }
     }
+    assert!(failures.is_empty(), "on {dev}:\n{}", failures.join("\n"));
     // A slice of -inf beside a finite element adds nothing (0 and 1 out, not NaN); +inf or NaN makes the whole
     // line NaN, as on the CPU (PyTorch's `x - max` is `inf - inf` there).
     let n = 4_194_305;
