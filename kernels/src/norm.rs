@@ -1,6 +1,6 @@
 //! Batch and layer normalisation: per-channel (or per-row) mean and biased variance reduced by one cube
 //! each in shared memory (two passes: the mean, then the squared deviations from it; a long channel in
-//! slices, see [`crate::moments`]), then `y = x·scale + shift`. Statistics are kept in the compute type (`f32`
+//! slices merged by a second kernel), then `y = x·scale + shift`. Statistics are kept in the compute type (`f32`
 //! for the half types).
 
 use cubecl::prelude::*;
