@@ -2,7 +2,7 @@
 //! accumulated in the compute type (`f32` for the half types). Small products run on direct kernels (one unit
 //! per output element, one launch; a sum of more than 16,384 terms in slices, one unit each,
 //! whose partial sums a second kernel adds); products big enough to gain run on `cubek-matmul`'s tiled kernel
-//! ([`crate::tiled_matmul`]); [`Kernel`] picks.
+//! (`tiled_matmul.rs`); [`Kernel`] picks.
 
 use cubecl::prelude::*;
 
