@@ -98,7 +98,7 @@ pub const LINE_CUBE_FROM: usize = 4096;
 /// The index of line `r`'s first element, for `rows` lines of `size` elements `inner` apart (`[outer, size,
 /// inner]` with `rows = outer · inner`); cubes past the last line (the grid may be larger) take line 0.
 #[cube]
-fn line_start(r: usize, rows: usize, size: usize, inner: usize) -> usize {
+pub(crate) fn line_start(r: usize, rows: usize, size: usize, inner: usize) -> usize {
     let line = select(r < rows, r, 0);
     (line / inner) * size * inner + line % inner
 }

@@ -12,6 +12,7 @@ use crate::launch::{CUBE_SIZE, arg, launch};
 use crate::math::{exp_reduced, is_nan};
 use crate::reduce::{cube_max, cube_sum};
 use crate::slices;
+use crate::softmax::line_start;
 use crate::{GpuBuffer, layout::Layout};
 
 /// Elements of a line one cube takes: two passes of 16,384 iterations per unit.
@@ -28,13 +29,6 @@ struct Lines {
     per_slice: usize,
 }
 
-/// The index of line `r`'s first element (line 0 for the cubes past the last line, which the grid may hold).
-#[cube]
-fn line_start(lines: &Lines, r: usize) -> usize {
-    let line = select(r < lines.rows, r, 0);
-    (line / lines.inner) * lines.size * lines.inner + line % lines.inner
-}
-
 /// The line of element `i`.
 #[cube]
 fn line_of(lines: &Lines, i: usize) -> usize {
@@ -49,7 +43,7 @@ fn slice_stats_kernel<F: Float, C: Float, N: Size>(input: &[F], parts: &mut [C],
     let cube = CUBE_POS;
     let (r, s) = (cube / lines.slices, cube % lines.slices);
     let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
-    let base = line_start(&lines, r);
+    let base = line_start(r, lines.rows, lines.size, lines.inner);
     let (begin, end) = slices::range(s, lines.size, lines.per_slice);
     let mut max = C::cast_from(input[base + begin * lines.inner]);
     let mut k = begin + UNIT_POS as usize;
@@ -129,7 +123,7 @@ fn slice_dot_kernel<F: Float, C: Float>(y: &[F], dy: &[F], parts: &mut [C], line
     let cube = CUBE_POS;
     let (r, s) = (cube / lines.slices, cube % lines.slices);
     let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
-    let base = line_start(&lines, r);
+    let base = line_start(r, lines.rows, lines.size, lines.inner);
     let (begin, end) = slices::range(s, lines.size, lines.per_slice);
     let mut sum = C::new(0.0);
     let mut k = begin + UNIT_POS as usize;
