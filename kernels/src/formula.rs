@@ -68,7 +68,9 @@ pub(crate) fn backward_kernel<F: Float, C: Float + LaunchArg, N: Size, A: Formul
 /// float `C` and vector `N`) and [`HostFormula`](crate::HostFormula) (the host form, in `R: Real`), forward
 /// and backward side by side; the flags in brackets set the host form's `const`s to `true`
 /// (`TRANSCENDENTAL`, `GRAD_FROM_OUTPUT`). Each function names its parameters: the input (or the saved
-/// tensor and `dy`) and the constants `a`, `b`. The `#[cube]` before the device forward is the attribute put
+/// tensor and `dy`) and the constants `a`, `b`. An optional last `host fn gradient_from_output(a, b)` says
+/// when the gradient is read off the output instead of the input
+/// ([`HostFormula::gradient_from_output`](crate::HostFormula::gradient_from_output)). The `#[cube]` before the device forward is the attribute put
 /// on the device impl: written at the call, so the names cubecl's expansion adds resolve beside the caller's.
 ///
 /// ```ignore
@@ -89,6 +91,7 @@ macro_rules! formula {
         device fn backward($s:ident, $dy:ident, $a2:ident, $b2:ident) { $($backward:tt)* }
         host fn forward($hx:ident, $ha:ident, $hb:ident) { $($host_forward:tt)* }
         host fn backward($hs:ident, $hdy:ident, $ha2:ident, $hb2:ident) { $($host_backward:tt)* }
+        $(host fn gradient_from_output($ga:ident, $gb:ident) { $($from_output:tt)* })?
     ) => {
         $(#[$meta])*
         pub struct $name;
@@ -116,6 +119,12 @@ macro_rules! formula {
             fn backward<R: $crate::Real>($hs: R, $hdy: R, $ha2: f64, $hb2: f64) -> R {
                 $($host_backward)*
             }
+
+            $(
+                fn gradient_from_output($ga: f64, $gb: f64) -> bool {
+                    $($from_output)*
+                }
+            )?
         }
     };
 }

@@ -551,6 +551,122 @@ fn an_in_place_activation_on_a_computed_tensor_is_recorded() {
 }
 
 #[test]
+fn an_in_place_activation_whose_gradient_reads_its_result_saves_the_result() {
+    // PyTorch 2.5.1 saves the result of `relu_`, `leaky_relu_`, `sigmoid_` and `tanh_`
+    // (tools/autograd/derivatives.yaml: `threshold_backward(grad, result, 0)`, …), so changing the tensor again
+    // before the backward fails, naming the op ("… modified by an inplace operation: … output 0 of
+    // ReluBackward0, is at version 2; expected version 1"; checked with `F.relu(h, inplace=True); h.add_(1);
+    // h.sum().backward()`).
+    for act in [
+        Activation::Relu,
+        Activation::LeakyRelu { negative_slope: 0.1 },
+        Activation::LeakyRelu { negative_slope: 0.0 },
+        Activation::Sigmoid,
+        Activation::Tanh,
+    ] {
+        let h = leaf().mul_scalar(2.0).unwrap();
+        act.forward_(&h).unwrap();
+        h.add_(&Tensor::ones([3], DType::F64)).unwrap();
+        let err = h.sum_all().unwrap().backward().unwrap_err();
+        assert!(
+            matches!(err, Error::Autograd { op, .. } if op == act.name()),
+            "{}: {err}",
+            act.name()
+        );
+        assert!(err.to_string().contains("changed in place"), "{err}");
+    }
+    // PyTorch keeps a copy of the input of `hardtanh_` (so `relu6`), `threshold_`, `silu_`, `mish_`,
+    // `hardswish_` and `hardsigmoid_`: the same change then leaves the backward valid, here too. ELU's and a
+    // negative slope's (which PyTorch saves as a result, or refuses) run on a copy here, so they work too.
+    for act in [
+        Activation::Relu6,
+        Activation::Hardtanh {
+            min_val: -0.5,
+            max_val: 0.7,
+        },
+        Activation::Threshold {
+            threshold: 0.2,
+            value: -1.0,
+        },
+        Activation::Silu,
+        Activation::Mish,
+        Activation::Hardswish,
+        Activation::Elu { alpha: 1.0 },
+        Activation::LeakyRelu { negative_slope: -0.5 },
+    ] {
+        let x = leaf();
+        let h = x.mul_scalar(-0.9).unwrap();
+        act.forward_(&h).unwrap();
+        h.add_(&Tensor::ones([3], DType::F64)).unwrap();
+        h.sum_all().unwrap().backward().unwrap();
+        let want: Vec<f64> = [1.0, 2.0, 3.0]
+            .iter()
+            .map(|&x: &f64| {
+                // d act(-0.9 x) / dx = -0.9 act'(-0.9 x), act' by a central difference (no kink at -0.9,
+                // -1.8, -2.7).
+                let (u, e) = (-0.9 * x, 1e-6);
+                -0.9 * (act.at(u + e) - act.at(u - e)) / (2.0 * e)
+            })
+            .collect();
+        let got = x.grad().unwrap().to_vec::<f64>().unwrap();
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-5, "{}: {got:?} vs {want:?}", act.name());
+        }
+    }
+    // Every one of them, and the fallbacks, against finite differences.
+    for act in [
+        Activation::Relu,
+        Activation::Relu6,
+        Activation::Hardtanh {
+            min_val: -0.5,
+            max_val: 0.7,
+        },
+        Activation::LeakyRelu { negative_slope: 0.1 },
+        Activation::LeakyRelu { negative_slope: 0.0 },
+        Activation::LeakyRelu { negative_slope: -0.5 },
+        Activation::Threshold {
+            threshold: 0.2,
+            value: -1.0,
+        },
+        Activation::Threshold {
+            threshold: 0.2,
+            value: 3.0,
+        },
+        Activation::Sigmoid,
+        Activation::Tanh,
+        Activation::Elu { alpha: 1.0 },
+    ] {
+        gradcheck(&format!("{} in place", act.name()), vec![values(&[7], 0.3)], |x| {
+            let h = x[0].mul_scalar(1.5)?;
+            act.forward_(&h)?;
+            Ok(h)
+        });
+    }
+}
+
+#[test]
+fn sigmoid_tanh_and_exp_save_their_result_as_pytorchs_do() {
+    // derivatives.yaml: `sigmoid_backward(grad, result)`, `tanh_backward(grad, result)`, `grad * result` for
+    // exp: a change of the result in place before the backward is refused, naming the op.
+    for (name, f) in [
+        ("sigmoid", Tensor::sigmoid as fn(&Tensor) -> Result<Tensor>),
+        ("tanh", Tensor::tanh),
+        ("exp", Tensor::exp),
+    ] {
+        let y = f(&leaf()).unwrap();
+        y.add_(&Tensor::ones([3], DType::F64)).unwrap();
+        let err = y.sum_all().unwrap().backward().unwrap_err();
+        assert!(matches!(err, Error::Autograd { op, .. } if op == name), "{name}: {err}");
+    }
+    // A function whose gradient reads its input (PyTorch's `silu` saves `self`) keeps working.
+    let x = leaf();
+    let y = Activation::Silu.forward(&x).unwrap();
+    y.add_(&Tensor::ones([3], DType::F64)).unwrap();
+    y.sum_all().unwrap().backward().unwrap();
+    assert!(x.grad().is_some());
+}
+
+#[test]
 fn an_mlp_matches_pytorchs_gradients() {
     // nn.Sequential(Linear(4, 16), GELU(), Linear(16, 3), PReLU()) in f64, mse_loss against a target.
     let f = tensors("mlp_grad.safetensors");
@@ -1272,6 +1388,29 @@ fn every_f32_gradient_on_wgpu_equals_the_cpus() {
             Box::new(|x| x[0].matmul(&x[1])),
         ),
         ("exp", vec![values(&[7], 0.0)], Box::new(|x| x[0].exp())),
+        (
+            "sigmoid and tanh",
+            vec![values(&[7], 0.0)],
+            Box::new(|x| x[0].sigmoid()?.add(&x[0].tanh()?)),
+        ),
+        (
+            "in place: relu and sigmoid saving their results, hardtanh and silu on a copy",
+            vec![values(&[9], 0.0)],
+            Box::new(|x| {
+                let h = x[0].mul_scalar(1.5)?;
+                Activation::Relu.forward_(&h)?;
+                let g = x[0].mul_scalar(-1.0)?;
+                Activation::Hardtanh {
+                    min_val: -0.5,
+                    max_val: 0.7,
+                }
+                .forward_(&g)?;
+                Activation::Sigmoid.forward_(&g)?;
+                let s = x[0].mul_scalar(0.5)?;
+                Activation::Silu.forward_(&s)?;
+                h.add(&g)?.add(&s)
+            }),
+        ),
         ("log", vec![positive(&[7], 0.0)], Box::new(|x| x[0].log())),
         ("sqrt", vec![positive(&[7], 0.0)], Box::new(|x| x[0].sqrt())),
         ("abs", vec![values(&[7], 0.0)], Box::new(|x| x[0].abs())),

@@ -1,10 +1,18 @@
-//! A training loop's live memory does not grow: the graph's saved tensors are freed by each backward. Alone in
-//! its test binary, so no other test's tensors move the count.
+//! A training loop's live memory does not grow: the graph's saved tensors are freed by each backward; an
+//! in-place activation under autograd keeps no copy where its result is what its gradient reads. The count of
+//! live storages is the process's: the tests here hold [`ALONE`], and no other test is in this binary.
 
+use std::sync::Mutex;
+
+use nn::functional::Activation;
 use nn::prelude::*;
+
+/// Held by each test, so no other test's tensors move the count.
+static ALONE: Mutex<()> = Mutex::new(());
 
 #[test]
 fn a_training_loops_live_storages_do_not_grow_over_100_steps() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     nn::manual_seed(0);
     let mut model = Sequential::new()
         .append(Linear::new(8, 16, true))
@@ -41,4 +49,36 @@ fn a_training_loops_live_storages_do_not_grow_over_100_steps() {
         live[10], live[99],
         "live storages after step 10 and after step 100: {live:?}"
     );
+}
+
+#[test]
+fn an_in_place_activation_under_autograd_copies_only_an_input_its_gradient_reads() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut w = Tensor::randn([64, 64], DType::F32);
+    w.set_requires_grad(true).unwrap();
+    // ReLU(inplace=True) as a model runs it: the result is what its gradient reads, as PyTorch's `relu_` saves.
+    for act in [
+        Activation::Relu,
+        Activation::LeakyRelu { negative_slope: 0.01 },
+        Activation::Tanh,
+        Activation::Sigmoid,
+    ] {
+        let h = w.mul_scalar(2.0).unwrap();
+        let before = nn::tensor::live_storages();
+        act.forward_(&h).unwrap();
+        assert_eq!(
+            nn::tensor::live_storages(),
+            before,
+            "{}: a storage was added",
+            act.name()
+        );
+        h.sum_all().unwrap().backward().unwrap();
+    }
+    // SiLU's gradient reads its input: the graph keeps one copy of it, freed by the backward.
+    let h = w.mul_scalar(2.0).unwrap();
+    let before = nn::tensor::live_storages();
+    Activation::Silu.forward_(&h).unwrap();
+    assert_eq!(nn::tensor::live_storages(), before + 1, "silu keeps its input");
+    h.sum_all().unwrap().backward().unwrap();
+    assert_eq!(nn::tensor::live_storages(), before, "the backward frees it");
 }

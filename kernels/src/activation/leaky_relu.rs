@@ -13,4 +13,7 @@ formula! {
     }
     host fn forward(x, a, _b) { if x > R::ZERO { x } else { x * R::of(a) } }
     host fn backward(x, dy, a, _b) { if x > R::ZERO { dy } else { dy * R::of(a) } }
+    // `y > 0` exactly where `x > 0` when the slope keeps signs (rounding keeps them too); PyTorch's
+    // `leaky_relu_` under autograd refuses a negative slope, which here copies the input instead.
+    host fn gradient_from_output(a, _b) { a >= 0.0 }
 }

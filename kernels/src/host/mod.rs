@@ -19,6 +19,23 @@ pub trait HostFormula: Send + Sync + 'static {
     /// Whether the device formula calls `exp`, `log`, `tanh`, `erf` or `pow`: wgpu cannot run those in
     /// `float64` ([`GpuDevice::check_math`](crate::GpuDevice::check_math)).
     const TRANSCENDENTAL: bool = false;
+    /// Whether the gradient is read off the output, for the constants `a`, `b`: always for a formula whose
+    /// backward reads the output; for another where `backward` handed the output gives what it gives handed the
+    /// input (ReLU's `y > 0` holds exactly where `x > 0`) and PyTorch's in-place form saves its result. An
+    /// in-place change under autograd then saves its result, as `relu_` does, instead of a copy of its input,
+    /// and a later change of the tensor makes the backward fail as PyTorch's does. (PyTorch's `hardtanh_` and
+    /// `threshold_` copy their input, so theirs say no, and the same programs run.)
+    ///
+    /// ```
+    /// use kernels::{HostFormula, activation::{Hardtanh, LeakyRelu}};
+    /// assert!(LeakyRelu::gradient_from_output(0.01, 0.0));
+    /// assert!(!LeakyRelu::gradient_from_output(-0.5, 0.0)); // y > 0 where x < 0 too
+    /// assert!(!Hardtanh::gradient_from_output(-1.0, 1.0));
+    /// ```
+    fn gradient_from_output(a: f64, b: f64) -> bool {
+        let _ = (a, b);
+        Self::GRAD_FROM_OUTPUT
+    }
     /// The activation of `x`.
     fn forward<R: Real>(x: R, a: f64, b: f64) -> R;
     /// The input's gradient from the saved tensor (the input, or the output when

@@ -38,7 +38,7 @@ use smallvec::SmallVec;
 
 use std::sync::Arc;
 
-use crate::tensor::autograd::{Backward, Node, OutputMeta, is_grad_enabled};
+use crate::tensor::autograd::{Backward, GradMeta, Node, OutputMeta, Saved, is_grad_enabled};
 use crate::tensor::device::{self, probe};
 use crate::{DType, Device, Error, Result, Tensor};
 
@@ -212,17 +212,10 @@ fn record<O: Op>(op: &O, inputs: &[&Tensor], output: &mut O::Output) {
 /// An in-place change `x = f(x)` of a tensor that requires a gradient, as PyTorch records it: `f` runs on a copy
 /// of `x` that carries `x`'s history (and is recorded, saving what its backward needs), then `x` takes the
 /// result's contents and history, seen through every handle to `x`. A leaf that requires a gradient is refused,
-/// as in PyTorch.
+/// as in PyTorch. For a change whose gradient reads only its result, [`in_place_recorded_from_result`] copies
+/// nothing.
 pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
-    let Some((meta, (node, index))) = x.grad_meta().and_then(|m| Some((m, m.grad_fn()?))) else {
-        let message = if x.requires_grad() {
-            "a leaf tensor that requires grad cannot be changed in place (PyTorch refuses it too); change it under \
-             nn::no_grad(), or use the out-of-place form"
-        } else {
-            "a tensor that requires no grad cannot take in place a result that does; use the out-of-place form"
-        };
-        return Err(Error::autograd(op, message));
-    };
+    let (meta, (node, index)) = in_place_history(op, x)?;
     let mut original = x.deep_copy()?;
     original.attach(&node, index);
     let y = f(&original)?;
@@ -234,6 +227,48 @@ pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Te
     let _old = x.replace_contents(contents);
     meta.set_grad_fn(new_node, new_index);
     Ok(())
+}
+
+/// An in-place change `x = op(x)` (`op`'s inputs `[x, x]`, writing the second) whose gradient reads only its
+/// result, recorded as PyTorch records `relu_`: `op` runs in `x`'s storage, and `backward` gets `x` as it is
+/// then (a backward after another change of `x` is refused, naming the op). Nothing is copied, and the graph
+/// holds no tensor beyond `x`. A leaf that requires a gradient is refused, as in PyTorch.
+pub(crate) fn in_place_recorded_from_result<O: Op<Output = ()>>(
+    op: &O,
+    x: &Tensor,
+    backward: impl FnOnce(Saved) -> Box<dyn Backward>,
+) -> Result<()> {
+    let (meta, _) = in_place_history(op.name(), x)?;
+    let edge = meta.edge();
+    dispatch(op, &[x, x])?;
+    let node = Node::new(
+        op.name(),
+        backward(Saved::new(x)),
+        SmallVec::from_iter([Some(edge)]),
+        SmallVec::from_iter([OutputMeta::of(x)]),
+    );
+    meta.set_grad_fn(Arc::new(node), 0);
+    Ok(())
+}
+
+/// The node that computed a tensor, and which of its outputs the tensor is.
+type Producer = (Arc<Node>, usize);
+
+/// The autograd state of a tensor an in-place change under autograd may change, with the node that computed
+/// it: refused for a leaf that requires a gradient (PyTorch refuses it too) and for a tensor that requires none.
+fn in_place_history<'a>(op: &'static str, x: &'a Tensor) -> Result<(&'a Arc<GradMeta>, Producer)> {
+    match x.grad_meta().and_then(|m| Some((m, m.grad_fn()?))) {
+        Some(history) => Ok(history),
+        None => {
+            let message = if x.requires_grad() {
+                "a leaf tensor that requires grad cannot be changed in place (PyTorch refuses it too); change it \
+                 under nn::no_grad(), or use the out-of-place form"
+            } else {
+                "a tensor that requires no grad cannot take in place a result that does; use the out-of-place form"
+            };
+            Err(Error::autograd(op, message))
+        }
+    }
 }
 
 /// [`run`] without recording; an op that writes into an input bumps its version.

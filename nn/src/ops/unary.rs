@@ -14,7 +14,7 @@ macro_rules! unary_methods {
             $(
                 $(#[$doc])*
                 pub fn $name(&self) -> Result<Tensor> {
-                    apply::<unary::$formula>(stringify!($name), [0.0; 2], self)
+                    apply::<unary::$formula>((stringify!($name), concat!(stringify!($name), "_backward")), [0.0; 2], self)
                 }
             )*
         }
@@ -50,11 +50,11 @@ impl Tensor {
     /// `x^exponent` (PyTorch's `pow` with a scalar exponent: a negative base with an integer exponent keeps its
     /// sign rule).
     pub fn pow_scalar(&self, exponent: f64) -> Result<Tensor> {
-        apply::<unary::Pow>("pow_scalar", [exponent, 0.0], self)
+        apply::<unary::Pow>(("pow_scalar", "pow_scalar_backward"), [exponent, 0.0], self)
     }
 
     /// `x` limited to `[low, high]` (NaN stays NaN); the gradient passes where `low ≤ x ≤ high`.
     pub fn clamp(&self, low: f64, high: f64) -> Result<Tensor> {
-        apply::<unary::Clamp>("clamp", [low, high], self)
+        apply::<unary::Clamp>(("clamp", "clamp_backward"), [low, high], self)
     }
 }

@@ -99,24 +99,49 @@ activation_table!(define_activation);
 impl Activation {
     /// The activation of every element of `x`, in a new tensor of `x`'s dtype, on `x`'s device.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        struct Visit<'a>(&'a Tensor, &'static str);
+        struct Visit<'a>(&'a Tensor, Names);
         impl FormulaVisitor for Visit<'_> {
             type Output = Result<Tensor>;
             fn visit<A: Formula + HostFormula>(self, constants: [f64; 2]) -> Result<Tensor> {
-                run(&Forward::<A>::new(self.1, constants), &[self.0])
+                run(&Forward(Of::<A>::new(self.1, constants)), &[self.0])
             }
         }
-        self.dispatch(Visit(x, self.name()))
+        self.dispatch(Visit(x, self.names()))
     }
 
     /// The activation of every element of `x`, in place (seen through every handle to `x`'s storage). On a
-    /// tensor that requires a gradient, recorded as PyTorch records an in-place change
-    /// (`in_place_recorded`).
+    /// tensor that requires a gradient, recorded as PyTorch records an in-place change: where PyTorch's saves
+    /// the result (ReLU, LeakyReLU with a slope ≥ 0, Sigmoid, Tanh), so does this, copying nothing, and a later
+    /// change of `x` in place makes the backward fail as PyTorch's does; the other activations run on a copy of
+    /// the input that the backward keeps.
+    ///
+    /// ```
+    /// use nn::{Tensor, functional::Activation};
+    /// let mut w = Tensor::from_vec(vec![-1.0f32, 2.0], [2]).unwrap();
+    /// w.set_requires_grad(true).unwrap();
+    /// let h = w.mul_scalar(3.0).unwrap();
+    /// Activation::Relu.forward_(&h).unwrap();
+    /// h.sum_all().unwrap().backward().unwrap();
+    /// assert_eq!(w.grad().unwrap().to_vec::<f32>().unwrap(), vec![0.0, 3.0]);
+    /// ```
     pub fn forward_(&self, x: &Tensor) -> Result<()> {
-        if x.requires_grad() && is_grad_enabled() {
-            return super::in_place_recorded(self.name(), x, |original| self.forward(original));
+        if !(x.requires_grad() && is_grad_enabled()) {
+            return self.forward_into(x, x);
         }
-        self.forward_into(x, x)
+        struct Visit<'a>(&'a Tensor, Names);
+        impl FormulaVisitor for Visit<'_> {
+            type Output = Result<()>;
+            fn visit<A: Formula + HostFormula>(self, constants: [f64; 2]) -> Result<()> {
+                let (x, names) = (self.0, self.1);
+                if !A::gradient_from_output(constants[0], constants[1]) {
+                    let forward = Forward(Of::<A>::new(names, constants));
+                    return super::in_place_recorded(names.0, x, |original| run(&forward, &[original]));
+                }
+                let of = Of::<A>::new(names, constants);
+                super::in_place_recorded_from_result(&ForwardInto(of), x, |y| of.gradient_from_result(y))
+            }
+        }
+        self.dispatch(Visit(x, self.names()))
     }
 
     /// The activation of every element of `x`, written into `out` (same shape, dtype and device), which is not
@@ -124,14 +149,14 @@ impl Activation {
     pub fn forward_into(&self, x: &Tensor, out: &Tensor) -> Result<()> {
         let op = self.name();
         check_like(op, x, out, OUTPUT)?;
-        struct Visit<'a>(&'a Tensor, &'a Tensor, &'static str);
+        struct Visit<'a>(&'a Tensor, &'a Tensor, Names);
         impl FormulaVisitor for Visit<'_> {
             type Output = Result<()>;
             fn visit<A: Formula + HostFormula>(self, constants: [f64; 2]) -> Result<()> {
-                run(&ForwardInto::<A>::new(self.2, constants), &[self.0, self.1])
+                run(&ForwardInto(Of::<A>::new(self.2, constants)), &[self.0, self.1])
             }
         }
-        self.dispatch(Visit(x, out, op))
+        self.dispatch(Visit(x, out, self.names()))
     }
 
     /// The gradient of the input, `dx`, given the input `x` of the forward and the gradient of its output `dy`
@@ -147,14 +172,19 @@ impl Activation {
     pub fn backward(&self, x: &Tensor, dy: &Tensor) -> Result<Tensor> {
         let op = self.backward_name();
         check_like(op, x, dy, GRADIENT)?;
-        struct Visit<'a>(&'a Tensor, &'a Tensor, &'static str);
+        struct Visit<'a>(&'a Tensor, &'a Tensor, Names);
         impl FormulaVisitor for Visit<'_> {
             type Output = Result<Tensor>;
             fn visit<A: Formula + HostFormula>(self, constants: [f64; 2]) -> Result<Tensor> {
-                run(&Backward::<A>::new(self.2, constants), &[self.0, self.1])
+                run(&Backward(Of::<A>::new(self.2, constants)), &[self.0, self.1])
             }
         }
-        self.dispatch(Visit(x, dy, op))
+        self.dispatch(Visit(x, dy, self.names()))
+    }
+
+    /// The names of the function and of its backward.
+    fn names(&self) -> Names {
+        (self.name(), self.backward_name())
     }
 
     /// The value at one `f64` point (for references and tests).
@@ -170,11 +200,38 @@ impl Activation {
     }
 }
 
+/// PyTorch's names of a function and of its backward (`("relu", "relu_backward")`): the backward op runs under
+/// its own name, so the parity probe checks its kernel on its own.
+type Names = (&'static str, &'static str);
+
 /// A formula `A` with its constants: the identity of one activation op.
 struct Of<A> {
-    name: &'static str,
+    names: Names,
     constants: [f64; 2],
     formula: PhantomData<fn() -> A>,
+}
+
+impl<A> Of<A> {
+    fn new(names: Names, constants: [f64; 2]) -> Self {
+        Of {
+            names,
+            constants,
+            formula: PhantomData,
+        }
+    }
+}
+
+impl<A: Formula + HostFormula> Of<A> {
+    /// The backward of a forward whose output `y` was saved: `A'(y, dy)` for a formula whose gradient reads
+    /// the output ([`HostFormula::gradient_from_output`]), with no recomputation.
+    fn gradient_from_result(self, y: Saved) -> Box<dyn BackwardFn> {
+        Box::new(move |g: &[Tensor], _: &[bool]| {
+            Ok(vec![Some(run(
+                &BackwardOfResult::<A>(self),
+                &[y.get(self.names.0)?, &g[0]],
+            )?)])
+        })
+    }
 }
 
 impl<A> Clone for Of<A> {
@@ -216,16 +273,6 @@ macro_rules! activation_op {
     ($(#[$doc:meta])* $op:ident) => {
         $(#[$doc])*
         struct $op<A>(Of<A>);
-
-        impl<A> $op<A> {
-            fn new(name: &'static str, constants: [f64; 2]) -> Self {
-                $op(Of {
-                    name,
-                    constants,
-                    formula: PhantomData,
-                })
-            }
-        }
     };
 }
 
@@ -238,18 +285,23 @@ activation_op!(
     ForwardInto
 );
 activation_op!(
-    /// `dx = A'(saved, dy)`; inputs `[x, dy]`.
+    /// `dx = A'(saved, dy)`, `saved` computed from the input; inputs `[x, dy]`; named after the backward.
     Backward
+);
+activation_op!(
+    /// `dx = A'(y, dy)` from the output `y` of a formula whose gradient reads it, or may
+    /// ([`HostFormula::gradient_from_output`]); inputs `[y, dy]`; named after the backward.
+    BackwardOfResult
 );
 
 /// `A(x)` for an element-wise formula that is no activation layer (`exp`, `log`, `clamp`…): the activations'
 /// op, so it runs on devices, is probed, and records its gradient (the formula's backward).
 pub(crate) fn apply<A: Formula + HostFormula + 'static>(
-    name: &'static str,
+    names: Names,
     constants: [f64; 2],
     x: &Tensor,
 ) -> Result<Tensor> {
-    run(&Forward::<A>::new(name, constants), &[x])
+    run(&Forward(Of::<A>::new(names, constants)), &[x])
 }
 
 /// The probe's inputs for an activation: the sweep of [`probe::inputs`], and for a backward gradients beside it.
@@ -267,15 +319,15 @@ impl<A: Formula + HostFormula + 'static> Op for Forward<A> {
     type Output = Tensor;
 
     fn name(&self) -> &'static str {
-        self.0.name
+        self.0.names.0
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
-        inputs[0].map_float(self.0.name, &self.0)
+        inputs[0].map_float(self.0.names.0, &self.0)
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
-        inputs[0].map_gpu(self.0.name, |dtype, x| {
+        inputs[0].map_gpu(self.0.names.0, |dtype, x| {
             kernels::activation::forward::<A>(self.0.constants, dtype, x)
         })
     }
@@ -284,10 +336,16 @@ impl<A: Formula + HostFormula + 'static> Op for Forward<A> {
         Ok(vec![(Self(self.0), probe_inputs(dtype, false)?)])
     }
 
-    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn BackwardFn>> {
-        let (of, x) = (self.0, Saved::new(inputs[0]));
+    /// Saves the output for a formula whose gradient reads it (PyTorch saves `sigmoid`'s and `tanh`'s
+    /// result), else the input.
+    fn gradient(&self, inputs: &[&Tensor], output: &Tensor) -> Option<Box<dyn BackwardFn>> {
+        let of = self.0;
+        if A::GRAD_FROM_OUTPUT {
+            return Some(of.gradient_from_result(Saved::new(output)));
+        }
+        let x = Saved::new(inputs[0]);
         Some(Box::new(move |g: &[Tensor], _: &[bool]| {
-            Ok(vec![Some(run(&Backward::<A>(of), &[x.get(of.name)?, &g[0]])?)])
+            Ok(vec![Some(run(&Backward::<A>(of), &[x.get(of.names.0)?, &g[0]])?)])
         }))
     }
 }
@@ -297,15 +355,15 @@ impl<A: Formula + HostFormula> Op for ForwardInto<A> {
     const WRITES: usize = 1;
 
     fn name(&self) -> &'static str {
-        self.0.name
+        self.0.names.0
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<()> {
-        inputs[0].map_float_into(self.0.name, &self.0, inputs[1])
+        inputs[0].map_float_into(self.0.names.0, &self.0, inputs[1])
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<()> {
-        let (x, out, name) = (inputs[0], inputs[1], self.0.name);
+        let (x, out, name) = (inputs[0], inputs[1], self.0.names.0);
         let (dtype, constants, input) = (float_type(name, x.dtype())?, self.0.constants, x.gpu_buffer(name)?);
         if out.shares_storage(x) {
             kernels::activation::forward_in_place::<A>(constants, dtype, &input)
@@ -326,31 +384,55 @@ impl<A: Formula + HostFormula> Op for Backward<A> {
     type Output = Tensor;
 
     fn name(&self) -> &'static str {
-        self.0.name
+        self.0.names.1
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let (x, dy) = (inputs[0], inputs[1]);
-        let saved = if A::GRAD_FROM_OUTPUT {
-            x.map_float(self.0.name, &self.0)?
-        } else {
-            x.clone()
-        };
-        saved.zip_float(dy, self.0.name, &Grad(self.0))
+        if A::GRAD_FROM_OUTPUT {
+            return BackwardOfResult(self.0).cpu(&[&x.map_float(self.0.names.0, &self.0)?, dy]);
+        }
+        BackwardOfResult(self.0).cpu(inputs)
+    }
+
+    fn device(&self, inputs: &[&Tensor], gpu: &GpuDevice) -> Result<Tensor> {
+        let (x, dy) = (inputs[0], inputs[1]);
+        if A::GRAD_FROM_OUTPUT {
+            let dtype = float_type(self.0.names.0, x.dtype())?;
+            let y = kernels::activation::forward::<A>(self.0.constants, dtype, &x.gpu_buffer(self.0.names.0)?)
+                .map_err(|e| x.kernel_error(self.0.names.0, e))?;
+            return BackwardOfResult(self.0).device(&[&x.like_gpu(y), dy], gpu);
+        }
+        BackwardOfResult(self.0).device(inputs, gpu)
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        Ok(vec![(Self(self.0), probe_inputs(dtype, true)?)])
+    }
+}
+
+impl<A: Formula + HostFormula> Op for BackwardOfResult<A> {
+    type Output = Tensor;
+
+    fn name(&self) -> &'static str {
+        self.0.names.1
+    }
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        inputs[0].zip_float(inputs[1], self.0.names.1, &Grad(self.0))
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
-        let (x, dy) = (inputs[0], inputs[1]);
-        let dtype = float_type(self.0.name, x.dtype())?;
-        let fail = |e| x.kernel_error(self.0.name, e);
-        let saved = if A::GRAD_FROM_OUTPUT {
-            kernels::activation::forward::<A>(self.0.constants, dtype, &x.gpu_buffer(self.0.name)?).map_err(fail)?
-        } else {
-            x.gpu_buffer(self.0.name)?
-        };
-        let dx = kernels::activation::backward::<A>(self.0.constants, dtype, &saved, &dy.gpu_buffer(self.0.name)?)
-            .map_err(fail)?;
-        Ok(x.like_gpu(dx))
+        let (saved, dy, name) = (inputs[0], inputs[1], self.0.names.1);
+        let dtype = float_type(name, saved.dtype())?;
+        let dx = kernels::activation::backward::<A>(
+            self.0.constants,
+            dtype,
+            &saved.gpu_buffer(name)?,
+            &dy.gpu_buffer(name)?,
+        )
+        .map_err(|e| saved.kernel_error(name, e))?;
+        Ok(saved.like_gpu(dx))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
