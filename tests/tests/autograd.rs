@@ -645,6 +645,41 @@ fn an_in_place_activation_whose_gradient_reads_its_result_saves_the_result() {
 }
 
 #[test]
+fn in_place_arithmetic_on_a_computed_tensor_gives_every_gradient() {
+    // `add_` / `sub_` run in place with nothing copied, and so do `mul_` / `div_` by an operand that requires no
+    // grad (their gradient reads only that operand); by one that does, the input is copied first, as PyTorch's
+    // `mul_` saves `self.clone()`. Every combination against finite differences, broadcasting too.
+    let constant = Tensor::from_vec(vec![0.5f64, -1.5, 2.0], [3]).unwrap();
+    gradcheck(
+        "add_, sub_, mul_ and div_ in place",
+        vec![values(&[2, 3], 0.0), values(&[3], 1.0)],
+        |x| {
+            let h = x[0].mul_scalar(2.0)?;
+            h.add_(&x[1])?;
+            h.sub_(&x[0])?;
+            h.mul_(&constant)?;
+            h.div_(&constant.add_scalar(4.0)?)?;
+            h.mul_(&x[1])?;
+            h.div_(&x[1].mul(&x[1])?.add_scalar(1.0)?)?;
+            Ok(h)
+        },
+    );
+    // What `mul_` saved is `other` as it was at the change: changing it afterwards makes the backward refuse,
+    // naming the op.
+    let x = leaf();
+    let c = Tensor::from_vec(vec![2.0f64, 3.0, 4.0], [3]).unwrap();
+    let h = x.mul_scalar(1.0).unwrap();
+    h.mul_(&c).unwrap();
+    c.fill_(0.0).unwrap();
+    let err = h.sum_all().unwrap().backward().unwrap_err();
+    assert!(matches!(err, Error::Autograd { op: "mul", .. }), "{err}");
+    // And a tensor that requires no grad still cannot take in place one that does.
+    let err = Tensor::zeros([3], DType::F64).add_(&x).unwrap_err();
+    assert!(matches!(err, Error::Autograd { .. }), "{err}");
+    assert!(x.grad().is_none());
+}
+
+#[test]
 fn sigmoid_tanh_and_exp_save_their_result_as_pytorchs_do() {
     // derivatives.yaml: `sigmoid_backward(grad, result)`, `tanh_backward(grad, result)`, `grad * result` for
     // exp: a change of the result in place before the backward is refused, naming the op.

@@ -64,6 +64,18 @@ impl<F: Arith> Binary<F> {
         None => DevicePath::None,
     };
 
+    /// Whether `a = f(a, b)` under autograd needs `a`'s value before the change: a gradient that reads `a` is
+    /// needed (`mul_` by a `b` that requires grad). Else the change runs in place with nothing copied, as
+    /// PyTorch's `add_` does.
+    fn reads_the_changed_operand(&self, a: &Tensor, b: &Tensor) -> bool {
+        match F::GRADS {
+            None | Some(BinaryGrads::OfGradient(_)) => false,
+            Some(BinaryGrads::OfOperands { reads, .. }) => {
+                (a.requires_grad() && reads[0][0]) || (b.requires_grad() && reads[1][0])
+            }
+        }
+    }
+
     /// The device kernel, or the refusal of a formula without one.
     fn kernel(&self, a: &Tensor) -> Result<BinaryOp> {
         F::KERNEL.ok_or_else(|| super::cpu_only(self.name, a))
@@ -205,7 +217,18 @@ macro_rules! binary_fn {
                 let name = stringify!($method_);
                 let other = in_place_operand(name, self, other)?;
                 if (self.requires_grad() || other.requires_grad()) && is_grad_enabled() {
-                    return super::in_place_recorded(name, self, |original| original.$method(&other));
+                    let binary = Binary { name: stringify!($method), f: $name };
+                    // Made before the write, so it saves `other` as it is now.
+                    let backward = binary.gradient(&[self, &other], self);
+                    return match backward.filter(|_| !binary.reads_the_changed_operand(self, &other)) {
+                        Some(backward) => super::in_place_recorded_without_copy(
+                            binary.name,
+                            &[self, &other],
+                            || super::dispatch(&BinaryInPlace(binary), &[self, &other]),
+                            || backward,
+                        ),
+                        None => super::in_place_recorded(name, self, |original| original.$method(&other)),
+                    };
                 }
                 run(&BinaryInPlace(Binary { name, f: $name }), &[self, &other])
             }

@@ -38,7 +38,7 @@ use smallvec::SmallVec;
 
 use std::sync::Arc;
 
-use crate::tensor::autograd::{Backward, GradMeta, Node, OutputMeta, Saved, is_grad_enabled};
+use crate::tensor::autograd::{Backward, GradMeta, Node, OutputMeta, is_grad_enabled};
 use crate::tensor::device::{self, probe};
 use crate::{DType, Device, Error, Result, Tensor};
 
@@ -212,8 +212,8 @@ fn record<O: Op>(op: &O, inputs: &[&Tensor], output: &mut O::Output) {
 /// An in-place change `x = f(x)` of a tensor that requires a gradient, as PyTorch records it: `f` runs on a copy
 /// of `x` that carries `x`'s history (and is recorded, saving what its backward needs), then `x` takes the
 /// result's contents and history, seen through every handle to `x`. A leaf that requires a gradient is refused,
-/// as in PyTorch. For a change whose gradient reads only its result, [`in_place_recorded_from_result`] copies
-/// nothing.
+/// as in PyTorch. For a change whose backward needs nothing of `x`'s old value, [`in_place_recorded_without_copy`]
+/// copies nothing.
 pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
     let (meta, (node, index)) = in_place_history(op, x)?;
     let mut original = x.deep_copy()?;
@@ -229,24 +229,25 @@ pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Te
     Ok(())
 }
 
-/// An in-place change `x = op(x)` (`op`'s inputs `[x, x]`, writing the second) whose gradient reads only its
-/// result, recorded as PyTorch records `relu_`: `op` runs in `x`'s storage, and `backward` gets `x` as it is
-/// then (a backward after another change of `x` is refused, naming the op). Nothing is copied, and the graph
-/// holds no tensor beyond `x`. A leaf that requires a gradient is refused, as in PyTorch.
-pub(crate) fn in_place_recorded_from_result<O: Op<Output = ()>>(
-    op: &O,
-    x: &Tensor,
-    backward: impl FnOnce(Saved) -> Box<dyn Backward>,
+/// An in-place change of `x` by `write` whose backward needs nothing of `x`'s old value (`add_`; `relu_`, whose
+/// gradient reads its result), recorded as PyTorch records it: `write` runs in `x`'s storage, then `backward`
+/// is made (it may save `x` as it is then: a backward after another change of `x` is refused, naming the op)
+/// and `x` points to a node with an edge per tensor of `sources` (`x` first; what the backward returns a
+/// gradient for). Nothing is copied. A leaf that requires a gradient is refused, as in PyTorch.
+pub(crate) fn in_place_recorded_without_copy(
+    op: &'static str,
+    sources: &[&Tensor],
+    write: impl FnOnce() -> Result<()>,
+    backward: impl FnOnce() -> Box<dyn Backward>,
 ) -> Result<()> {
-    let (meta, _) = in_place_history(op.name(), x)?;
-    let edge = meta.edge();
-    dispatch(op, &[x, x])?;
-    let node = Node::new(
-        op.name(),
-        backward(Saved::new(x)),
-        SmallVec::from_iter([Some(edge)]),
-        SmallVec::from_iter([OutputMeta::of(x)]),
-    );
+    let x = sources[0];
+    let (meta, _) = in_place_history(op, x)?;
+    let edges = sources
+        .iter()
+        .map(|t| t.grad_meta().filter(|m| m.requires_grad()).map(|m| m.edge()))
+        .collect();
+    write()?;
+    let node = Node::new(op, backward(), edges, SmallVec::from_iter([OutputMeta::of(x)]));
     meta.set_grad_fn(Arc::new(node), 0);
     Ok(())
 }

@@ -138,7 +138,12 @@ impl Activation {
                     return super::in_place_recorded(names.0, x, |original| run(&forward, &[original]));
                 }
                 let of = Of::<A>::new(names, constants);
-                super::in_place_recorded_from_result(&ForwardInto(of), x, |y| of.gradient_from_result(y))
+                super::in_place_recorded_without_copy(
+                    names.0,
+                    &[x],
+                    || super::dispatch(&ForwardInto(of), &[x, x]),
+                    || of.gradient_from_result(Saved::new(x)),
+                )
             }
         }
         self.dispatch(Visit(x, self.names()))
