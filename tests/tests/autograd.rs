@@ -675,7 +675,11 @@ fn in_place_arithmetic_on_a_computed_tensor_gives_every_gradient() {
     assert!(matches!(err, Error::Autograd { op: "mul", .. }), "{err}");
     // And a tensor that requires no grad still cannot take in place one that does.
     let err = Tensor::zeros([3], DType::F64).add_(&x).unwrap_err();
-    assert!(matches!(err, Error::Autograd { .. }), "{err}");
+    assert!(matches!(err, Error::Autograd { op: "add_", .. }), "{err}");
+    // The change's node is named as PyTorch's `grad_fn` (`AddBackward0` for `add_`).
+    let h = x.mul_scalar(1.0).unwrap();
+    h.add_(&x).unwrap();
+    assert_eq!(h.grad_fn_name(), Some("add"));
     assert!(x.grad().is_none());
 }
 

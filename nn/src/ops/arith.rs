@@ -222,7 +222,7 @@ macro_rules! binary_fn {
                     let backward = binary.gradient(&[self, &other], self);
                     return match backward.filter(|_| !binary.reads_the_changed_operand(self, &other)) {
                         Some(backward) => super::in_place_recorded_without_copy(
-                            binary.name,
+                            name,
                             &[self, &other],
                             || super::dispatch(&BinaryInPlace(binary), &[self, &other]),
                             || backward,

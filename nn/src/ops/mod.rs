@@ -233,7 +233,8 @@ pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Te
 /// gradient reads its result), recorded as PyTorch records it: `write` runs in `x`'s storage, then `backward`
 /// is made (it may save `x` as it is then: a backward after another change of `x` is refused, naming the op)
 /// and `x` points to a node with an edge per tensor of `sources` (`x` first; what the backward returns a
-/// gradient for). Nothing is copied. A leaf that requires a gradient is refused, as in PyTorch.
+/// gradient for), named `op` without its in-place `_` as PyTorch's `grad_fn` is (`add_` records `add`). Nothing
+/// is copied. A leaf that requires a gradient is refused, naming `op`, as in PyTorch.
 pub(crate) fn in_place_recorded_without_copy(
     op: &'static str,
     sources: &[&Tensor],
@@ -247,7 +248,8 @@ pub(crate) fn in_place_recorded_without_copy(
         .map(|t| t.grad_meta().filter(|m| m.requires_grad()).map(|m| m.edge()))
         .collect();
     write()?;
-    let node = Node::new(op, backward(), edges, SmallVec::from_iter([OutputMeta::of(x)]));
+    let name = op.strip_suffix('_').unwrap_or(op);
+    let node = Node::new(name, backward(), edges, SmallVec::from_iter([OutputMeta::of(x)]));
     meta.set_grad_fn(Arc::new(node), 0);
     Ok(())
 }
