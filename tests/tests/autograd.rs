@@ -429,6 +429,22 @@ fn retain_grad_keeps_a_computed_tensors_gradient() {
     assert_eq!(h.grad().unwrap().to_vec::<f64>().unwrap(), vec![1.0; 3]);
     assert!(unretained.grad().is_none());
     assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), vec![3.0; 3]);
+    // Changed in place afterwards, the tensor's `.grad` is its new version's, as in PyTorch 2.5.1 (`h = x * 2;
+    // h.retain_grad(); torch.relu_(h); (h * 3).sum().backward()` gives `h.grad` [3, 3, 3], not relu's mask):
+    // on the paths that copy (SiLU) and that do not (ReLU, add_).
+    for change in [
+        (|h: &Tensor| Activation::Relu.forward_(h)) as fn(&Tensor) -> Result<()>,
+        |h| Activation::Silu.forward_(h),
+        |h| h.add_(&Tensor::ones([3], DType::F64)),
+    ] {
+        let x = Tensor::from_vec(vec![1.0f64, -2.0, 3.0], [3]).unwrap();
+        let x = integration_tests::leaf_of(&x);
+        let h = x.mul_scalar(2.0).unwrap();
+        h.retain_grad().unwrap();
+        change(&h).unwrap();
+        h.mul_scalar(3.0).unwrap().sum_all().unwrap().backward().unwrap();
+        assert_eq!(h.grad().unwrap().to_vec::<f64>().unwrap(), vec![3.0; 3]);
+    }
 }
 
 #[test]

@@ -215,9 +215,9 @@ fn record<O: Op>(op: &O, inputs: &[&Tensor], output: &mut O::Output) {
 /// as in PyTorch. For a change whose backward needs nothing of `x`'s old value, [`in_place_recorded_without_copy`]
 /// copies nothing.
 pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
-    let (meta, (node, index)) = in_place_history(op, x)?;
+    let (meta, old) = in_place_history(op, x)?;
     let mut original = x.deep_copy()?;
-    original.attach(&node, index);
+    original.attach(&old.0, old.1);
     let y = f(&original)?;
     let Some((new_node, new_index)) = y.grad_meta().and_then(|m| m.grad_fn()) else {
         return Err(Error::autograd(op, "the in-place change was not recorded"));
@@ -225,7 +225,7 @@ pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Te
     let contents = y.detach();
     drop(y);
     let _old = x.replace_contents(contents);
-    meta.set_grad_fn(new_node, new_index);
+    move_history(meta, old, new_node, new_index);
     Ok(())
 }
 
@@ -242,7 +242,7 @@ pub(crate) fn in_place_recorded_without_copy(
     backward: impl FnOnce() -> Box<dyn Backward>,
 ) -> Result<()> {
     let x = sources[0];
-    let (meta, _) = in_place_history(op, x)?;
+    let (meta, old) = in_place_history(op, x)?;
     let edges = sources
         .iter()
         .map(|t| t.grad_meta().filter(|m| m.requires_grad()).map(|m| m.edge()))
@@ -250,8 +250,17 @@ pub(crate) fn in_place_recorded_without_copy(
     write()?;
     let name = op.strip_suffix('_').unwrap_or(op);
     let node = Node::new(name, backward(), edges, SmallVec::from_iter([OutputMeta::of(x)]));
-    meta.set_grad_fn(Arc::new(node), 0);
+    move_history(meta, old, Arc::new(node), 0);
     Ok(())
+}
+
+/// Points a tensor changed in place to output `index` of `node`, its new version's producer; a gradient it
+/// retains ([`Tensor::retain_grad`]) moves there too, so its `.grad` is the new version's, as PyTorch's.
+fn move_history(meta: &Arc<GradMeta>, (old, _): Producer, node: Arc<Node>, index: usize) {
+    if old.take_retained(meta) {
+        node.retain(index, meta);
+    }
+    meta.set_grad_fn(node, index);
 }
 
 /// The node that computed a tensor, and which of its outputs the tensor is.

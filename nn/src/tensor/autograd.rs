@@ -186,6 +186,15 @@ impl Node {
         }
     }
 
+    /// Stops keeping a gradient in `meta`'s slot; whether it was kept (the tensor changed in place: PyTorch
+    /// moves `retain_grad` to the node of its new version).
+    pub(crate) fn take_retained(&self, meta: &Arc<GradMeta>) -> bool {
+        let mut retained = self.retained.lock();
+        let before = retained.len();
+        retained.retain(|(_, m)| !std::ptr::eq(m.as_ptr(), Arc::as_ptr(meta)));
+        retained.len() != before
+    }
+
     /// The live tensors' states that retain an output's gradient, with the output.
     pub(crate) fn retained(&self) -> SmallVec<[(usize, Arc<GradMeta>); 1]> {
         self.retained
