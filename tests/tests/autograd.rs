@@ -568,17 +568,22 @@ fn an_in_place_activation_on_a_computed_tensor_is_recorded() {
 
 #[test]
 fn an_in_place_activation_whose_gradient_reads_its_result_saves_the_result() {
-    // PyTorch 2.5.1 saves the result of `relu_`, `leaky_relu_`, `sigmoid_` and `tanh_`
-    // (tools/autograd/derivatives.yaml: `threshold_backward(grad, result, 0)`, …), so changing the tensor again
-    // before the backward fails, naming the op ("… modified by an inplace operation: … output 0 of
-    // ReluBackward0, is at version 2; expected version 1"; checked with `F.relu(h, inplace=True); h.add_(1);
-    // h.sum().backward()`).
+    // PyTorch 2.5.1 saves the result of `relu_`, `leaky_relu_`, `sigmoid_`, `tanh_`, `elu_`, `selu_` and
+    // `celu_` (tools/autograd/derivatives.yaml: `threshold_backward(grad, result, 0)`, `elu_backward(…,
+    // is_result=true, result)`, …), so changing the tensor again before the backward fails, naming the op ("…
+    // modified by an inplace operation: … output 0 of ReluBackward0, is at version 2; expected version 1";
+    // checked with `F.relu(h, inplace=True); h.add_(1); h.sum().backward()`, and the same for ELU with alpha 0.7
+    // and 0, SELU and CELU with alpha 2: EluBackward1, CeluBackward1).
     for act in [
         Activation::Relu,
         Activation::LeakyRelu { negative_slope: 0.1 },
         Activation::LeakyRelu { negative_slope: 0.0 },
         Activation::Sigmoid,
         Activation::Tanh,
+        Activation::Elu { alpha: 1.0 },
+        Activation::Elu { alpha: 0.0 },
+        Activation::Selu,
+        Activation::Celu { alpha: 2.0 },
     ] {
         let h = leaf().mul_scalar(2.0).unwrap();
         act.forward_(&h).unwrap();
@@ -592,8 +597,9 @@ fn an_in_place_activation_whose_gradient_reads_its_result_saves_the_result() {
         assert!(err.to_string().contains("changed in place"), "{err}");
     }
     // PyTorch keeps a copy of the input of `hardtanh_` (so `relu6`), `threshold_`, `silu_`, `mish_`,
-    // `hardswish_` and `hardsigmoid_`: the same change then leaves the backward valid, here too. ELU's and a
-    // negative slope's (which PyTorch saves as a result, or refuses) run on a copy here, so they work too.
+    // `hardswish_` and `hardsigmoid_`: the same change then leaves the backward valid, here too. A negative
+    // slope or alpha (whose in-place backward PyTorch refuses: "In-place elu backward calculation is triggered
+    // with a negative slope which is not supported") runs on a copy here, so it works too.
     for act in [
         Activation::Relu6,
         Activation::Hardtanh {
@@ -607,7 +613,8 @@ fn an_in_place_activation_whose_gradient_reads_its_result_saves_the_result() {
         Activation::Silu,
         Activation::Mish,
         Activation::Hardswish,
-        Activation::Elu { alpha: 1.0 },
+        Activation::Elu { alpha: -0.5 },
+        Activation::Celu { alpha: -0.5 },
         Activation::LeakyRelu { negative_slope: -0.5 },
     ] {
         let x = leaf();
@@ -651,12 +658,94 @@ fn an_in_place_activation_whose_gradient_reads_its_result_saves_the_result() {
         Activation::Sigmoid,
         Activation::Tanh,
         Activation::Elu { alpha: 1.0 },
+        Activation::Elu { alpha: 0.0 },
+        Activation::Elu { alpha: -0.5 },
+        Activation::Selu,
+        Activation::Celu { alpha: 2.0 },
+        Activation::Celu { alpha: -0.5 },
     ] {
         gradcheck(&format!("{} in place", act.name()), vec![values(&[7], 0.3)], |x| {
             let h = x[0].mul_scalar(1.5)?;
             act.forward_(&h)?;
             Ok(h)
         });
+    }
+}
+
+#[test]
+fn elu_selu_and_celu_in_place_give_pytorchs_gradients_from_their_result() {
+    // PyTorch 2.5.1: `x = torch.tensor([-2, -0.5, 0, 0.3, 1.2, nan], requires_grad=True); h = x * 1.5;
+    // F.elu(h, 0.7, inplace=True)` (and `F.selu(h, inplace=True)`, `F.celu(h, 2.0, inplace=True)`); then
+    // `(h * torch.tensor([1, 2, 3, 4, 5, 6])).sum().backward()`; `x.grad`, in float64 and float32. Its backward
+    // reads the result: at 0 it takes the branch below zero, at NaN the one above (`s · dy`).
+    // The float32 values as PyTorch prints them (`tolist()`: the f32 gradient widened to f64).
+    let cases: [(Activation, [f64; 6], [f64; 6]); 3] = [
+        (
+            Activation::Elu { alpha: 0.7 },
+            [
+                0.05227642178625713,
+                0.9919697607561307,
+                3.1499999999999995,
+                6.0,
+                7.5,
+                9.0,
+            ],
+            [
+                0.052276432514190674,
+                0.9919697642326355,
+                3.1499998569488525,
+                6.0,
+                7.5,
+                9.0,
+            ],
+        ),
+        (
+            Activation::Selu,
+            [
+                0.1312959181203972,
+                2.4914019750369762,
+                7.911447033813195,
+                6.304205924132883,
+                7.880257405166103,
+                9.456308886199324,
+            ],
+            [
+                0.13129591941833496,
+                2.4914021492004395,
+                7.911446571350098,
+                6.304205894470215,
+                7.880257606506348,
+                9.456308364868164,
+            ],
+        ),
+        (
+            Activation::Celu { alpha: 2.0 },
+            [0.3346952402226447, 2.0618678363729166, 4.5, 6.0, 7.5, 9.0],
+            [0.3346952497959137, 2.0618679523468018, 4.5, 6.0, 7.5, 9.0],
+        ),
+    ];
+    let xs = [-2.0, -0.5, 0.0, 0.3, 1.2, f64::NAN];
+    for (act, want64, want32) in cases {
+        for (dtype, want, (rtol, atol)) in [
+            (DType::F64, want64.to_vec(), (1e-7, 1e-7)),
+            (DType::F32, want32.to_vec(), (1.3e-6, 1e-5)),
+        ] {
+            let mut x = Tensor::from_vec(xs.to_vec(), [6]).unwrap().to_dtype(dtype).unwrap();
+            x.set_requires_grad(true).unwrap();
+            let h = x.mul_scalar(1.5).unwrap();
+            act.forward_(&h).unwrap();
+            let weights = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [6]).unwrap();
+            let loss = h.mul(&weights.to_dtype(dtype).unwrap()).unwrap().sum_all().unwrap();
+            loss.backward().unwrap();
+            let got = x.grad().unwrap().to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+            for (g, w) in got.iter().zip(&want) {
+                assert!(
+                    (g - w).abs() <= atol + rtol * w.abs(),
+                    "{} in place, {dtype:?}: {got:?} vs PyTorch's {want:?}",
+                    act.name()
+                );
+            }
+        }
     }
 }
 
@@ -1449,10 +1538,15 @@ fn every_f32_gradient_on_wgpu_equals_the_cpus() {
             Box::new(|x| x[0].sigmoid()?.add(&x[0].tanh()?)),
         ),
         (
-            "in place: relu and sigmoid saving their results, hardtanh and silu on a copy",
+            "in place: relu, sigmoid, elu, selu and celu saving their results, hardtanh and silu on a copy",
             vec![values(&[9], 0.0)],
             Box::new(|x| {
-                let h = x[0].mul_scalar(1.5)?;
+                // Each on its own tensor: one's result changed by the next would be refused, as in PyTorch.
+                let (e, se, ce) = (x[0].mul_scalar(2.0)?, x[0].mul_scalar(1.2)?, x[0].mul_scalar(-1.0)?);
+                Activation::Elu { alpha: 0.7 }.forward_(&e)?;
+                Activation::Selu.forward_(&se)?;
+                Activation::Celu { alpha: 2.0 }.forward_(&ce)?;
+                let h = x[0].mul_scalar(1.5)?.add(&e)?.add(&se)?.add(&ce)?;
                 Activation::Relu.forward_(&h)?;
                 let g = x[0].mul_scalar(-1.0)?;
                 Activation::Hardtanh {

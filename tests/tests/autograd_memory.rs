@@ -56,12 +56,16 @@ fn an_in_place_activation_under_autograd_copies_only_an_input_its_gradient_reads
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let mut w = Tensor::randn([64, 64], DType::F32);
     w.set_requires_grad(true).unwrap();
-    // ReLU(inplace=True) as a model runs it: the result is what its gradient reads, as PyTorch's `relu_` saves.
+    // ReLU(inplace=True) as a model runs it: the result is what its gradient reads, as PyTorch's `relu_` saves
+    // (and `elu_`, `selu_`, `celu_`).
     for act in [
         Activation::Relu,
         Activation::LeakyRelu { negative_slope: 0.01 },
         Activation::Tanh,
         Activation::Sigmoid,
+        Activation::Elu { alpha: 1.0 },
+        Activation::Selu,
+        Activation::Celu { alpha: 2.0 },
     ] {
         let h = w.mul_scalar(2.0).unwrap();
         let before = nn::tensor::live_storages();

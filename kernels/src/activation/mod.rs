@@ -26,7 +26,7 @@ mod softsign;
 pub(crate) mod tanh;
 mod threshold;
 
-pub use elu::{Celu, Elu, SELU_ALPHA, SELU_SCALE, Selu};
+pub use elu::{Celu, CeluOfResult, Elu, EluOfResult, SELU_ALPHA, SELU_SCALE, Selu, SeluOfResult};
 pub use gelu::Gelu;
 pub use gelu_tanh::GeluTanh;
 pub use hard::{Hardsigmoid, Hardswish};

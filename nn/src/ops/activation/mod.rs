@@ -111,9 +111,9 @@ impl Activation {
 
     /// The activation of every element of `x`, in place (seen through every handle to `x`'s storage). On a
     /// tensor that requires a gradient, recorded as PyTorch records an in-place change: where PyTorch's saves
-    /// the result (ReLU, LeakyReLU with a slope ≥ 0, Sigmoid, Tanh), so does this, copying nothing, and a later
-    /// change of `x` in place makes the backward fail as PyTorch's does; the other activations run on a copy of
-    /// the input that the backward keeps.
+    /// the result (ReLU, LeakyReLU with a slope ≥ 0, Sigmoid, Tanh, ELU and CELU with `alpha ≥ 0`, SELU), so
+    /// does this, copying nothing, and a later change of `x` in place makes the backward fail as PyTorch's does;
+    /// the other activations run on a copy of the input that the backward keeps.
     ///
     /// ```
     /// use nn::{Tensor, functional::Activation};
@@ -146,7 +146,26 @@ impl Activation {
                 )
             }
         }
-        self.dispatch(Visit(x, self.names()))
+        self.dispatch_in_place(|names| Visit(x, names))
+    }
+
+    /// Runs the visitor `visit(names)` makes with the formula an in-place change under autograd records, and
+    /// the names its ops run under: the activation's own, except for the ELU family, whose in-place forms save
+    /// their result in PyTorch (`elu_`, `selu_`, `celu_`: `elu_backward(…, is_result=True, result)`) where
+    /// `alpha >= 0` (PyTorch refuses the backward of a negative one; it runs on a copy here). Their forms whose
+    /// gradient reads the result run their backward under its own name, so its kernel is probed on its own.
+    fn dispatch_in_place<V: FormulaVisitor>(&self, visit: impl FnOnce(Names) -> V) -> V::Output {
+        use kernels::activation::{CeluOfResult, EluOfResult, SeluOfResult};
+        match *self {
+            Activation::Elu { alpha } if alpha >= 0.0 => {
+                visit((self.name(), "elu_backward(is_result=True)")).visit::<EluOfResult>([alpha, 0.0])
+            }
+            Activation::Selu => visit((self.name(), "selu_backward(is_result=True)")).visit::<SeluOfResult>([0.0; 2]),
+            Activation::Celu { alpha } if alpha >= 0.0 => {
+                visit((self.name(), "celu_backward(is_result=True)")).visit::<CeluOfResult>([alpha, 0.0])
+            }
+            _ => self.dispatch(visit(self.names())),
+        }
     }
 
     /// The activation of every element of `x`, written into `out` (same shape, dtype and device), which is not
