@@ -476,14 +476,73 @@ fn mul_and_div_save_only_the_operands_a_needed_gradient_reads() {
 }
 
 #[test]
+fn copy_fill_and_zero_into_a_computed_tensor_are_recorded_as_pytorchs() {
+    // PyTorch 2.5.1: `x = torch.tensor([1., 2., 3.], dtype=torch.float64, requires_grad=True); y = x * 2;
+    // y.copy_(z)` with `z = torch.tensor([4., 5., 6.], requires_grad=True)` (float32): `y.grad_fn` is
+    // CopyBackwards, `y` stays float64, and `(y * torch.tensor([1., 2., 3.], dtype=torch.float64)).sum()
+    // .backward()` gives `x.grad` [0, 0, 0] and `z.grad` [1, 2, 3] in float32.
+    let x = leaf();
+    let mut z = Tensor::from_vec(vec![4.0f32, 5.0, 6.0], [3]).unwrap();
+    z.set_requires_grad(true).unwrap();
+    let y = x.mul_scalar(2.0).unwrap();
+    y.copy_(&z).unwrap();
+    assert_eq!((y.dtype(), y.grad_fn_name()), (DType::F64, Some("copy")));
+    assert_eq!(y.to_vec_f64().unwrap(), [4.0, 5.0, 6.0]);
+    let weights = Tensor::from_vec(vec![1.0f64, 2.0, 3.0], [3]).unwrap();
+    y.mul(&weights).unwrap().sum_all().unwrap().backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_vec_f64().unwrap(), [0.0; 3]);
+    let dz = z.grad().unwrap();
+    assert_eq!(
+        (dz.dtype(), dz.to_vec_f64().unwrap()),
+        (DType::F32, vec![1.0, 2.0, 3.0])
+    );
+    // `y.fill_(3)` (FillBackward) and `y.zero_()` (ZeroBackward), then `(y * x).sum().backward()`: `x.grad` is
+    // `y`'s new value, [3, 3, 3] and [0, 0, 0]; the old history gets zeros.
+    for (op, value) in [("fill", 3.0), ("zero", 0.0)] {
+        let x = leaf();
+        let y = x.mul_scalar(2.0).unwrap();
+        if op == "fill" {
+            y.fill_(value).unwrap();
+        } else {
+            y.zero_().unwrap();
+        }
+        assert_eq!(y.grad_fn_name(), Some(op));
+        y.mul(&x).unwrap().sum_all().unwrap().backward().unwrap();
+        assert_eq!(x.grad().unwrap().to_vec_f64().unwrap(), [value; 3], "{op}");
+    }
+    // A copy from a source that requires no grad, and one that fails (shapes), into a computed tensor.
+    let x = leaf();
+    let y = x.mul_scalar(2.0).unwrap();
+    assert!(matches!(
+        y.copy_(&Tensor::ones([2], DType::F64)),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    assert_eq!(
+        y.grad_fn_name(),
+        Some("mul_scalar"),
+        "a failed copy leaves the history as it was"
+    );
+    y.copy_(&Tensor::ones([3], DType::F64)).unwrap();
+    y.sum_all().unwrap().backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_vec_f64().unwrap(), [0.0; 3]);
+    // Against finite differences: a copy of a function of `x` into a computed tensor, then used with `x`.
+    gradcheck(
+        "copy_ into a computed tensor",
+        vec![values(&[5], 0.2), values(&[5], 0.7)],
+        |t| {
+            let y = t[0].mul_scalar(1.5)?;
+            y.copy_(&t[1].mul(&t[0])?)?;
+            y.mul(&t[0])
+        },
+    );
+}
+
+#[test]
 fn copy_and_fill_never_give_a_wrong_gradient() {
     let x = leaf();
     let y = x.mul_scalar(2.0).unwrap();
     let source = Tensor::ones([3], DType::F64);
-    // Into a computed tensor: its history would still pass gradients (x.grad would be 2, not 0).
-    assert!(matches!(y.fill_(1.0), Err(Error::Autograd { op: "fill_", .. })));
-    assert!(matches!(y.copy_(&source), Err(Error::Autograd { op: "copy_", .. })));
-    // From a tensor that requires grad: nothing would reach it.
+    // From a tensor that requires grad into one with no history: nothing would reach it.
     let plain = Tensor::zeros([3], DType::F64);
     assert!(matches!(plain.copy_(&y), Err(Error::Autograd { op: "copy_", .. })));
     assert_eq!(plain.to_vec_f64().unwrap(), [0.0; 3], "a refused copy writes nothing");
@@ -1558,6 +1617,17 @@ fn every_f32_gradient_on_wgpu_equals_the_cpus() {
                 let s = x[0].mul_scalar(0.5)?;
                 Activation::Silu.forward_(&s)?;
                 h.add(&g)?.add(&s)
+            }),
+        ),
+        (
+            "copy_ and fill_ into computed tensors",
+            vec![values(&[7], 0.0), values(&[7], 0.5)],
+            Box::new(|x| {
+                let y = x[0].mul_scalar(1.5)?;
+                y.copy_(&x[1].mul(&x[0])?)?;
+                let f = x[1].mul_scalar(2.0)?;
+                f.fill_(0.5)?;
+                y.mul(&x[0])?.add(&f.mul(&x[1])?)
             }),
         ),
         ("log", vec![positive(&[7], 0.0)], Box::new(|x| x[0].log())),

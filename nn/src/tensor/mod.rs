@@ -449,8 +449,49 @@ impl Tensor {
 
     /// Copies `src` into this tensor's storage in place, casting its dtype (PyTorch's `copy_`).
     /// Shapes must be equal; a copy from the tensor's own storage does nothing.
+    ///
+    /// Into a tensor computed by recorded operations, while autograd records, the copy is recorded as PyTorch's
+    /// `CopyBackwards`: the gradient reaches `src` (cast back to its dtype and device) and the tensor's old
+    /// history gets zeros. Into any other tensor the copy is not recorded: while autograd records, a copy from a
+    /// tensor that requires a gradient is then refused (no handle of this tensor could carry the copy's
+    /// history); a copy into a parameter's data (PyTorch's `p.data.copy_(…)`) stays allowed.
+    ///
+    /// ```
+    /// use nn::{DType, Tensor};
+    /// let x = Tensor::from_vec(vec![1.0f64, 2.0], [2]).unwrap().requires_grad_(true).unwrap();
+    /// let z = Tensor::from_vec(vec![4.0f64, 5.0], [2]).unwrap().requires_grad_(true).unwrap();
+    /// let y = x.mul_scalar(2.0).unwrap();
+    /// y.copy_(&z).unwrap();
+    /// y.mul_scalar(3.0).unwrap().sum_all().unwrap().backward().unwrap();
+    /// assert_eq!(z.grad().unwrap().to_vec::<f64>().unwrap(), vec![3.0, 3.0]);
+    /// assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), vec![0.0, 0.0]);
+    /// ```
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        if self.is_recorded_write() {
+            if src.shape != self.shape {
+                return Err(Error::shapes("copy_", &self.shape, &src.shape, "equal shapes"));
+            }
+            let (dtype, device) = (src.dtype(), src.device());
+            return crate::ops::in_place_recorded_without_copy(
+                "copy_",
+                &[self, src],
+                || self.copy_unrecorded(src),
+                || {
+                    Box::new(move |g: &[Tensor], needs: &[bool]| {
+                        Ok(vec![
+                            needs[0].then(|| g[0].zeros_like()).transpose()?,
+                            needs[1].then(|| g[0].to_dtype(dtype)?.to_device(device)).transpose()?,
+                        ])
+                    })
+                },
+            );
+        }
         self.check_unrecorded_write("copy_", Some(src))?;
+        self.copy_unrecorded(src)
+    }
+
+    /// [`copy_`](Self::copy_) without recording.
+    fn copy_unrecorded(&self, src: &Tensor) -> Result<()> {
         if src.shape != self.shape {
             return Err(Error::shapes("copy_", &self.shape, &src.shape, "equal shapes"));
         }
@@ -512,35 +553,49 @@ impl Tensor {
         }
     }
 
-    /// Sets every element to `value` in place.
+    /// Sets every element to `value` in place. Into a tensor computed by recorded operations, while autograd
+    /// records, recorded as PyTorch's `FillBackward`: the tensor's old history gets zeros.
     pub fn fill_(&self, value: f64) -> Result<()> {
-        self.check_unrecorded_write("fill_", None)?;
-        if !self.device().is_cpu() {
-            let host = Tensor::full(self.shape.clone(), value, self.dtype());
-            return self.copy_(&host);
-        }
-        self.write_cpu("fill_", |d| d.fill(value))
+        self.fill_named("fill_", value)
     }
 
-    /// Sets every element to zero in place.
+    /// Sets every element to zero in place (recorded as [`fill_`](Self::fill_) is, as PyTorch's `ZeroBackward`).
     pub fn zero_(&self) -> Result<()> {
-        self.fill_(0.0)
+        self.fill_named("zero_", 0.0)
     }
 
-    /// `copy_` and `fill_` write without recording: while autograd records, writing into a computed tensor
-    /// (its recorded history would still pass gradients) or copying from a tensor that requires a gradient
-    /// (none would reach it) would give a wrong gradient, so both are refused. Writing into a leaf (a
-    /// parameter's data, as PyTorch's `p.data.copy_(…)`) is not recorded and stays allowed.
+    /// [`fill_`](Self::fill_) under the name `op`.
+    fn fill_named(&self, op: &'static str, value: f64) -> Result<()> {
+        let fill = || {
+            if !self.device().is_cpu() {
+                let host = Tensor::full(self.shape.clone(), value, self.dtype());
+                return self.copy_unrecorded(&host);
+            }
+            self.write_cpu(op, |d| d.fill(value))
+        };
+        if self.is_recorded_write() {
+            return crate::ops::in_place_recorded_without_copy(op, &[self], fill, || {
+                Box::new(|g: &[Tensor], needs: &[bool]| Ok(vec![needs[0].then(|| g[0].zeros_like()).transpose()?]))
+            });
+        }
+        self.check_unrecorded_write(op, None)?;
+        fill()
+    }
+
+    /// Whether a write into this tensor is recorded: autograd records and the tensor was computed by recorded
+    /// operations (its history goes on, through the write's node).
+    fn is_recorded_write(&self) -> bool {
+        autograd::is_grad_enabled() && !self.is_leaf() && self.requires_grad()
+    }
+
+    /// `copy_` and `fill_` into a tensor that is not computed ([`is_recorded_write`](Self::is_recorded_write)
+    /// is false) write without recording: while autograd records, copying from a tensor that requires a
+    /// gradient would give a wrong gradient (none would reach it, and no handle of this tensor could carry the
+    /// copy's history), so it is refused. Writing into a leaf (a parameter's data, as PyTorch's
+    /// `p.data.copy_(…)`) is not recorded and stays allowed.
     fn check_unrecorded_write(&self, op: &'static str, src: Option<&Tensor>) -> Result<()> {
         if !autograd::is_grad_enabled() {
             return Ok(());
-        }
-        if !self.is_leaf() && self.requires_grad() {
-            return Err(Error::autograd(
-                op,
-                "writing in place into a tensor computed by recorded operations is not recorded; write into a \
-                 copy, or under nn::no_grad()",
-            ));
         }
         if src.is_some_and(Tensor::requires_grad) {
             return Err(Error::autograd(
