@@ -538,6 +538,40 @@ fn copy_fill_and_zero_into_a_computed_tensor_are_recorded_as_pytorchs() {
 }
 
 #[test]
+fn in_place_scalar_arithmetic_on_a_computed_tensor_is_recorded() {
+    // PyTorch 2.5.1: `y = x * 2; y.add_(1); y.mul_(3); (y * w).sum().backward()` gives `x.grad = 6 · w`
+    // (`y.grad_fn` MulBackward0); `x.mul_(3)` on the leaf is refused ("a leaf Variable that requires grad is
+    // being used in an in-place operation").
+    let x = leaf();
+    let w = Tensor::from_vec(vec![1.0f64, -2.0, 0.5], [3]).unwrap();
+    let y = x.mul_scalar(2.0).unwrap();
+    y.add_scalar_(1.0).unwrap();
+    y.mul_scalar_(3.0).unwrap();
+    assert_eq!(y.grad_fn_name(), Some("mul_scalar"));
+    assert_eq!(y.to_vec_f64().unwrap(), [9.0, 15.0, 21.0]);
+    y.mul(&w).unwrap().sum_all().unwrap().backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_vec_f64().unwrap(), [6.0, -12.0, 3.0]);
+    for err in [x.mul_scalar_(3.0).unwrap_err(), x.add_scalar_(1.0).unwrap_err()] {
+        assert!(
+            matches!(&err, Error::Autograd { op, .. } if op.ends_with("_scalar_")),
+            "{err}"
+        );
+        assert!(err.to_string().contains("leaf"), "{err}");
+    }
+    assert_eq!(
+        x.to_vec_f64().unwrap(),
+        [1.0, 2.0, 3.0],
+        "a refused change writes nothing"
+    );
+    gradcheck("mul_scalar_ and add_scalar_ in place", vec![values(&[6], 0.4)], |t| {
+        let y = t[0].mul(&t[0])?;
+        y.mul_scalar_(-1.5)?;
+        y.add_scalar_(0.75)?;
+        y.mul(&t[0])
+    });
+}
+
+#[test]
 fn copy_and_fill_never_give_a_wrong_gradient() {
     let x = leaf();
     let y = x.mul_scalar(2.0).unwrap();
@@ -1620,11 +1654,13 @@ fn every_f32_gradient_on_wgpu_equals_the_cpus() {
             }),
         ),
         (
-            "copy_ and fill_ into computed tensors",
+            "copy_, fill_, mul_scalar_ and add_scalar_ into computed tensors",
             vec![values(&[7], 0.0), values(&[7], 0.5)],
             Box::new(|x| {
                 let y = x[0].mul_scalar(1.5)?;
                 y.copy_(&x[1].mul(&x[0])?)?;
+                y.mul_scalar_(-0.5)?;
+                y.add_scalar_(0.25)?;
                 let f = x[1].mul_scalar(2.0)?;
                 f.fill_(0.5)?;
                 y.mul(&x[0])?.add(&f.mul(&x[1])?)

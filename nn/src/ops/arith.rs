@@ -450,33 +450,60 @@ impl Tensor {
         )
     }
 
-    /// `x += value` in place, for every dtype but bool (BatchNorm's `num_batches_tracked += 1`).
+    /// `x += value` in place, for every dtype but bool (BatchNorm's `num_batches_tracked += 1`). On a computed
+    /// tensor while autograd records, recorded as PyTorch's `add_` of a number: the gradient passes unchanged.
     pub fn add_scalar_(&self, value: f64) -> Result<()> {
-        run(
-            &AffineInPlace {
-                affine: Affine {
-                    name: "add_scalar_",
-                    scale: 1.0,
-                    shift: value,
-                },
-                integers: true,
+        let op = AffineInPlace {
+            affine: Affine {
+                name: "add_scalar_",
+                scale: 1.0,
+                shift: value,
             },
-            &[self],
-        )
+            integers: true,
+        };
+        self.affine_in_place(op, |g| Ok(g.clone()))
     }
 
-    /// `x *= value` in place; floating-point dtypes only.
+    /// `x *= value` in place; floating-point dtypes only. On a computed tensor while autograd records,
+    /// recorded as PyTorch's `mul_` by a number: the gradient is multiplied by `value`.
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0], [2]).unwrap().requires_grad_(true).unwrap();
+    /// let y = x.mul_scalar(2.0).unwrap();
+    /// y.mul_scalar_(3.0).unwrap();
+    /// y.sum_all().unwrap().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap().to_vec::<f32>().unwrap(), vec![6.0, 6.0]);
+    /// ```
     pub fn mul_scalar_(&self, value: f64) -> Result<()> {
-        run(
-            &AffineInPlace {
-                affine: Affine {
-                    name: "mul_scalar_",
-                    scale: value,
-                    shift: -0.0,
-                },
-                integers: false,
+        let op = AffineInPlace {
+            affine: Affine {
+                name: "mul_scalar_",
+                scale: value,
+                shift: -0.0,
             },
+            integers: false,
+        };
+        self.affine_in_place(op, move |g| g.mul_scalar(value))
+    }
+
+    /// Runs `op` in place, recorded where this tensor requires a gradient and autograd records: its node's
+    /// backward is `grad`, which needs nothing of the old value, so nothing is copied (a leaf that requires
+    /// a gradient is refused, as in PyTorch).
+    fn affine_in_place(
+        &self,
+        op: AffineInPlace,
+        grad: impl Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static,
+    ) -> Result<()> {
+        if !(self.requires_grad() && is_grad_enabled()) {
+            return run(&op, &[self]);
+        }
+        let name = op.affine.name;
+        super::in_place_recorded_without_copy(
+            name,
             &[self],
+            || super::dispatch(&op, &[self]),
+            || Box::new(move |g: &[Tensor], _: &[bool]| Ok(vec![Some(grad(&g[0])?)])),
         )
     }
 }
