@@ -38,8 +38,9 @@ use smallvec::SmallVec;
 
 use std::sync::Arc;
 
-use crate::tensor::autograd::{Backward, GradMeta, Node, OutputMeta, is_grad_enabled};
+use crate::tensor::autograd::{Backward, Node, OutputMeta, is_grad_enabled};
 use crate::tensor::device::{self, probe};
+pub(crate) use crate::tensor::in_place::{in_place_recorded, in_place_recorded_without_copy};
 use crate::{DType, Device, Error, Result, Tensor};
 
 /// One tensor operation: what it computes on the host and on a device.
@@ -205,80 +206,6 @@ fn record<O: Op>(op: &O, inputs: &[&Tensor], output: &mut O::Output) {
     for (index, t) in output.tensors_mut().into_iter().enumerate() {
         if t.is_floating_point() {
             t.attach(&node, index);
-        }
-    }
-}
-
-/// An in-place change `x = f(x)` of a tensor that requires a gradient, as PyTorch records it: `f` runs on a copy
-/// of `x` that carries `x`'s history (and is recorded, saving what its backward needs), then `x` takes the
-/// result's contents and history, seen through every handle to `x`. A leaf that requires a gradient is refused,
-/// as in PyTorch. For a change whose backward needs nothing of `x`'s old value, [`in_place_recorded_without_copy`]
-/// copies nothing.
-pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
-    let (meta, old) = in_place_history(op, x)?;
-    let mut original = x.deep_copy()?;
-    original.attach(&old.0, old.1);
-    let y = f(&original)?;
-    let Some((new_node, new_index)) = y.grad_meta().and_then(|m| m.grad_fn()) else {
-        return Err(Error::autograd(op, "the in-place change was not recorded"));
-    };
-    let contents = y.detach();
-    drop(y);
-    let _old = x.replace_contents(contents);
-    move_history(meta, old, new_node, new_index);
-    Ok(())
-}
-
-/// An in-place change of `x` by `write` whose backward needs nothing of `x`'s old value (`add_`; `relu_`, whose
-/// gradient reads its result), recorded as PyTorch records it: `write` runs in `x`'s storage, then `backward`
-/// is made (it may save `x` as it is then: a backward after another change of `x` is refused, naming the op)
-/// and `x` points to a node with an edge per tensor of `sources` (`x` first; what the backward returns a
-/// gradient for), named `op` without its in-place `_` as PyTorch's `grad_fn` is (`add_` records `add`). Nothing
-/// is copied. A leaf that requires a gradient is refused, naming `op`, as in PyTorch.
-pub(crate) fn in_place_recorded_without_copy(
-    op: &'static str,
-    sources: &[&Tensor],
-    write: impl FnOnce() -> Result<()>,
-    backward: impl FnOnce() -> Box<dyn Backward>,
-) -> Result<()> {
-    let x = sources[0];
-    let (meta, old) = in_place_history(op, x)?;
-    let edges = sources
-        .iter()
-        .map(|t| t.grad_meta().filter(|m| m.requires_grad()).map(|m| m.edge()))
-        .collect();
-    write()?;
-    let name = op.strip_suffix('_').unwrap_or(op);
-    let node = Node::new(name, backward(), edges, SmallVec::from_iter([OutputMeta::of(x)]));
-    move_history(meta, old, Arc::new(node), 0);
-    Ok(())
-}
-
-/// Points a tensor changed in place to output `index` of `node`, its new version's producer; a gradient it
-/// retains ([`Tensor::retain_grad`]) moves there too, so its `.grad` is the new version's, as PyTorch's.
-fn move_history(meta: &Arc<GradMeta>, (old, _): Producer, node: Arc<Node>, index: usize) {
-    if old.take_retained(meta) {
-        node.retain(index, meta);
-    }
-    meta.set_grad_fn(node, index);
-}
-
-/// The node that computed a tensor, and which of its outputs the tensor is.
-type Producer = (Arc<Node>, usize);
-
-/// The autograd state of a tensor an in-place change under autograd may change, with the node that computed
-/// it: refused for a leaf that requires a gradient (PyTorch refuses it too) and for a tensor that requires none.
-fn in_place_history<'a>(op: &'static str, x: &'a Tensor) -> Result<(&'a Arc<GradMeta>, Producer)> {
-    match x.grad_meta().and_then(|m| Some((m, m.grad_fn()?))) {
-        Some(history) => Ok(history),
-        None => {
-            let message = if x.requires_grad() {
-                "a leaf tensor that requires grad cannot be changed in place (PyTorch refuses it too); change it \
-                 under nn::no_grad(), or use the out-of-place form"
-            } else {
-                "a tensor that requires no grad cannot take in place a result that does; use the out-of-place form"
-            };
-            Err(Error::autograd(op, message))
         }
     }
 }

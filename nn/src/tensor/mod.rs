@@ -6,6 +6,7 @@ mod create;
 pub(crate) mod device;
 mod fmt;
 pub(crate) mod grad_hooks;
+pub(crate) mod in_place;
 pub(crate) mod mode_marks;
 pub(crate) mod pool;
 mod raw;
@@ -472,7 +473,7 @@ impl Tensor {
                 return Err(Error::shapes("copy_", &self.shape, &src.shape, "equal shapes"));
             }
             let (dtype, device) = (src.dtype(), src.device());
-            return crate::ops::in_place_recorded_without_copy(
+            return in_place::in_place_recorded_without_copy(
                 "copy_",
                 &[self, src],
                 || self.copy_unrecorded(src),
@@ -574,7 +575,7 @@ impl Tensor {
             self.write_cpu(op, |d| d.fill(value))
         };
         if self.is_recorded_write() {
-            return crate::ops::in_place_recorded_without_copy(op, &[self], fill, || {
+            return in_place::in_place_recorded_without_copy(op, &[self], fill, || {
                 Box::new(|g: &[Tensor], needs: &[bool]| Ok(vec![needs[0].then(|| g[0].zeros_like()).transpose()?]))
             });
         }
