@@ -2,7 +2,7 @@
 //! (`tests/fixtures/dynamics_small/config.json`), in eval and train mode, on the CPU (under `no_grad`, and
 //! recording the graph), a training step's forward + backward (batch 256 in train mode, batch 1 in eval mode), and on
 //! the devices `NN_BENCH_DEVICES` names (`wgpu:0` when unset, skipped where the machine lacks it), where each
-//! iteration waits for the device. Before them: the model's convolution and two larger ones, and the model's
+//! iteration waits for the device (there also forward + backward, and an LSTM's over 16 steps). Before them: the model's convolution and two larger ones, and the model's
 //! convolution → batch norm → ReLU in eval, unfused and folded by `nn::utils::fuse_conv_bn_eval`; and the whole
 //! network in eval folded by `nn::utils::fuse_modules` (batch 256 and 1). The convolutions also run forward +
 //! backward with only the weight, or only the input, requiring its gradient.
@@ -268,9 +268,9 @@ fn device_rows(c: &mut Criterion, net: &mut DynamicsNetwork, dev: Device) {
         })
     });
     group.finish();
-    let _no_grad = nn::no_grad();
+    let on = |t: Tensor| t.to_device(dev).unwrap();
     for (batch, modes) in [(256, &["eval", "train"][..]), (1, &["eval"][..])] {
-        let on = |t: Tensor| t.to_device(dev).unwrap();
+        let _no_grad = nn::no_grad();
         let x = on(Tensor::randn([batch, 16, 3, 3], DType::F32));
         let h = on(Tensor::randn([1, batch, 32], DType::F32));
         let cell = on(Tensor::randn([1, batch, 32], DType::F32));
@@ -285,6 +285,38 @@ fn device_rows(c: &mut Criterion, net: &mut DynamicsNetwork, dev: Device) {
             });
         }
     }
+    // Forward + backward as on the CPU (batch 256 in train mode), then an LSTM alone over 16 steps, whose
+    // backward through time runs as one node: two launches per step, then the weights' products.
+    net.train(true);
+    let (x, h, cell) = (
+        on(Tensor::randn([256, 16, 3, 3], DType::F32)),
+        on(Tensor::randn([1, 256, 32], DType::F32)),
+        on(Tensor::randn([1, 256, 32], DType::F32)),
+    );
+    c.bench_function(
+        &format!("DynamicsNetwork forward + backward, train, batch 256, {dev}"),
+        |b| {
+            b.iter(|| {
+                net.zero_grad(true);
+                sum_of_outputs(net, &x, &h, &cell).backward().unwrap();
+                dev.synchronize().unwrap();
+            })
+        },
+    );
+    let mut lstm = nn::layers::LSTM::new(32, 32);
+    lstm.to_device(dev).unwrap();
+    let seq = on(Tensor::randn([16, 64, 32], DType::F32));
+    c.bench_function(
+        &format!("LSTM(32, 32) forward + backward, 16 steps, batch 64, {dev}"),
+        |b| {
+            b.iter(|| {
+                lstm.zero_grad(true);
+                let (out, _) = lstm.forward((seq.clone(), None)).unwrap();
+                out.sum_all().unwrap().backward().unwrap();
+                dev.synchronize().unwrap();
+            })
+        },
+    );
 }
 
 criterion_group!(benches, bench);

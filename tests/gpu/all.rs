@@ -28,6 +28,8 @@ mod device_layers;
 mod grad_utils;
 #[path = "../tests/losses.rs"]
 mod losses;
+#[path = "../tests/lstm_grad.rs"]
+mod lstm_grad;
 #[path = "../tests/norm_sweep.rs"]
 mod norm_sweep;
 #[path = "../tests/optim.rs"]

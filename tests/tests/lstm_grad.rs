@@ -1,18 +1,29 @@
 //! The LSTM's gradients against PyTorch 2.5.1's (`fixtures/lstm_grad.safetensors`, made by
 //! `fixtures/generate/lstm_grad.py`): several steps, two and three layers, both directions, batch-first,
-//! unbatched, without biases, and the DynamicsNetwork's one-step shape; in f64 and f32. On the CPU these run
-//! the fused backward (one node for the whole recurrence).
+//! unbatched, without biases, and the DynamicsNetwork's one-step shape; in f64 and f32 on the CPU, and in f32 on
+//! wgpu. On both these run the fused backward (one node for the whole recurrence).
 
-use integration_tests::{assert_close, leaf_of, tensors};
+use integration_tests::{assert_close, gpu_or_skip, leaf_of, tensors};
 use nn::layers::{LSTM, LstmOptions};
 use nn::prelude::*;
-use nn::{DType, StateDict, Tensor};
+use nn::{DType, Device, StateDict, Tensor};
 
-/// Loads the case's parameters, runs the forward and backward of PyTorch's loss, and compares the loss and
-/// every gradient with assert_close's defaults for the dtype.
+/// [`check_on`] on the CPU in f64 and f32.
 fn check(name: &str, make: impl Fn() -> LSTM, with_state: bool) {
+    check_on(
+        name,
+        make,
+        with_state,
+        Device::Cpu,
+        &[("f64", DType::F64), ("f32", DType::F32)],
+    );
+}
+
+/// Loads the case's parameters, runs the forward and backward of PyTorch's loss on `device`, and compares the
+/// loss and every gradient with assert_close's defaults for the dtype.
+fn check_on(name: &str, make: impl Fn() -> LSTM, with_state: bool, device: Device, dtypes: &[(&str, DType)]) {
     let f = tensors("lstm_grad.safetensors");
-    for (tag, dtype) in [("f64", DType::F64), ("f32", DType::F32)] {
+    for &(tag, dtype) in dtypes {
         let p = format!("{name}.{tag}");
         let mut m = make();
         m.to_dtype(dtype).unwrap();
@@ -22,10 +33,17 @@ fn check(name: &str, make: impl Fn() -> LSTM, with_state: bool) {
             .filter_map(|(k, t)| k.strip_prefix(&prefix).map(|k| (k.to_owned(), t.clone())))
             .collect();
         m.load_state_dict(&params, true, false).unwrap();
-        let x = leaf_of(&f[&format!("{p}.input")]);
-        let state = with_state.then(|| (leaf_of(&f[&format!("{p}.h0")]), leaf_of(&f[&format!("{p}.c0")])));
+        m.to_device(device).unwrap();
+        let leaf = |key: &str| leaf_of(&f[&format!("{p}.{key}")].to_device(device).unwrap());
+        let x = leaf("input");
+        let state = with_state.then(|| (leaf("h0"), leaf("c0")));
         let (y, (h, c)) = m.forward((x.clone(), state.clone())).unwrap();
-        let term = |t: &Tensor, k: &str| t.mul(&f[&format!("{p}.proj.{k}")]).unwrap().sum_all().unwrap();
+        if device != Device::Cpu && name == "two_layer" {
+            // One node for the whole recurrence on the device too, not the recorded steps' `cat`.
+            assert_eq!(h.grad_fn_name(), Some("lstm"), "{p}: h_n's grad_fn");
+        }
+        let on = |k: &str| f[&format!("{p}.proj.{k}")].to_device(device).unwrap();
+        let term = |t: &Tensor, k: &str| t.mul(&on(k)).unwrap().sum_all().unwrap();
         let loss = term(&y, "output")
             .add(&term(&h, "h_n"))
             .unwrap()
@@ -109,4 +127,27 @@ fn a_weight_changed_in_place_before_the_backward_is_an_error_naming_the_lstm() {
     }
     let err = y.sum_all().unwrap().backward().unwrap_err().to_string();
     assert!(err.contains("lstm") && err.contains("changed in place"), "{err}");
+}
+
+/// Every case above on wgpu in f32: the fused forward keeps its trace there, and the backward runs there (two
+/// launches per step and cell, then matrix products), with PyTorch's gradients.
+#[test]
+fn on_wgpu_every_case_gives_pytorchs_gradients() {
+    let Some(dev) = gpu_or_skip("lstm gradients on wgpu") else {
+        return;
+    };
+    let f32 = [("f32", DType::F32)];
+    check_on(
+        "two_layer",
+        || LSTM::with_options(5, 7, options(2, false, false, true)).unwrap(),
+        true,
+        dev,
+        &f32,
+    );
+    let make = || LSTM::with_options(3, 4, options(2, true, true, false)).unwrap();
+    check_on("bi_no_bias_batch_first", make, false, dev, &f32);
+    check_on("unbatched", || LSTM::new(3, 4), true, dev, &f32);
+    let make = || LSTM::with_options(4, 6, options(3, true, false, true)).unwrap();
+    check_on("three_layer_bi", make, true, dev, &f32);
+    check_on("one_step", || LSTM::new(36, 32), true, dev, &f32);
 }

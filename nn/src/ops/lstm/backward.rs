@@ -11,16 +11,17 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use kernels::Real;
+use kernels::{GpuDevice, Real};
 use smallvec::SmallVec;
 
 use super::{Lstm, LstmSizes, gate_parts, outputs, run_cpu_typed};
 use crate::ops::float::{Float, with_float_type};
 use crate::ops::gemm::Mat;
 use crate::ops::map::multiversion;
-use crate::ops::{DevicePath, Op, Outputs};
+use crate::ops::{DevicePath, Op, Outputs, probe_tensor, run};
 use crate::tensor::autograd::{Backward, Saved};
-use crate::{Error, Result, Tensor};
+use crate::tensor::device::float_type;
+use crate::{DType, Error, Result, Shape, Tensor};
 
 /// What the fused forward keeps for the backward, computed in `T`.
 pub(crate) struct Trace<T> {
@@ -63,8 +64,21 @@ impl<T: Float> Trace<T> {
     }
 }
 
-/// [`Lstm`] on the CPU when a gradient is wanted: the fused recurrence, keeping its [`Trace`] for a backward
-/// that runs as one node (instead of the recorded recurrence's dozen nodes per step).
+/// What the fused forward on a device keeps for the backward: [`kernels::lstm::LstmTrace`] as tensors on that
+/// device, in the input's dtype.
+pub(super) struct DeviceTrace {
+    /// Per cell (layer-major, then direction): each step's activated gates `(seq, batch, 4·hid)`, time order.
+    pub(super) acts: Vec<Tensor>,
+    /// Per cell: each step's cell state `(seq, batch, hid)`, time order.
+    pub(super) cells: Vec<Tensor>,
+    /// Per layer: its output `(seq, batch, dirs·hid)` (the last one a copy, unchanged by in-place changes to the
+    /// returned output).
+    pub(super) outputs: Vec<Tensor>,
+}
+
+/// [`Lstm`] when a gradient is wanted: the fused recurrence, keeping its [`Trace`] (on the CPU) or
+/// [`DeviceTrace`] (on a device) for a backward that runs as one node (instead of the recorded recurrence's dozen
+/// nodes per step).
 pub(super) struct LstmTrain(pub(super) Lstm);
 
 /// [`LstmTrain`]'s outputs: [`Lstm`]'s three tensors, and the trace the backward reads.
@@ -87,8 +101,8 @@ impl Outputs for Traced {
 impl Op for LstmTrain {
     type Output = Traced;
     const NAME: &'static str = "lstm";
-    /// On a device the recurrence is recorded op by op instead ([`Lstm::run`]).
-    const DEVICE: DevicePath = DevicePath::None;
+    /// The same kernel as [`Lstm`]'s, writing its trace too: [`Lstm`]'s probe and verdict.
+    const DEVICE: DevicePath = DevicePath::Probed;
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Traced> {
         let (sizes, dtype) = (self.0.sizes(inputs), inputs[0].dtype());
@@ -101,12 +115,34 @@ impl Op for LstmTrain {
         })
     }
 
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Traced> {
+        let (out, h_n, c_n, trace) = self.0.on_device(inputs, true)?;
+        let trace = trace.ok_or_else(|| Error::invalid("lstm", "the fused forward kept no trace"))?;
+        Ok(Traced {
+            out,
+            h_n,
+            c_n,
+            trace: Arc::new(trace),
+        })
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let cases = self.0.probe(dtype)?;
+        Ok(cases
+            .into_iter()
+            .map(|(case, inputs)| (LstmTrain(case), inputs))
+            .collect())
+    }
+
     fn gradient(&self, inputs: &[&Tensor], output: &Traced) -> Option<Box<dyn Backward>> {
         let saved: Vec<Saved> = inputs.iter().map(|t| Saved::new(t)).collect();
         let (lstm, sizes, dtype) = (self.0, self.0.sizes(inputs), inputs[0].dtype());
         let trace = output.trace.clone();
         Some(Box::new(move |grads: &[Tensor], needs: &[bool]| {
             let inputs = saved.iter().map(|s| s.get("lstm")).collect::<Result<Vec<_>>>()?;
+            if let Some(trace) = trace.downcast_ref::<DeviceTrace>() {
+                return on_device(&lstm, sizes, trace, &inputs, grads, needs);
+            }
             with_float_type!(dtype, T => {
                 let trace = trace
                     .downcast_ref::<Trace<T>>()
@@ -233,6 +269,217 @@ fn through_layers<T: Float>(
     result[1] = needs[1].then(|| as_input(dh0, 1)).transpose()?;
     result[2] = needs[2].then(|| as_input(dc0, 2)).transpose()?;
     Ok(result)
+}
+
+/// [`through_layers`] on a device: per cell one [`ThroughTime`] (two launches per step), then each weight's
+/// gradient and the layer input's as matrix products over all the steps at once.
+fn on_device(
+    lstm: &Lstm,
+    sizes: LstmSizes,
+    trace: &DeviceTrace,
+    inputs: &[&Tensor],
+    grads: &[Tensor],
+    needs: &[bool],
+) -> Result<Vec<Option<Tensor>>> {
+    let op = "lstm";
+    let LstmSizes {
+        seq,
+        batch,
+        input_size,
+        hidden: hid,
+        layers,
+        dirs,
+    } = sizes;
+    let (rows, g4) = (seq * batch, 4 * hid);
+    let (h0, c0) = (inputs[1], inputs[2]);
+    let slot = |t: &Tensor, cell: usize| t.narrow(0, cell, 1)?.reshape([batch, hid]);
+    let mut d_out = grads[0].clone();
+    let (mut dh0, mut dc0) = (vec![None; layers * dirs], vec![None; layers * dirs]);
+    let mut result: Vec<Option<Tensor>> = vec![None; inputs.len()];
+    let cells = lstm.cells(inputs);
+    let per_cell = if lstm.bias { 4 } else { 2 };
+    let missing = || Error::invalid(op, "a cell lacks its weights");
+    for layer in (0..layers).rev() {
+        let in_size = if layer == 0 { input_size } else { dirs * hid };
+        let layer_in = match layer {
+            0 => inputs[0],
+            _ => &trace.outputs[layer - 1],
+        }
+        .reshape([rows, in_size])?;
+        let layer_out = &trace.outputs[layer];
+        let wants_in = layer > 0 || needs[0];
+        let mut d_in: Option<Tensor> = None;
+        for d in 0..dirs {
+            let cell = layer * dirs + d;
+            let [w_ih, w_hh, ..] = cells[cell];
+            let (w_ih, w_hh) = (w_ih.ok_or_else(missing)?, w_hh.ok_or_else(missing)?);
+            let step = ThroughTime {
+                reverse: d == 1,
+                d,
+                dirs,
+            };
+            let cell_inputs = [
+                &trace.acts[cell],
+                &trace.cells[cell],
+                &slot(c0, cell)?,
+                &d_out,
+                &slot(&grads[1], cell)?,
+                &slot(&grads[2], cell)?,
+                w_hh,
+            ];
+            let (da, dh, dc) = run(&step, &cell_inputs)?;
+            dh0[cell] = Some(dh.unsqueeze(0)?);
+            dc0[cell] = Some(dc.unsqueeze(0)?);
+            let first = 3 + cell * per_cell;
+            let d_gates = da.reshape([rows, g4])?;
+            let d_gates_t = (needs[first] || needs[first + 1])
+                .then(|| d_gates.transpose(0, 1))
+                .transpose()?;
+            if let (true, Some(dt)) = (needs[first], &d_gates_t) {
+                result[first] = Some(dt.matmul(&layer_in)?);
+            }
+            if let (true, Some(dt)) = (needs[first + 1], &d_gates_t) {
+                // The hidden state each step started from: `h0` for the first step the forward ran, else the
+                // previous step's output.
+                let own = layer_out.narrow(2, d * hid, hid)?;
+                let h0 = slot(h0, cell)?.unsqueeze(0)?;
+                let h_prev = match (seq, d) {
+                    (1, _) => h0,
+                    (_, 0) => Tensor::cat(&[&h0, &own.narrow(0, 0, seq - 1)?], 0)?,
+                    _ => Tensor::cat(&[&own.narrow(0, 1, seq - 1)?, &h0], 0)?,
+                };
+                result[first + 1] = Some(dt.matmul(&h_prev.reshape([rows, hid])?)?);
+            }
+            if lstm.bias && (needs[first + 2] || needs[first + 3]) {
+                let db = d_gates.sum_dims(&[0], false)?;
+                result[first + 3] = needs[first + 3].then(|| db.clone());
+                result[first + 2] = needs[first + 2].then_some(db);
+            }
+            if wants_in {
+                let part = d_gates.matmul(w_ih)?;
+                d_in = Some(match d_in {
+                    Some(sum) => sum.add(&part)?,
+                    None => part,
+                });
+            }
+        }
+        let d_in = d_in.map(|d| d.reshape([seq, batch, in_size])).transpose()?;
+        match (layer, d_in) {
+            (0, d_in) => result[0] = d_in.filter(|_| needs[0]),
+            (_, Some(d_in)) => d_out = d_in,
+            (_, None) => return Err(Error::autograd(op, "a layer's input gradient was not computed")),
+        }
+    }
+    let joined = |v: Vec<Option<Tensor>>| -> Result<Tensor> {
+        let parts = v.into_iter().collect::<Option<Vec<_>>>().ok_or_else(missing)?;
+        Tensor::cat(&parts.iter().collect::<Vec<_>>(), 0)
+    };
+    result[1] = needs[1].then(|| joined(dh0)).transpose()?;
+    result[2] = needs[2].then(|| joined(dc0)).transpose()?;
+    Ok(result)
+}
+
+/// One cell's backward through time ([`Path::through_time`]) as an op, so that it runs where its operands are
+/// and its device kernel ([`kernels::lstm::through_time`]) is probed against the host's: inputs `[activated
+/// gates (seq, batch, 4·hid), cell states (seq, batch, hid), c0 (batch, hid), the layer output's gradient (seq,
+/// batch, dirs·hid), dh_n, dc_n (batch, hid), w_hh (4·hid, hid)]`, outputs `(the gates' pre-activation
+/// gradients (seq, batch, 4·hid), dh0, dc0)`.
+#[derive(Clone, Copy)]
+struct ThroughTime {
+    reverse: bool,
+    /// This cell's direction, of `dirs`.
+    d: usize,
+    dirs: usize,
+}
+
+impl ThroughTime {
+    /// `(seq, batch, hid)` of its inputs.
+    fn sizes(inputs: &[&Tensor]) -> (usize, usize, usize) {
+        let cells = inputs[1].shape();
+        (cells[0], cells[1], cells[2])
+    }
+}
+
+impl Op for ThroughTime {
+    type Output = (Tensor, Tensor, Tensor);
+    const NAME: &'static str = "lstm_backward";
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Self::Output> {
+        let op = Self::NAME;
+        let (seq, batch, hid) = Self::sizes(inputs);
+        let path = Path {
+            batch,
+            hid,
+            reverse: self.reverse,
+        };
+        let dtype = inputs[0].dtype();
+        with_float_type!(dtype, T => {
+            let [acts, cells, c0, d_out, dh_n, dc_n, w_hh] = [0, 1, 2, 3, 4, 5, 6].map(|i| inputs[i].float_ref::<T>(op));
+            let (da, dh, dc) = path.through_time(
+                (&acts?, &cells?, &c0?),
+                (&d_out?, self.d, self.dirs),
+                (&dh_n?, &dc_n?),
+                &w_hh?,
+            );
+            Ok((
+                Tensor::from_computed(da, Shape::from([seq, batch, 4 * hid]), dtype)?,
+                Tensor::from_computed(dh, Shape::from([batch, hid]), dtype)?,
+                Tensor::from_computed(dc, Shape::from([batch, hid]), dtype)?,
+            ))
+        })
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Self::Output> {
+        let op = Self::NAME;
+        let (seq, batch, hid) = Self::sizes(inputs);
+        let like = inputs[3];
+        let buffers = inputs.iter().map(|t| t.gpu_buffer(op)).collect::<Result<Vec<_>>>()?;
+        let spec = kernels::lstm::ThroughTime {
+            seq,
+            batch,
+            hidden: hid,
+            dirs: self.dirs,
+            direction: self.d,
+        };
+        let (da, dh, dc) = kernels::lstm::through_time(
+            float_type(op, like.dtype())?,
+            &spec,
+            &buffers[0],
+            &buffers[1],
+            &buffers[2],
+            &buffers[3],
+            [&buffers[4], &buffers[5]],
+            &buffers[6],
+        )
+        .map_err(|e| like.kernel_error(op, e))?;
+        Ok((
+            like.with_gpu(da, [seq, batch, 4 * hid].into()),
+            like.with_gpu(dh, [batch, hid].into()),
+            like.with_gpu(dc, [batch, hid].into()),
+        ))
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        // Three steps of two sequences, four units, the second of two directions (backwards in time); gates in
+        // (0, 1) and (-1, 1) as the forward leaves them.
+        let (seq, batch, hid, dirs) = (3, 2, 4, 2);
+        let gates = probe_tensor(&[seq, batch, 4 * hid], 0.0, dtype)?.mul_scalar(0.6)?;
+        let inputs = vec![
+            gates,
+            probe_tensor(&[seq, batch, hid], 1.0, dtype)?,
+            probe_tensor(&[batch, hid], 2.0, dtype)?,
+            probe_tensor(&[seq, batch, dirs * hid], 3.0, dtype)?,
+            probe_tensor(&[batch, hid], 4.0, dtype)?,
+            probe_tensor(&[batch, hid], 5.0, dtype)?,
+            probe_tensor(&[4 * hid, hid], 6.0, dtype)?,
+        ];
+        let case = |d| ThroughTime {
+            reverse: d == 1,
+            d,
+            dirs,
+        };
+        Ok(vec![(case(1), inputs.clone()), (case(0), inputs)])
+    }
 }
 
 /// One cell's walk through time: `batch` rows of `hid` units, backwards in time when `reverse`.

@@ -16,6 +16,7 @@ use super::{Op, probe_tensor, run};
 use crate::tensor::autograd::is_grad_enabled;
 use crate::tensor::device::float_type;
 use crate::{DType, Error, Result, Shape, Tensor};
+use backward::DeviceTrace;
 
 mod backward;
 
@@ -59,13 +60,10 @@ impl Lstm {
             inputs.extend([w_ih, w_hh]);
             inputs.extend(b_ih.iter().chain(b_hh));
         }
-        // When a gradient is wanted: on the CPU the fused recurrence keeps a trace for its fused backward; on a
-        // device it is recorded op by op, as it is for dropout between layers there (the kernel draws no mask).
+        // When a gradient is wanted the fused recurrence keeps a trace for its fused backward (one node), on the
+        // CPU and on a device; on a device with dropout between layers (the kernel draws no mask), or with more
+        // features than the fused step sums, the recurrence is recorded op by op instead.
         let wanted = inputs.iter().any(|t| t.requires_grad()) && is_grad_enabled();
-        if wanted && x.device().is_cpu() {
-            let traced = run(&backward::LstmTrain(*self), &inputs)?;
-            return Ok((traced.out, traced.h_n, traced.c_n));
-        }
         // On a device the fused step also cannot sum more than `fused_step_fits` allows per unit.
         let (features, hidden) = (x.shape()[2], h0.shape()[2]);
         let widest = if self.layers > 1 {
@@ -73,8 +71,12 @@ impl Lstm {
         } else {
             features
         };
-        let composed =
-            !x.device().is_cpu() && (self.dropout.is_some() || !kernels::lstm::fused_step_fits(widest, hidden));
+        let fused = x.device().is_cpu() || (self.dropout.is_none() && kernels::lstm::fused_step_fits(widest, hidden));
+        if wanted && fused {
+            let traced = run(&backward::LstmTrain(*self), &inputs)?;
+            return Ok((traced.out, traced.h_n, traced.c_n));
+        }
+        let composed = !fused;
         if x.shape()[0] > 0 && (wanted || composed) {
             return self.run_recorded([x, h0, c0], cells);
         }
@@ -127,37 +129,10 @@ impl Lstm {
         Ok((layer_in, joined(&h_n)?, joined(&c_n)?))
     }
 
-    fn sizes(&self, inputs: &[&Tensor]) -> LstmSizes {
-        let (x, h0) = (inputs[0], inputs[1]);
-        LstmSizes {
-            seq: x.shape()[0],
-            batch: x.shape()[1],
-            input_size: x.shape()[2],
-            hidden: h0.shape()[2],
-            layers: self.layers,
-            dirs: self.dirs,
-        }
-    }
-
-    /// Each cell's weights, layer-major, from the inputs.
-    fn cells<'a>(&self, inputs: &[&'a Tensor]) -> Vec<[Option<&'a Tensor>; 4]> {
-        let per = if self.bias { 4 } else { 2 };
-        inputs[3..]
-            .chunks(per)
-            .map(|c| [Some(c[0]), Some(c[1]), c.get(2).copied(), c.get(3).copied()])
-            .collect()
-    }
-}
-
-impl Op for Lstm {
-    type Output = (Tensor, Tensor, Tensor);
-    const NAME: &'static str = "lstm";
-
-    fn cpu(&self, inputs: &[&Tensor]) -> Result<Self::Output> {
-        run_cpu(inputs, &self.cells(inputs), self.sizes(inputs), self.dropout)
-    }
-
-    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Self::Output> {
+    /// The fused recurrence on the inputs' device; with `save`, also the trace of [`kernels::lstm::lstm_saving`],
+    /// as tensors: per cell its activated gates `(seq, batch, 4·hidden)` and cell states `(seq, batch, hidden)`,
+    /// per layer its output.
+    fn on_device(&self, inputs: &[&Tensor], save: bool) -> Result<(Tensor, Tensor, Tensor, Option<DeviceTrace>)> {
         let op = "lstm";
         let (x, h0, c0) = (inputs[0], inputs[1], inputs[2]);
         super::same_dtype(op, x, &inputs[1..].iter().map(|t| Some(*t)).collect::<Vec<_>>())?;
@@ -201,17 +176,75 @@ impl Op for Lstm {
             bidirectional: sizes.dirs == 2,
             weights,
         };
-        let (out, h_n, c_n) = kernels::lstm::lstm(
-            float_type(op, x.dtype())?,
-            &spec,
-            &x.gpu_buffer(op)?,
-            &h0.gpu_buffer(op)?,
-            &c0.gpu_buffer(op)?,
-        )
-        .map_err(|e| x.kernel_error(op, e))?;
-        let out_shape = Shape::from([sizes.seq, sizes.batch, sizes.dirs * sizes.hidden]);
+        let dtype = float_type(op, x.dtype())?;
+        let (x_buf, h0_buf, c0_buf) = (x.gpu_buffer(op)?, h0.gpu_buffer(op)?, c0.gpu_buffer(op)?);
+        let (out, h_n, c_n, trace) = if save {
+            let (out, h_n, c_n, trace) = kernels::lstm::lstm_saving(dtype, &spec, &x_buf, &h0_buf, &c0_buf)
+                .map_err(|e| x.kernel_error(op, e))?;
+            (out, h_n, c_n, Some(trace))
+        } else {
+            let (out, h_n, c_n) =
+                kernels::lstm::lstm(dtype, &spec, &x_buf, &h0_buf, &c0_buf).map_err(|e| x.kernel_error(op, e))?;
+            (out, h_n, c_n, None)
+        };
+        let LstmSizes {
+            seq,
+            batch,
+            hidden,
+            dirs,
+            ..
+        } = sizes;
+        let out_shape = Shape::from([seq, batch, dirs * hidden]);
         let on = |b, shape: &Shape| x.with_gpu(b, shape.clone());
-        Ok((on(out, &out_shape), on(h_n, h0.shape()), on(c_n, c0.shape())))
+        let trace = trace.map(|t| DeviceTrace {
+            acts: t
+                .acts
+                .into_iter()
+                .map(|b| on(b, &Shape::from([seq, batch, 4 * hidden])))
+                .collect(),
+            cells: t
+                .cells
+                .into_iter()
+                .map(|b| on(b, &Shape::from([seq, batch, hidden])))
+                .collect(),
+            outputs: t.outputs.into_iter().map(|b| on(b, &out_shape)).collect(),
+        });
+        Ok((on(out, &out_shape), on(h_n, h0.shape()), on(c_n, c0.shape()), trace))
+    }
+
+    fn sizes(&self, inputs: &[&Tensor]) -> LstmSizes {
+        let (x, h0) = (inputs[0], inputs[1]);
+        LstmSizes {
+            seq: x.shape()[0],
+            batch: x.shape()[1],
+            input_size: x.shape()[2],
+            hidden: h0.shape()[2],
+            layers: self.layers,
+            dirs: self.dirs,
+        }
+    }
+
+    /// Each cell's weights, layer-major, from the inputs.
+    fn cells<'a>(&self, inputs: &[&'a Tensor]) -> Vec<[Option<&'a Tensor>; 4]> {
+        let per = if self.bias { 4 } else { 2 };
+        inputs[3..]
+            .chunks(per)
+            .map(|c| [Some(c[0]), Some(c[1]), c.get(2).copied(), c.get(3).copied()])
+            .collect()
+    }
+}
+
+impl Op for Lstm {
+    type Output = (Tensor, Tensor, Tensor);
+    const NAME: &'static str = "lstm";
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Self::Output> {
+        run_cpu(inputs, &self.cells(inputs), self.sizes(inputs), self.dropout)
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Self::Output> {
+        let (out, h_n, c_n, _) = self.on_device(inputs, false)?;
+        Ok((out, h_n, c_n))
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
