@@ -545,13 +545,7 @@ fn through_time_typed<F: Compute>(
     w_hh: &GpuBuffer,
     da: &GpuBuffer,
 ) -> (GpuBuffer, GpuBuffer) {
-    let ThroughTime {
-        seq,
-        batch,
-        hidden,
-        dirs,
-        direction,
-    } = *spec;
+    let (seq, batch, hidden, dirs) = (spec.seq, spec.batch, spec.hidden, spec.dirs);
     let units = batch * hidden;
     let on = d_out.device();
     let c_size = size_of::<F::C>();
@@ -605,7 +599,7 @@ fn through_time_typed<F: Compute>(
                 batch,
                 hidden,
                 dirs * hidden,
-                direction * hidden,
+                spec.direction * hidden,
             );
             launch!(
                 hidden_grad_kernel::<F, F::C>,

@@ -282,14 +282,7 @@ fn on_device(
     needs: &[bool],
 ) -> Result<Vec<Option<Tensor>>> {
     let op = "lstm";
-    let LstmSizes {
-        seq,
-        batch,
-        input_size,
-        hidden: hid,
-        layers,
-        dirs,
-    } = sizes;
+    let (seq, batch, hid, layers, dirs) = (sizes.seq, sizes.batch, sizes.hidden, sizes.layers, sizes.dirs);
     let (rows, g4) = (seq * batch, 4 * hid);
     let (h0, c0) = (inputs[1], inputs[2]);
     let slot = |t: &Tensor, cell: usize| t.narrow(0, cell, 1)?.reshape([batch, hid]);
@@ -300,7 +293,7 @@ fn on_device(
     let per_cell = if lstm.bias { 4 } else { 2 };
     let missing = || Error::invalid(op, "a cell lacks its weights");
     for layer in (0..layers).rev() {
-        let in_size = if layer == 0 { input_size } else { dirs * hid };
+        let in_size = if layer == 0 { sizes.input_size } else { dirs * hid };
         let layer_in = match layer {
             0 => inputs[0],
             _ => &trace.outputs[layer - 1],
