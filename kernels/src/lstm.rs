@@ -8,6 +8,7 @@ use cubecl::prelude::*;
 use crate::activation::Compute;
 use crate::activation::sigmoid::sigmoid;
 use crate::activation::tanh::tanh;
+use crate::binary::{BinaryOp, Operand, binary};
 use crate::cast::convert_kernel;
 use crate::dtype::with_float_type;
 use crate::launch::{arg, check_operands, launch};
@@ -42,6 +43,9 @@ pub struct Lstm<'a> {
     pub bidirectional: bool,
     /// `layers · directions` cells, layer-major.
     pub weights: Vec<CellWeights<'a>>,
+    /// Dropout between layers (PyTorch's in training, masks drawn by the caller): none, or one mask per layer
+    /// but the last, `(seq, batch, dirs·hidden)`, multiplied into that layer's output before the next reads it.
+    pub dropout_masks: Vec<&'a GpuBuffer>,
 }
 
 /// The sigmoid of a scalar.
@@ -253,6 +257,22 @@ impl Lstm<'_> {
                 expected.push((b_hh, 4 * h, format!("bias_hh of cell {cell}")));
             }
         }
+        if !self.dropout_masks.is_empty() {
+            if self.dropout_masks.len() + 1 != self.layers {
+                return Err(KernelError::InvalidArgument {
+                    op,
+                    message: format!(
+                        "{} dropout masks for {} layers: one per layer but the last, or none",
+                        self.dropout_masks.len(),
+                        self.layers
+                    ),
+                });
+            }
+            let out = self.seq * self.batch * dirs * h;
+            for (layer, mask) in self.dropout_masks.iter().enumerate() {
+                expected.push((mask, out, format!("the dropout mask after layer {layer}")));
+            }
+        }
         check_operands(op, dtype, x, &expected)
     }
 }
@@ -277,7 +297,8 @@ pub struct LstmTrace {
     pub acts: Vec<GpuBuffer>,
     /// Per cell: each step's new cell state `(seq, batch, hidden)`, in time order.
     pub cells: Vec<GpuBuffer>,
-    /// Per layer: its output `(seq, batch, dirs·hidden)` (the last one is a copy of the returned output).
+    /// Per layer: its output `(seq, batch, dirs·hidden)`, before dropout (the last one is a copy of the returned
+    /// output).
     pub outputs: Vec<GpuBuffer>,
 }
 
@@ -349,7 +370,23 @@ fn run_lstm(
         if let Some(trace) = trace.as_deref_mut() {
             trace.outputs.push(layer_out.clone());
         }
-        layer_in = layer_out;
+        layer_in = match spec.dropout_masks.get(layer) {
+            Some(mask) => {
+                let shape = [out_len];
+                let (out, mask) = (
+                    Operand {
+                        buffer: &layer_out,
+                        shape: &shape,
+                    },
+                    Operand {
+                        buffer: mask,
+                        shape: &shape,
+                    },
+                );
+                binary(BinaryOp::Mul, dtype, out, mask, &shape)?
+            }
+            None => layer_out,
+        };
     }
     Ok((layer_in, h_n, c_n))
 }

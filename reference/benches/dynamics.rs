@@ -306,17 +306,25 @@ fn device_rows(c: &mut Criterion, net: &mut DynamicsNetwork, dev: Device) {
     let mut lstm = nn::layers::LSTM::new(32, 32);
     lstm.to_device(dev).unwrap();
     let seq = on(Tensor::randn([16, 64, 32], DType::F32));
-    c.bench_function(
-        &format!("LSTM(32, 32) forward + backward, 16 steps, batch 64, {dev}"),
-        |b| {
+    let mut lstm_rows = |name: &str, lstm: &mut nn::layers::LSTM| {
+        c.bench_function(&format!("{name} forward + backward, 16 steps, batch 64, {dev}"), |b| {
             b.iter(|| {
                 lstm.zero_grad(true);
                 let (out, _) = lstm.forward((seq.clone(), None)).unwrap();
                 out.sum_all().unwrap().backward().unwrap();
                 dev.synchronize().unwrap();
             })
-        },
-    );
+        });
+    };
+    lstm_rows("LSTM(32, 32)", &mut lstm);
+    let options = nn::layers::LstmOptions {
+        num_layers: 2,
+        dropout: 0.2,
+        ..Default::default()
+    };
+    let mut lstm = nn::layers::LSTM::with_options(32, 32, options).unwrap();
+    lstm.to_device(dev).unwrap();
+    lstm_rows("LSTM(32, 32), 2 layers, dropout 0.2,", &mut lstm);
 }
 
 criterion_group!(benches, bench);

@@ -71,9 +71,11 @@ pub(super) struct DeviceTrace {
     pub(super) acts: Vec<Tensor>,
     /// Per cell: each step's cell state `(seq, batch, hid)`, time order.
     pub(super) cells: Vec<Tensor>,
-    /// Per layer: its output `(seq, batch, dirs·hid)` (the last one a copy, unchanged by in-place changes to the
-    /// returned output).
+    /// Per layer: its output `(seq, batch, dirs·hid)` before dropout (the last one a copy, unchanged by in-place
+    /// changes to the returned output).
     pub(super) outputs: Vec<Tensor>,
+    /// Dropout between layers: none, or the mask each layer but the last was multiplied by.
+    pub(super) masks: Vec<Tensor>,
 }
 
 /// [`Lstm`] when a gradient is wanted: the fused recurrence, keeping its [`Trace`] (on the CPU) or
@@ -294,9 +296,10 @@ fn on_device(
     let missing = || Error::invalid(op, "a cell lacks its weights");
     for layer in (0..layers).rev() {
         let in_size = if layer == 0 { sizes.input_size } else { dirs * hid };
-        let layer_in = match layer {
-            0 => inputs[0],
-            _ => &trace.outputs[layer - 1],
+        let layer_in = match (layer, trace.masks.get(layer.wrapping_sub(1))) {
+            (0, _) => inputs[0].clone(),
+            (_, Some(mask)) => trace.outputs[layer - 1].mul(mask)?,
+            (_, None) => trace.outputs[layer - 1].clone(),
         }
         .reshape([rows, in_size])?;
         let layer_out = &trace.outputs[layer];
@@ -359,7 +362,12 @@ fn on_device(
         let d_in = d_in.map(|d| d.reshape([seq, batch, in_size])).transpose()?;
         match (layer, d_in) {
             (0, d_in) => result[0] = d_in.filter(|_| needs[0]),
-            (_, Some(d_in)) => d_out = d_in,
+            (_, Some(d_in)) => {
+                d_out = match trace.masks.get(layer - 1) {
+                    Some(mask) => d_in.mul(mask)?,
+                    None => d_in,
+                }
+            }
             (_, None) => return Err(Error::autograd(op, "a layer's input gradient was not computed")),
         }
     }

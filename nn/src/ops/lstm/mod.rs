@@ -25,8 +25,8 @@ pub(crate) type CellTensors = (Tensor, Tensor, Option<Tensor>, Option<Tensor>);
 
 /// A multi-layer LSTM over `x` `(seq, batch, input)` from `h0`, `c0` `(layers·dirs, batch, hidden)`; inputs
 /// `[x, h0, c0]` then each cell's `w_ih`, `w_hh` (and `b_ih`, `b_hh` when `bias`), layer-major. Returns the
-/// outputs `(seq, batch, dirs·hidden)`, `h_n` and `c_n`. `dropout` applies between layers (training; on a device through
-/// the composed recurrence, [`Lstm::run`]).
+/// outputs `(seq, batch, dirs·hidden)`, `h_n` and `c_n`. `dropout` applies between layers (training), its masks
+/// drawn from the global generator layer by layer.
 #[derive(Clone, Copy)]
 pub(crate) struct Lstm {
     pub(crate) layers: usize,
@@ -61,23 +61,21 @@ impl Lstm {
             inputs.extend(b_ih.iter().chain(b_hh));
         }
         // When a gradient is wanted the fused recurrence keeps a trace for its fused backward (one node), on the
-        // CPU and on a device; on a device with dropout between layers (the kernel draws no mask), or with more
-        // features than the fused step sums, the recurrence is recorded op by op instead.
+        // CPU and on a device. On a device the fused step cannot sum more than `fused_step_fits` allows per unit:
+        // past that the recurrence runs, and is recorded, op by op.
         let wanted = inputs.iter().any(|t| t.requires_grad()) && is_grad_enabled();
-        // On a device the fused step also cannot sum more than `fused_step_fits` allows per unit.
         let (features, hidden) = (x.shape()[2], h0.shape()[2]);
         let widest = if self.layers > 1 {
             features.max(self.dirs * hidden)
         } else {
             features
         };
-        let fused = x.device().is_cpu() || (self.dropout.is_none() && kernels::lstm::fused_step_fits(widest, hidden));
+        let fused = x.device().is_cpu() || kernels::lstm::fused_step_fits(widest, hidden);
         if wanted && fused {
             let traced = run(&backward::LstmTrain(*self), &inputs)?;
             return Ok((traced.out, traced.h_n, traced.c_n));
         }
-        let composed = !fused;
-        if x.shape()[0] > 0 && (wanted || composed) {
+        if x.shape()[0] > 0 && !fused {
             return self.run_recorded([x, h0, c0], cells);
         }
         run(self, &inputs)
@@ -129,24 +127,24 @@ impl Lstm {
         Ok((layer_in, joined(&h_n)?, joined(&c_n)?))
     }
 
-    /// The fused recurrence on the inputs' device; with `save`, also the trace of [`kernels::lstm::lstm_saving`],
-    /// as tensors: per cell its activated gates `(seq, batch, 4·hidden)` and cell states `(seq, batch, hidden)`,
-    /// per layer its output.
+    /// The fused recurrence on the inputs' device, dropout between layers included; with `save`, also the trace
+    /// of [`kernels::lstm::lstm_saving`], as tensors: per cell its activated gates `(seq, batch, 4·hidden)` and
+    /// cell states `(seq, batch, hidden)`, per layer its output, and the dropout masks.
     fn on_device(&self, inputs: &[&Tensor], save: bool) -> Result<(Tensor, Tensor, Tensor, Option<DeviceTrace>)> {
         let op = "lstm";
         let (x, h0, c0) = (inputs[0], inputs[1], inputs[2]);
         super::same_dtype(op, x, &inputs[1..].iter().map(|t| Some(*t)).collect::<Vec<_>>())?;
-        if self.dropout.is_some() && x.shape()[0] > 0 {
-            return Err(Error::UnsupportedOnDevice {
-                op: "LSTM",
-                dtype: x.dtype(),
-                device: x.device(),
-                reason: "dropout between layers in training draws from the CPU's generator; call eval(), set \
-                         dropout to 0, or run on the CPU"
-                    .into(),
-            });
-        }
         let sizes = self.sizes(inputs);
+        // Dropout between layers: the masks drawn from the global generator, layer by layer, as the CPU's fused
+        // recurrence draws them (the same masks for one seed).
+        let out_shape = Shape::from([sizes.seq, sizes.batch, sizes.dirs * sizes.hidden]);
+        let masks = match self.dropout {
+            Some(p) => (1..sizes.layers)
+                .map(|_| super::dropout::mask(&out_shape, p, x.dtype(), x.device()))
+                .collect::<Result<Vec<_>>>()?,
+            None => Vec::new(),
+        };
+        let mask_buffers = masks.iter().map(|m| m.gpu_buffer(op)).collect::<Result<Vec<_>>>()?;
         let mut held = Vec::new();
         for [w_ih, w_hh, b_ih, b_hh] in self.cells(inputs) {
             let buffer = |t: Option<&Tensor>| t.map(|t| t.gpu_buffer(op)).transpose();
@@ -175,6 +173,7 @@ impl Lstm {
             layers: sizes.layers,
             bidirectional: sizes.dirs == 2,
             weights,
+            dropout_masks: mask_buffers.iter().collect(),
         };
         let dtype = float_type(op, x.dtype())?;
         let (x_buf, h0_buf, c0_buf) = (x.gpu_buffer(op)?, h0.gpu_buffer(op)?, c0.gpu_buffer(op)?);
@@ -187,14 +186,7 @@ impl Lstm {
                 kernels::lstm::lstm(dtype, &spec, &x_buf, &h0_buf, &c0_buf).map_err(|e| x.kernel_error(op, e))?;
             (out, h_n, c_n, None)
         };
-        let LstmSizes {
-            seq,
-            batch,
-            hidden,
-            dirs,
-            ..
-        } = sizes;
-        let out_shape = Shape::from([seq, batch, dirs * hidden]);
+        let LstmSizes { seq, batch, hidden, .. } = sizes;
         let on = |b, shape: &Shape| x.with_gpu(b, shape.clone());
         let trace = trace.map(|t| DeviceTrace {
             acts: t
@@ -208,6 +200,7 @@ impl Lstm {
                 .map(|b| on(b, &Shape::from([seq, batch, hidden])))
                 .collect(),
             outputs: t.outputs.into_iter().map(|b| on(b, &out_shape)).collect(),
+            masks,
         });
         Ok((on(out, &out_shape), on(h_n, h0.shape()), on(c_n, c0.shape()), trace))
     }
