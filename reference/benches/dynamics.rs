@@ -2,7 +2,8 @@
 //! (`tests/fixtures/dynamics_small/config.json`), in eval and train mode, on the CPU (under `no_grad`, and
 //! recording the graph), a training step's forward + backward (batch 256 in train mode, batch 1 in eval mode), and on
 //! the devices `NN_BENCH_DEVICES` names (`wgpu:0` when unset, skipped where the machine lacks it), where each
-//! iteration waits for the device (there also forward + backward, and an LSTM's over 16 steps). Before them: the model's convolution and two larger ones, and the model's
+//! iteration waits for the device (there also forward + backward). An LSTM's forward + backward over 16 steps, on
+//! the CPU and on those devices. Before them: the model's convolution and two larger ones, and the model's
 //! convolution → batch norm → ReLU in eval, unfused and folded by `nn::utils::fuse_conv_bn_eval`; and the whole
 //! network in eval folded by `nn::utils::fuse_modules` (batch 256 and 1). The convolutions also run forward +
 //! backward with only the weight, or only the input, requiring its gradient.
@@ -238,6 +239,8 @@ fn bench(c: &mut Criterion) {
         );
     }
 
+    lstm_rows(c, Device::Cpu);
+
     // The devices of `NN_BENCH_DEVICES` (comma-separated, `wgpu:0` when unset; `cuda:0` in a build with the
     // `cuda` feature): the device's own copy rate, then the forward rows; each iteration waits for the device.
     let devices = std::env::var("NN_BENCH_DEVICES").unwrap_or_else(|_| "wgpu:0".into());
@@ -303,10 +306,27 @@ fn device_rows(c: &mut Criterion, net: &mut DynamicsNetwork, dev: Device) {
             })
         },
     );
-    let mut lstm = nn::layers::LSTM::new(32, 32);
-    lstm.to_device(dev).unwrap();
-    let seq = on(Tensor::randn([16, 64, 32], DType::F32));
-    let mut lstm_rows = |name: &str, lstm: &mut nn::layers::LSTM| {
+    lstm_rows(c, dev);
+}
+
+/// An LSTM alone, forward + backward of its output's sum over 16 steps at batch 64 on `dev` (each iteration
+/// waits for it): one layer, and two with dropout between them. Its backward through time runs as one node.
+fn lstm_rows(c: &mut Criterion, dev: Device) {
+    let seq = Tensor::randn([16, 64, 32], DType::F32).to_device(dev).unwrap();
+    let options = nn::layers::LstmOptions {
+        num_layers: 2,
+        dropout: 0.2,
+        ..Default::default()
+    };
+    let rows = [
+        ("LSTM(32, 32)", nn::layers::LSTM::new(32, 32)),
+        (
+            "LSTM(32, 32), 2 layers, dropout 0.2,",
+            nn::layers::LSTM::with_options(32, 32, options).unwrap(),
+        ),
+    ];
+    for (name, mut lstm) in rows {
+        lstm.to_device(dev).unwrap();
         c.bench_function(&format!("{name} forward + backward, 16 steps, batch 64, {dev}"), |b| {
             b.iter(|| {
                 lstm.zero_grad(true);
@@ -315,16 +335,7 @@ fn device_rows(c: &mut Criterion, net: &mut DynamicsNetwork, dev: Device) {
                 dev.synchronize().unwrap();
             })
         });
-    };
-    lstm_rows("LSTM(32, 32)", &mut lstm);
-    let options = nn::layers::LstmOptions {
-        num_layers: 2,
-        dropout: 0.2,
-        ..Default::default()
-    };
-    let mut lstm = nn::layers::LSTM::with_options(32, 32, options).unwrap();
-    lstm.to_device(dev).unwrap();
-    lstm_rows("LSTM(32, 32), 2 layers, dropout 0.2,", &mut lstm);
+    }
 }
 
 criterion_group!(benches, bench);

@@ -15,7 +15,9 @@ PyTorch's AVX2 kernels), `dynamics` (LightZero's DynamicsNetwork in `dynamics_sm
 and on 1, in eval at batch 1, a training step's forward + backward of the sum of the outputs at batch 256
 (train) and 1 (eval), the model's convolution with two larger ones, on 1 and 2 threads, and the model's
 conv -> batch norm -> relu in eval unfused and folded by `torch.nn.utils.fusion.fuse_conv_bn_eval`, and the
-network in eval folded by `torch.ao.quantization.fuse_modules` at batch 256 and 1). `dynamics` runs
+network in eval folded by `torch.ao.quantization.fuse_modules` at batch 256 and 1), `lstm` (an LSTM's forward +
+backward over 16 steps at batch 64, one layer and two with dropout, as `reference/benches/dynamics.rs`' LSTM
+rows on the CPU). `dynamics` runs
 LightZero 0.2.0's class where it is installed (see tests/fixtures/generate/dynamics.py), else the plain
 PyTorch copy in `dynamics_torch.py`, which `python3 reference/benches/dynamics_torch.py check` shows to compute
 the same as LightZero's (it equals the fixture LightZero wrote).
@@ -247,7 +249,21 @@ def dynamics():
     print(f"dynamics/training step (forward, backward, Adam) train batch 256: {t * 1e3:.3f} ms")
 
 
-SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics}
+def lstm():
+    """nn's rows "LSTM(32, 32) ... forward + backward, 16 steps, batch 64, cpu": the backward of the output's sum."""
+    torch.manual_seed(0)
+    x = torch.randn(16, 64, 32)
+    for name, m in [("LSTM(32, 32)", nn.LSTM(32, 32)),
+                    ("LSTM(32, 32), 2 layers, dropout 0.2,", nn.LSTM(32, 32, num_layers=2, dropout=0.2))]:
+        def step():
+            m.zero_grad(set_to_none=True)
+            m(x)[0].sum().backward()
+
+        t = median_seconds(step, 100)
+        print(f"{name} forward + backward, 16 steps, batch 64: {t * 1e3:.3f} ms")
+
+
+SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm}
 
 if __name__ == "__main__":
     torch.set_num_threads(2)
