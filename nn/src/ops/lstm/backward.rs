@@ -309,11 +309,7 @@ fn on_device(
             let cell = layer * dirs + d;
             let [w_ih, w_hh, ..] = cells[cell];
             let (w_ih, w_hh) = (w_ih.ok_or_else(missing)?, w_hh.ok_or_else(missing)?);
-            let step = ThroughTime {
-                reverse: d == 1,
-                d,
-                dirs,
-            };
+            let step = ThroughTime { d, dirs };
             let cell_inputs = [
                 &trace.acts[cell],
                 &trace.cells[cell],
@@ -387,8 +383,7 @@ fn on_device(
 /// gradients (seq, batch, 4·hid), dh0, dc0)`.
 #[derive(Clone, Copy)]
 struct ThroughTime {
-    reverse: bool,
-    /// This cell's direction, of `dirs`.
+    /// This cell's direction, of `dirs` (1: backwards in time).
     d: usize,
     dirs: usize,
 }
@@ -411,7 +406,7 @@ impl Op for ThroughTime {
         let path = Path {
             batch,
             hid,
-            reverse: self.reverse,
+            reverse: self.d == 1,
         };
         let dtype = inputs[0].dtype();
         with_float_type!(dtype, T => {
@@ -474,11 +469,7 @@ impl Op for ThroughTime {
             probe_tensor(&[batch, hid], 5.0, dtype)?,
             probe_tensor(&[4 * hid, hid], 6.0, dtype)?,
         ];
-        let case = |d| ThroughTime {
-            reverse: d == 1,
-            d,
-            dirs,
-        };
+        let case = |d| ThroughTime { d, dirs };
         Ok(vec![(case(1), inputs.clone()), (case(0), inputs)])
     }
 }
