@@ -132,9 +132,9 @@ fn step_kernel<F: Float, C: Float>(
 
 /// One time step `t` of the backward through time, for every `(b, j)`: PyTorch's LSTM cell gradient from the
 /// trace (`acts`, `cells`) and the cell state the step started from (`c0` for the `first` step the forward ran,
-/// else the cell state of step `t_prev`). The hidden
-/// state's gradient is `dh` (from the later step) plus the layer output's (`d_out`); `dc` is carried, in place.
-/// Writes the gates' pre-activation gradients into `da` at the trace's index.
+/// else the cell state of step `t_prev`). The hidden state's gradient is `dh` (from the later step) plus the
+/// layer output's (`d_out`); `dc` is carried, in place. Writes the gates' pre-activation gradients into `da` at
+/// the trace's index.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 fn cell_grad_kernel<F: Float, C: Float>(
