@@ -10,7 +10,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use kernels::conv2d::{Geometry, conv2d};
+use kernels::conv2d::{Geometry, Kernel, conv2d_on};
 use kernels::{FloatType, GpuBuffer, channels_last_conv};
 
 mod common;
@@ -18,7 +18,7 @@ use common::{open, values};
 
 /// `(name, geometry)`: the model's 3x3 and 1x1 convolutions at batch 256, a ResNet stage, a ResNet stem.
 fn shapes() -> Vec<(&'static str, Geometry)> {
-    let g = |batch, channels, size: usize, out_channels, kernel: usize, stride: usize, padding: usize| {
+    let grouped = |batch, channels, size: usize, out_channels, kernel: usize, stride: usize, padding: usize, groups| {
         let out = (size + 2 * padding - kernel) / stride + 1;
         Geometry {
             batch,
@@ -26,13 +26,16 @@ fn shapes() -> Vec<(&'static str, Geometry)> {
             height: size,
             width: size,
             out_channels,
-            groups: 1,
+            groups,
             kernel: [kernel, kernel],
             out_size: [out, out],
             padding: [padding, padding],
             stride: [stride, stride],
             dilation: [1, 1],
         }
+    };
+    let g = |batch, channels, size, out_channels, kernel, stride, padding| {
+        grouped(batch, channels, size, out_channels, kernel, stride, padding, 1)
     };
     vec![
         ("model 3x3 (256, 18, 3, 3) * (16, 18, 3, 3)", g(256, 18, 3, 16, 3, 1, 1)),
@@ -44,6 +47,44 @@ fn shapes() -> Vec<(&'static str, Geometry)> {
         (
             "ResNet stem (2, 3, 64, 64) * (32, 3, 7, 7), stride 2",
             g(2, 3, 64, 32, 7, 2, 3),
+        ),
+        // Between the two kinds, to place the routing threshold: few taps per output (k = C / groups · kH · kW).
+        (
+            "3x3 of 4 channels (256, 4, 3, 3) * (16, 4, 3, 3)",
+            g(256, 4, 3, 16, 3, 1, 1),
+        ),
+        (
+            "1x1 of 64 channels (8, 64, 16, 16) * (64, 64, 1, 1)",
+            g(8, 64, 16, 64, 1, 1, 0),
+        ),
+        (
+            "1x1 of 256 channels (8, 256, 8, 8) * (64, 256, 1, 1)",
+            g(8, 256, 8, 64, 1, 1, 0),
+        ),
+        (
+            "depthwise 3x3 (8, 64, 16, 16) * (64, 1, 3, 3), groups 64",
+            grouped(8, 64, 16, 64, 3, 1, 1, 64),
+        ),
+        (
+            "ResNet downsampling (8, 64, 16, 16) * (128, 64, 3, 3), stride 2",
+            g(8, 64, 16, 128, 3, 2, 1),
+        ),
+        (
+            "3x3 of 16 channels (256, 16, 3, 3) * (16, 16, 3, 3)",
+            g(256, 16, 3, 16, 3, 1, 1),
+        ),
+        // The reference model's own: 14 output channels, and 14 inputs in its residual block.
+        (
+            "model 3x3 in (256, 16, 3, 3) * (14, 16, 3, 3)",
+            g(256, 16, 3, 14, 3, 1, 1),
+        ),
+        (
+            "model 3x3 res (256, 14, 3, 3) * (14, 14, 3, 3)",
+            g(256, 14, 3, 14, 3, 1, 1),
+        ),
+        (
+            "3x3 to 12 channels (256, 14, 3, 3) * (12, 14, 3, 3)",
+            g(256, 14, 3, 12, 3, 1, 1),
         ),
     ]
 }
@@ -66,7 +107,7 @@ fn bench(c: &mut Criterion) {
                 upload(g.weight_len(), 2),
                 upload(g.out_channels, 3),
             );
-            let ours = conv2d(f32, &x, &w, Some(&b), g).unwrap();
+            let ours = conv2d_on(Kernel::Direct, f32, &x, &w, Some(&b), g).unwrap();
             let theirs = match channels_last_conv::conv2d(f32, &x, &w, Some(&b), g) {
                 Ok(y) => y,
                 Err(e) => {
@@ -86,7 +127,7 @@ fn bench(c: &mut Criterion) {
             ));
             let sync = |y: GpuBuffer| device.synchronize().map(|()| y).unwrap();
             group.bench_function(format!("{shape}, nn direct"), |bench| {
-                bench.iter(|| black_box(sync(conv2d(f32, &x, &w, Some(&b), g).unwrap())))
+                bench.iter(|| black_box(sync(conv2d_on(Kernel::Direct, f32, &x, &w, Some(&b), g).unwrap())))
             });
             group.bench_function(format!("{shape}, cubek, permuted"), |bench| {
                 bench.iter(|| black_box(sync(channels_last_conv::conv2d(f32, &x, &w, Some(&b), g).unwrap())))

@@ -16,8 +16,16 @@ use kernels::{FloatType, GpuBuffer, GpuDevice};
 mod common;
 use common::{open, values};
 
-/// `(rows, inner, cols)`: the model's two linear layers at batch 256, an LSTM-sized one, square ones.
-const SHAPES: [(usize, usize, usize); 7] = [
+/// `(rows, inner, cols)`: the model's two linear layers at batch 256 and one at batch 1, an LSTM-sized one at
+/// batch 256 and 1, square ones.
+const SHAPES: [(usize, usize, usize); 14] = [
+    (1, 36, 16),
+    (1, 512, 2048),
+    (16, 16, 16),
+    (16, 512, 2048),
+    (64, 64, 64),
+    (32, 36, 16),
+    (4, 512, 512),
     (256, 36, 16),
     (256, 64, 128),
     (256, 512, 2048),

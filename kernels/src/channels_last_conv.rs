@@ -1,8 +1,8 @@
 //! `cubek-convolution`'s direct convolution (the maintained cubecl 0.11 kernel that runs without tensor-core
 //! instructions) for nn's `(N, C, H, W)` tensors: it reads channels-last `(N, H, W, C)` inputs and `(O, kH, kW,
 //! C / groups)` weights and writes a channels-last output, so the operands are permuted around it with
-//! [`gather`]. [`crate::conv2d::conv2d`] stays nn's kernel; this one is measured next to it
-//! (`benches/conv2d.rs`), with and without the permutes.
+//! [`gather`]. [`crate::conv2d::conv2d`] runs it where [`crate::conv2d::Kernel::channels_last_pays`]: it is
+//! measured next to nn's direct kernel in `benches/conv2d.rs`, with and without the permutes.
 
 use cubecl::prelude::*;
 use cubecl::zspace::{Shape, Strides};

@@ -279,7 +279,72 @@ struct Sizes {
     dw: usize,
 }
 
-/// The convolution of `x` with `w` (and `bias`) in a new `(N, O, Ho, Wo)` buffer.
+/// Which kernel a forward convolution runs on.
+///
+/// ```
+/// assert_eq!(kernels::conv2d::Kernel::default(), kernels::conv2d::Kernel::Auto);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kernel {
+    /// `cubek-convolution`'s where it measured faster ([`Kernel::channels_last_pays`]), else the direct one.
+    #[default]
+    Auto,
+    /// nn's direct kernel: one unit per output element, on `(N, C, H, W)` operands.
+    Direct,
+    /// `cubek-convolution`'s direct kernel on operands permuted to channels-last and back
+    /// ([`crate::channels_last_conv::conv2d`]); an error where it does not take the problem.
+    ChannelsLast,
+}
+
+impl Kernel {
+    /// Taps per output (`C / groups · kH · kW`) from which the channels-last kernel, permutes included, beat the
+    /// direct one on Mesa's lavapipe (`cargo bench -p kernels --bench conv2d`, BENCHMARKS.md "`cubek-convolution`
+    /// routed on software adapters").
+    pub const SOFTWARE_TAPS: usize = 64;
+
+    /// Whether a `dtype` convolution of geometry `g` gains from the channels-last kernel on a device that
+    /// `is_software` ([`GpuDevice::is_software`](crate::GpuDevice::is_software)): on a software adapter, in
+    /// `float32`, from [`Kernel::SOFTWARE_TAPS`] taps per output, where a group's output channels are a multiple
+    /// of 4. Half types stay on the direct kernel, which
+    /// accumulates in `float32` as PyTorch does (cubek's accumulates in the element type); so do GPUs, where it was
+    /// not measured faster yet.
+    ///
+    /// ```
+    /// use kernels::FloatType;
+    /// use kernels::conv2d::{Geometry, Kernel};
+    /// let g = |channels, kernel| Geometry {
+    ///     batch: 8, channels, height: 16, width: 16, out_channels: 64, groups: 1,
+    ///     kernel, out_size: [16, 16], padding: [kernel[0] / 2, kernel[1] / 2], stride: [1, 1], dilation: [1, 1],
+    /// };
+    /// assert!(Kernel::channels_last_pays(true, FloatType::F32, g(64, [3, 3])));
+    /// assert!(!Kernel::channels_last_pays(false, FloatType::F32, g(64, [3, 3])));
+    /// assert!(!Kernel::channels_last_pays(true, FloatType::F16, g(64, [3, 3])));
+    /// assert!(!Kernel::channels_last_pays(true, FloatType::F32, g(4, [1, 1])));
+    /// assert!(!Kernel::channels_last_pays(true, FloatType::F32, Geometry { out_channels: 14, ..g(64, [3, 3]) }));
+    /// ```
+    pub fn channels_last_pays(is_software: bool, dtype: FloatType, g: Geometry) -> bool {
+        let groups = g.groups.max(1);
+        let taps = g.channels / groups * g.kernel[0] * g.kernel[1];
+        // cubek's kernel computes a vector of 4 output channels per unit where a group's count allows it; with
+        // 2 (the reference model's 14 channels) it gained only 6–10 % alone and nothing inside the model.
+        let whole_vectors = (g.out_channels / groups).is_multiple_of(4);
+        is_software && dtype == FloatType::F32 && taps >= Kernel::SOFTWARE_TAPS && whole_vectors
+    }
+
+    fn channels_last(self, dtype: FloatType, device: &crate::GpuDevice, g: Geometry) -> bool {
+        match self {
+            Kernel::Auto => {
+                let empty = [g.output_len(), g.input_len(), g.weight_len()].contains(&0);
+                !empty && Kernel::channels_last_pays(device.is_software(), dtype, g)
+            }
+            Kernel::Direct => false,
+            Kernel::ChannelsLast => true,
+        }
+    }
+}
+
+/// The convolution of `x` with `w` (and `bias`) in a new `(N, O, Ho, Wo)` buffer, on the kernel
+/// [`Kernel::Auto`] picks.
 ///
 /// ```no_run
 /// use kernels::conv2d::{conv2d, Geometry};
@@ -302,9 +367,29 @@ pub fn conv2d(
     bias: Option<&GpuBuffer>,
     geometry: Geometry,
 ) -> Result<GpuBuffer> {
+    conv2d_on(Kernel::Auto, dtype, x, w, bias, geometry)
+}
+
+/// [`conv2d`] on `kernel`.
+pub fn conv2d_on(
+    kernel: Kernel,
+    dtype: FloatType,
+    x: &GpuBuffer,
+    w: &GpuBuffer,
+    bias: Option<&GpuBuffer>,
+    geometry: Geometry,
+) -> Result<GpuBuffer> {
     let op = "conv2d";
     let g = geometry;
     check_forward(op, dtype, x, w, bias, g)?;
+    if kernel.channels_last(dtype, x.device(), g) {
+        match crate::channels_last_conv::conv2d(dtype, x, w, bias, g) {
+            Ok(out) => return Ok(out),
+            Err(e) if kernel == Kernel::ChannelsLast => return Err(e),
+            // Auto: cubek refused this problem; the direct kernel takes every one.
+            Err(_) => {}
+        }
+    }
     let n = g.output_len();
     let out = GpuBuffer::uninit(x.device(), n * dtype.size_in_bytes());
     if n == 0 {

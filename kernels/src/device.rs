@@ -103,6 +103,20 @@ impl GpuDevice {
         })
     }
 
+    /// Whether the device is a software rasterizer on the host's CPU (Mesa's lavapipe or llvmpipe, WARP): wgpu
+    /// reports it as no card at all. Kernels are routed by it where one measured faster there and the other on
+    /// a GPU.
+    ///
+    /// ```no_run
+    /// use kernels::{Backend, GpuDevice};
+    /// let device = GpuDevice::open(Backend::Wgpu, 0)?;
+    /// println!("{device} runs on the CPU: {}", device.is_software());
+    /// # Ok::<(), kernels::KernelError>(())
+    /// ```
+    pub fn is_software(&self) -> bool {
+        self.backend() == Backend::Wgpu && self.client().properties().identity.physical.is_none()
+    }
+
     /// Whether two handles are the same open device.
     pub fn same(&self, other: &GpuDevice) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)

@@ -33,8 +33,8 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    /// Whether `batches` products of `rows × inner` by `inner × cols` matrices on `backend` are big enough for
-    /// the tiled kernel to beat the direct one. Measured on an NVIDIA H100 (`cargo bench -p kernels --bench
+    /// Whether `batches` products of `rows × inner` by `inner × cols` matrices on `backend`'s GPUs are big enough
+    /// for the tiled kernel to beat the direct one (software adapters: [`Kernel::tiled_pays_in_software`]). Measured on an NVIDIA H100 (`cargo bench -p kernels --bench
     /// matmul`, BENCHMARKS.md "On an NVIDIA H100"): the tiled kernel costs 20–40 µs more per
     /// call, and gains from 2²⁸ multiply-adds on CUDA (1.5× at 256 × 512 × 2048, 6.3× at 2048³; 2.1× slower at
     /// 512³) and from 2³⁰ through Vulkan (1.25× at 1024³, 4.4× at 2048³; 1.2× slower at 2²⁸).
@@ -54,8 +54,29 @@ impl Kernel {
             }
     }
 
+    /// Whether the same product in `float32` is big enough for the tiled kernel to beat the direct one on a
+    /// software adapter ([`GpuDevice::is_software`]: Mesa's lavapipe), where a launch costs little next to the
+    /// arithmetic: from 2¹⁷ multiply-adds, with at least 16 rows and 16 columns. Measured on lavapipe (`cargo
+    /// bench -p kernels --bench matmul`, BENCHMARKS.md "`cubek-convolution` and `cubek-matmul` routed on software
+    /// adapters"): 1.2× at 256 × 36 × 16, 5× at 128³, 7.6× at 512³; 1.6× slower at 32 × 36 × 16 (18K), 2.7× at 4 ×
+    /// 512 × 512 and 2.3× at 1 × 512 × 2048, whose few rows fill a fraction of each tile.
+    ///
+    /// ```
+    /// use kernels::linear::Kernel;
+    /// assert!(Kernel::tiled_pays_in_software(1, 256, 36, 16));
+    /// assert!(!Kernel::tiled_pays_in_software(1, 32, 36, 16));
+    /// assert!(!Kernel::tiled_pays_in_software(1, 1, 512, 2048));
+    /// ```
+    pub fn tiled_pays_in_software(batches: usize, rows: usize, inner: usize, cols: usize) -> bool {
+        let multiply_adds = [batches, rows, inner, cols].iter().fold(1u128, |p, &d| p * d as u128);
+        rows >= 16 && cols >= 16 && multiply_adds >= 1 << 17
+    }
+
     fn tiled(self, dtype: FloatType, device: &GpuDevice, [batches, rows, inner, cols]: [usize; 4]) -> bool {
         match self {
+            Kernel::Auto if device.is_software() => {
+                dtype == FloatType::F32 && Kernel::tiled_pays_in_software(batches, rows, inner, cols)
+            }
             Kernel::Auto => dtype != FloatType::F64 && Kernel::tiled_pays(device.backend(), batches, rows, inner, cols),
             Kernel::Direct => false,
             Kernel::Tiled => true,

@@ -248,7 +248,7 @@ fn tiled_and_direct_products_equal_an_f64_product() {
 #[test]
 fn channels_last_and_direct_convolutions_equal_an_f64_convolution() {
     use kernels::channels_last_conv;
-    use kernels::conv2d::{Geometry, conv2d};
+    use kernels::conv2d::{Geometry, Kernel, conv2d_on};
     let Some(dev) = device() else { return };
     // (batch, channels, h, w, out_channels, groups, kernel, padding, stride, dilation, bias)
     let cases = [
@@ -303,9 +303,11 @@ fn channels_last_and_direct_convolutions_equal_an_f64_convolution() {
         }
         let (dx, dw, db) = (upload(&dev, &x), upload(&dev, &w), upload(&dev, &b));
         let db = bias.then_some(&db);
+        let f32 = FloatType::F32;
         let runs = [
-            ("nn direct", conv2d(FloatType::F32, &dx, &dw, db, g)),
-            ("cubek", channels_last_conv::conv2d(FloatType::F32, &dx, &dw, db, g)),
+            ("nn direct", conv2d_on(Kernel::Direct, f32, &dx, &dw, db, g)),
+            ("cubek", conv2d_on(Kernel::ChannelsLast, f32, &dx, &dw, db, g)),
+            ("auto", conv2d_on(Kernel::Auto, f32, &dx, &dw, db, g)),
         ];
         // Operands of other sizes are refused before launch, never read out of bounds.
         let short = upload(&dev, &b[..out_channels - 1]);
@@ -325,5 +327,85 @@ fn channels_last_and_direct_convolutions_equal_an_f64_convolution() {
                 );
             }
         }
+    }
+}
+
+/// `Kernel::Auto` runs the kernel `channels_last_pays` names for the device it is on, and Mesa's software
+/// adapters count as software: the output is bit for bit that kernel's, for a convolution on either side of the
+/// threshold, in f32 and f16.
+#[test]
+fn auto_convolution_runs_the_kernel_the_routing_names() {
+    use kernels::conv2d::{Geometry, Kernel, conv2d_on};
+    let Some(dev) = device() else { return };
+    let name = dev.client().properties().identity.name.clone();
+    if name.contains("llvmpipe") {
+        assert!(dev.is_software(), "{name} is Mesa's software adapter");
+    }
+    let g = |channels, kernel: usize| Geometry {
+        batch: 4,
+        channels,
+        height: 6,
+        width: 5,
+        out_channels: 8,
+        groups: 1,
+        kernel: [kernel, kernel],
+        out_size: [6, 5],
+        padding: [kernel / 2, kernel / 2],
+        stride: [1, 1],
+        dilation: [1, 1],
+    };
+    let (wide, narrow) = (g(16, 3), g(4, 1));
+    assert!(Kernel::channels_last_pays(true, FloatType::F32, wide));
+    assert!(!Kernel::channels_last_pays(true, FloatType::F32, narrow));
+    for dtype in [FloatType::F32, FloatType::F16] {
+        if dev.check_dtype("test", dtype).is_err() {
+            continue;
+        }
+        for g in [wide, narrow] {
+            let cast = |v: Vec<f32>| match dtype {
+                FloatType::F16 => v
+                    .iter()
+                    .flat_map(|&x| half::f16::from_f32(x).to_le_bytes())
+                    .collect::<Vec<u8>>(),
+                _ => bytemuck::cast_slice(&v).to_vec(),
+            };
+            let up = |len, seed| kernels::GpuBuffer::from_bytes(&dev, &cast(values(len, seed)));
+            let (x, w, b) = (up(g.input_len(), 0.0), up(g.weight_len(), 1.0), up(g.out_channels, 2.0));
+            let run = |k| conv2d_on(k, dtype, &x, &w, Some(&b), g).unwrap().to_bytes().unwrap();
+            let pays = Kernel::channels_last_pays(dev.is_software(), dtype, g);
+            let named = if pays { Kernel::ChannelsLast } else { Kernel::Direct };
+            assert_eq!(
+                run(Kernel::Auto),
+                run(named),
+                "{dtype:?} {g:?} on {name}: Auto is {named:?}"
+            );
+        }
+    }
+}
+
+/// The same for the matrix products: `Kernel::Auto` gives the output of the kernel the routing names for this
+/// device (on a software adapter, the tiled one from 2¹⁷ multiply-adds with 16 rows and columns).
+#[test]
+fn auto_matmul_runs_the_kernel_the_routing_names() {
+    use kernels::linear::{Kernel, matmul_on};
+    let Some(dev) = device() else { return };
+    for [batches, rows, inner, cols] in [[1, 256, 36, 16], [1, 32, 36, 16], [2, 4, 512, 64], [1, 64, 64, 64]] {
+        let (a, b) = (values(batches * rows * inner, 0.0), values(inner * cols, 1.0));
+        let (da, db) = (upload(&dev, &a), upload(&dev, &b));
+        let run = |k| {
+            let y = matmul_on(k, FloatType::F32, &da, &db, [batches, rows, inner, cols], true);
+            y.unwrap().to_bytes().unwrap()
+        };
+        let tiled = if dev.is_software() {
+            Kernel::tiled_pays_in_software(batches, rows, inner, cols)
+        } else {
+            Kernel::tiled_pays(dev.backend(), batches, rows, inner, cols)
+        };
+        let named = if tiled { Kernel::Tiled } else { Kernel::Direct };
+        assert_eq!(
+            run(Kernel::Auto),
+            run(named),
+            "{batches}x{rows}x{inner}x{cols} on {dev}: Auto is {named:?}"
+        );
     }
 }

@@ -102,7 +102,7 @@ fn tol_for(tol: f64, inner: usize) -> f64 {
 }
 
 /// Products on both of the device's kernels (`kernels::linear::Kernel::tiled_pays`: the tiled one from 2²⁸
-/// multiply-adds on CUDA, 2³⁰ through wgpu): odd sizes that fill no tile, batched, shared right sides, one
+/// multiply-adds on CUDA, 2³⁰ through wgpu on a GPU, 2¹⁷ on a software adapter such as lavapipe): odd sizes that fill no tile, batched, shared right sides, one
 /// product of 2²⁸, and `Linear` (a transposed weight, with and without a bias), in every float dtype the device
 /// has.
 #[test]

@@ -143,7 +143,21 @@ impl Op for Conv2d {
             probe_tensor(&[6, 2, 3, 2], 1.0, dtype)?,
             probe_tensor(&[6], 2.0, dtype)?,
         ];
-        Ok(vec![(case, inputs)])
+        // And one with enough taps per output that a software adapter runs it on `cubek-convolution`'s kernel
+        // (`kernels::conv2d::Kernel::channels_last_pays`), so that kernel is probed too.
+        let channels = kernels::conv2d::Kernel::SOFTWARE_TAPS.div_ceil(9);
+        let wide = Conv2d {
+            opts: Conv2dOptions {
+                padding: Padding2d::Explicit(1, 1),
+                ..Default::default()
+            },
+        };
+        let wide_inputs = vec![
+            probe_tensor(&[2, channels, 4, 5], 3.0, dtype)?,
+            probe_tensor(&[5, channels, 3, 3], 4.0, dtype)?,
+            probe_tensor(&[5], 5.0, dtype)?,
+        ];
+        Ok(vec![(case, inputs), (wide, wide_inputs)])
     }
 
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
