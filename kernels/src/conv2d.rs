@@ -305,9 +305,8 @@ impl Kernel {
     /// Whether a `dtype` convolution of geometry `g` gains from the channels-last kernel on a device that
     /// `is_software` ([`GpuDevice::is_software`](crate::GpuDevice::is_software)): on a software adapter, in
     /// `float32`, from [`Kernel::SOFTWARE_TAPS`] taps per output, where a group's output channels are a multiple
-    /// of 4. Half types stay on the direct kernel, which
-    /// accumulates in `float32` as PyTorch does (cubek's accumulates in the element type); so do GPUs, where it was
-    /// not measured faster yet.
+    /// of 4. Half types stay on the direct kernel, which accumulates in `float32` as PyTorch does (cubek's
+    /// accumulates in the element type); so do GPUs, where it was not measured faster yet.
     ///
     /// ```
     /// use kernels::FloatType;

@@ -34,9 +34,9 @@ pub enum Kernel {
 
 impl Kernel {
     /// Whether `batches` products of `rows × inner` by `inner × cols` matrices on `backend`'s GPUs are big enough
-    /// for the tiled kernel to beat the direct one (software adapters: [`Kernel::tiled_pays_in_software`]). Measured on an NVIDIA H100 (`cargo bench -p kernels --bench
-    /// matmul`, BENCHMARKS.md "On an NVIDIA H100"): the tiled kernel costs 20–40 µs more per
-    /// call, and gains from 2²⁸ multiply-adds on CUDA (1.5× at 256 × 512 × 2048, 6.3× at 2048³; 2.1× slower at
+    /// for the tiled kernel to beat the direct one (software adapters: [`Kernel::tiled_pays_in_software`]).
+    /// Measured on an NVIDIA H100 (`cargo bench -p kernels --bench matmul`, BENCHMARKS.md "On an NVIDIA H100"):
+    /// the tiled kernel costs 20–40 µs more per call, and gains from 2²⁸ multiply-adds on CUDA (1.5× at 256 × 512 × 2048, 6.3× at 2048³; 2.1× slower at
     /// 512³) and from 2³⁰ through Vulkan (1.25× at 1024³, 4.4× at 2048³; 1.2× slower at 2²⁸).
     ///
     /// ```

@@ -143,8 +143,8 @@ impl Op for Conv2d {
             probe_tensor(&[6, 2, 3, 2], 1.0, dtype)?,
             probe_tensor(&[6], 2.0, dtype)?,
         ];
-        // And one with enough taps per output that a software adapter runs it on `cubek-convolution`'s kernel
-        // (`kernels::conv2d::Kernel::channels_last_pays`), so that kernel is probed too.
+        // And one with enough taps per output, and whole vectors of output channels, that a software adapter runs
+        // it on `cubek-convolution`'s kernel (`kernels::conv2d::Kernel::channels_last_pays`): probed too.
         let channels = kernels::conv2d::Kernel::SOFTWARE_TAPS.div_ceil(9);
         let wide = Conv2d {
             opts: Conv2dOptions {
@@ -154,8 +154,8 @@ impl Op for Conv2d {
         };
         let wide_inputs = vec![
             probe_tensor(&[2, channels, 4, 5], 3.0, dtype)?,
-            probe_tensor(&[5, channels, 3, 3], 4.0, dtype)?,
-            probe_tensor(&[5], 5.0, dtype)?,
+            probe_tensor(&[8, channels, 3, 3], 4.0, dtype)?,
+            probe_tensor(&[8], 5.0, dtype)?,
         ];
         Ok(vec![(case, inputs), (wide, wide_inputs)])
     }
