@@ -4,9 +4,9 @@
 //! and the scheduler to `--out` (resumable with `--resume`), and plots loss and accuracy per epoch as a PNG.
 //!
 //! ```sh
-//! cargo run --release -p reference --example train                   # CPU, 12 epochs
-//! cargo run --release -p reference --example train -- --device wgpu
-//! cargo run --release -p reference --example train -- --epochs 20 --resume
+//! cargo run --release --example train                   # CPU, 12 epochs
+//! cargo run --release --example train -- --device wgpu
+//! cargo run --release --example train -- --epochs 20 --resume
 //! ```
 //!
 //! Options: `--device cpu|wgpu`, `--epochs N` (total, counting resumed ones; 12), `--batch N` (32), `--lr X`
