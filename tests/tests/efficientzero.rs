@@ -4,8 +4,10 @@
 //! `dynamics_small` is the shared fixture; the others were made by `fixtures/generate/dynamics.py` with
 //! LightZero 0.2.0: LayerNorm with GELU and two residual blocks, PReLU with three blocks and a 4-layer head,
 //! LayerNorm with `downsample`, and a wide one (64 channels, three blocks, one PReLU shared by all, 601 support
-//! bins, eval outputs up to 8.5). Outputs and gradients are judged with `torch.testing.assert_close`'s float32
-//! tolerances (`atol 1e-5 + rtol 1.3e-6·|expected|`); the report prints the worst error in both terms.
+//! bins, eval outputs up to 8.5), and one with batch norm on a 1×1 map after downsampling, found by
+//! `fixtures/generate/dynamics_sweep.py`. Outputs and gradients are judged with `torch.testing.assert_close`'s
+//! float32 tolerances (`atol 1e-5 + rtol 1.3e-6·|expected|`), gradients against PyTorch's float32 ones or, where
+//! those miss, its float64 ones; the report prints the worst error in both terms.
 
 use integration_tests::fixture;
 use nn::Device;
@@ -41,6 +43,11 @@ fn layer_norm_downsample_matches_pytorch() {
 #[test]
 fn wide_shared_prelu_matches_pytorch() {
     check("dynamics_wide");
+}
+
+#[test]
+fn batch_norm_on_a_1x1_map_after_downsampling_matches_pytorch() {
+    check("dynamics_bn_downsample_1x1");
 }
 
 #[test]
