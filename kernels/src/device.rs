@@ -18,6 +18,21 @@ pub enum Backend {
     Cuda,
 }
 
+impl Backend {
+    /// Whether this build links the runtime: the crate feature of the same name (`wgpu`, on by default, or
+    /// `cuda`), in `kernels` and in `nn`, which forwards it.
+    ///
+    /// ```
+    /// assert_eq!(kernels::Backend::Wgpu.compiled(), cfg!(feature = "wgpu"));
+    /// ```
+    pub fn compiled(self) -> bool {
+        match self {
+            Backend::Wgpu => cfg!(feature = "wgpu"),
+            Backend::Cuda => cfg!(feature = "cuda"),
+        }
+    }
+}
+
 impl fmt::Display for Backend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -67,6 +82,13 @@ impl GpuDevice {
             device: label.clone(),
             reason,
         };
+        if !backend.compiled() {
+            // cubecl's own message names its feature; a user of nn turns on nn's, of the same name.
+            return Err(unavailable(format!(
+                "this build does not include the {backend} runtime: build with the `{backend}` feature of nn \
+                 (or kernels)"
+            )));
+        }
         let device = match backend {
             Backend::Wgpu => find_wgpu(index).map_err(unavailable)?,
             Backend::Cuda => cubecl::Device::cuda(index).map_err(|e| unavailable(e.to_string()))?,

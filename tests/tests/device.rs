@@ -769,3 +769,18 @@ fn index_operations_along_long_dimensions_on_the_device_take_every_element() {
         "index_select at 3 of 3 elements on {dev} was not refused"
     );
 }
+
+/// A runtime this build leaves out is refused with the feature to turn on: nn's (cubecl's own message names
+/// cubecl's feature, which a user of nn does not set).
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn a_runtime_not_built_in_names_nns_feature() {
+    let Err(err) = samples(4).to_device(Device::Cuda(0)) else {
+        panic!("this build has no CUDA runtime")
+    };
+    let Error::DeviceUnavailable { device, reason } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(device.to_string(), "cuda:0");
+    assert!(reason.contains("`cuda` feature of nn"), "{err}");
+}
