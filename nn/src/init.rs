@@ -21,13 +21,13 @@ pub fn fans(shape: &[usize]) -> Result<(usize, usize)> {
 
 /// Fills `t` with samples uniform in `[low, high)`.
 pub fn uniform_(t: &Tensor, low: f64, high: f64) -> Result<()> {
-    let values = random::with_global(|g| Tensor::uniform_with(t.shape().clone(), low, high, t.dtype(), g));
+    let values = random::with_global(|g| Tensor::try_uniform_with(t.shape().clone(), low, high, t.dtype(), g))?;
     t.copy_(&values)
 }
 
 /// Fills `t` with samples of `N(mean, std²)`.
 pub fn normal_(t: &Tensor, mean: f64, std: f64) -> Result<()> {
-    let values = random::with_global(|g| Tensor::randn_with(t.shape().clone(), t.dtype(), g)).affine(std, mean)?;
+    let values = random::with_global(|g| Tensor::try_randn_with(t.shape().clone(), t.dtype(), g))?.affine(std, mean)?;
     t.copy_(&values)
 }
 

@@ -1,6 +1,8 @@
 //! Inputs a user's program may hand over by mistake or from a damaged file: every one gives a typed error (or,
 //! for an empty or 0-dimensional tensor, PyTorch's result), never a panic, and a failed load leaves the module
-//! as it was. The one panic is documented: creating a tensor whose bytes cannot exist, as `vec!` panics.
+//! as it was. The one panic is documented: creating a tensor whose bytes cannot exist or that the allocator
+//! refuses through an infallible constructor (`Tensor::zeros`, `Linear::new`), where the `try_` forms and the
+//! constructors returning a `Result` give `Error::Allocation`.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -105,6 +107,65 @@ fn creating_a_tensor_too_large_for_memory_panics_naming_shape_and_dtype() {
     assert!(
         message.contains("[9223372036854775807, 4]") && message.contains("float32"),
         "{message}"
+    );
+}
+
+/// PyTorch raises "not enough memory" where its allocator refuses a tensor: here a typed error from every
+/// fallible constructor, and a panic naming the shape (never `vec!`'s abort, which no caller can catch) from
+/// the infallible ones. 1.6 PB passes any machine's memory and x86-64's 128 TiB of address space, so every
+/// allocator refuses it, overcommitting or not.
+#[test]
+fn a_tensor_the_allocator_refuses_is_an_error_or_a_panic_never_an_abort() {
+    let refused = [1usize << 17, 1 << 32]; // 2^49 f32 elements: 2 PiB
+    for (what, result) in [
+        ("try_zeros", Tensor::try_zeros(refused, DType::F32)),
+        ("try_full", Tensor::try_full(refused, 2.0, DType::F32)),
+        (
+            "try_uniform_with",
+            Tensor::try_uniform_with(refused, 0.0, 1.0, DType::F32, &mut nn::random::Generator::new(1)),
+        ),
+        (
+            "try_randn_with",
+            Tensor::try_randn_with(refused, DType::F32, &mut nn::random::Generator::new(1)),
+        ),
+    ] {
+        let err = result.unwrap_err();
+        let nn::Error::Allocation {
+            shape, dtype, bytes, ..
+        } = &err
+        else {
+            panic!("{what}: {err}")
+        };
+        assert_eq!(
+            (&shape[..], *dtype, *bytes),
+            (&refused[..], DType::F32, 1 << 51),
+            "{what}"
+        );
+    }
+    // Layers whose constructors return a Result say so; the others panic with the shape.
+    let err = LSTM::with_options(100_000_000, 1_000_000, Default::default())
+        .err()
+        .expect("LSTM of 3 PB");
+    assert!(matches!(err, nn::Error::Allocation { .. }), "{err}");
+    let err = Conv2d::new(1 << 24, 1 << 24, [3, 3], Default::default(), true)
+        .err()
+        .expect("Conv2d of 9 PB");
+    assert!(matches!(err, nn::Error::Allocation { .. }), "{err}");
+    let panic = catch_unwind(|| Linear::new(1 << 24, 1 << 26, true))
+        .err()
+        .expect("Linear of 4 PB");
+    let message = panic.downcast_ref::<String>().unwrap();
+    assert!(
+        message.contains("[67108864, 16777216]") && message.contains("float32"),
+        "{message}"
+    );
+    // And a size that fits is still a tensor.
+    assert_eq!(
+        Tensor::try_full([2, 3], 2.0, DType::F32)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
+        [2.0; 6]
     );
 }
 

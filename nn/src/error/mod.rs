@@ -110,6 +110,18 @@ pub enum Error {
         /// Elements given.
         got: usize,
     },
+    /// A tensor the allocator refused (or whose bytes overflow `isize::MAX`): PyTorch's "not enough memory".
+    #[error("{op}: cannot allocate a tensor of shape {shape} and dtype {dtype} ({bytes} bytes)")]
+    Allocation {
+        /// The constructor.
+        op: &'static str,
+        /// The shape asked for.
+        shape: Shape,
+        /// The dtype asked for.
+        dtype: DType,
+        /// Its bytes (saturated at `usize::MAX`).
+        bytes: usize,
+    },
     /// A backward pass that cannot run, or an operation autograd cannot record (a second backward through a
     /// freed graph, a backward from a tensor that requires no gradient, an in-place change autograd would miss).
     #[error("autograd: {op}: {message}")]

@@ -79,14 +79,14 @@ impl Conv2d {
                 "padding='same' is not supported for strided convolutions",
             ));
         }
-        let weight = Tensor::zeros(
+        let weight = Tensor::try_zeros(
             [out_channels, in_channels / g, kernel_size[0], kernel_size[1]],
             DType::F32,
-        );
+        )?;
         init::kaiming_uniform_(&weight, 5f64.sqrt())?;
         let fan_in = in_channels / g * kernel_size[0] * kernel_size[1];
         let bias = if bias {
-            let b = Tensor::zeros([out_channels], DType::F32);
+            let b = Tensor::try_zeros([out_channels], DType::F32)?;
             init::bias_uniform_(&b, fan_in)?;
             Some(Param::new(b))
         } else {

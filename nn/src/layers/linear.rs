@@ -42,13 +42,17 @@ impl Linear {
     }
 
     /// A layer in `f32`, initialised as PyTorch does (from the global generator).
+    ///
+    /// # Panics
+    /// Where its weight cannot be allocated, as [`Tensor::zeros`] does (the message names the shape).
     pub fn new(in_features: usize, out_features: usize, bias: bool) -> Linear {
+        // The shapes are 2-dimensional, so the initialisers fail only where the allocator refuses.
+        let allocated = |r: Result<()>| r.unwrap_or_else(|e| panic!("Linear({in_features}, {out_features}): {e}"));
         let weight = Tensor::zeros([out_features, in_features], DType::F32);
-        // The shapes are 2-dimensional, so the initialisers cannot fail.
-        let _ = init::kaiming_uniform_(&weight, 5f64.sqrt());
+        allocated(init::kaiming_uniform_(&weight, 5f64.sqrt()));
         let bias = bias.then(|| {
             let b = Tensor::zeros([out_features], DType::F32);
-            let _ = init::bias_uniform_(&b, in_features);
+            allocated(init::bias_uniform_(&b, in_features));
             Param::new(b)
         });
         Linear {

@@ -71,7 +71,8 @@ impl LSTM {
         LSTM::with_options(input_size, hidden_size, LstmOptions::default()).expect("the default options are valid")
     }
 
-    /// Every constructor argument; `num_layers` must be positive and `dropout` in `[0, 1]`.
+    /// Every constructor argument; `num_layers` must be positive and `dropout` in `[0, 1]`. Weights the
+    /// allocator refuses are an [`Error::Allocation`].
     pub fn with_options(input_size: usize, hidden_size: usize, options: LstmOptions) -> Result<LSTM> {
         if options.num_layers == 0 || hidden_size == 0 {
             return Err(Error::invalid("LSTM", "num_layers and hidden_size must be positive"));
@@ -84,6 +85,12 @@ impl LSTM {
         }
         let bound = 1.0 / (hidden_size as f64).sqrt();
         let directions = if options.bidirectional { 2 } else { 1 };
+        if hidden_size.checked_mul(4 * directions).is_none() {
+            return Err(Error::invalid(
+                "LSTM",
+                format!("hidden_size {hidden_size} is too large: its 4 gates' rows overflow usize"),
+            ));
+        }
         let mut params = IndexMap::new();
         for layer in 0..options.num_layers {
             let layer_in = if layer == 0 {
@@ -102,7 +109,7 @@ impl LSTM {
                     shapes.push(("bias_hh", vec![4 * hidden_size]));
                 }
                 for (name, shape) in shapes {
-                    let t = random::with_global(|g| Tensor::uniform_with(shape, -bound, bound, DType::F32, g));
+                    let t = random::with_global(|g| Tensor::try_uniform_with(shape, -bound, bound, DType::F32, g))?;
                     params.insert(format!("{name}_l{layer}{suffix}"), Param::new(t));
                 }
             }

@@ -93,15 +93,26 @@ impl Tensor {
     /// A tensor of zeros.
     ///
     /// # Panics
-    /// Like `vec!`, when the shape's bytes overflow `isize::MAX` (the message names the shape and dtype); the
-    /// constructors that take data ([`from_vec`](Self::from_vec), [`from_bytes`](Self::from_bytes)) return
-    /// errors instead.
+    /// Where the allocator refuses the tensor or its bytes overflow `isize::MAX` (the message names the shape
+    /// and dtype), where `vec!` would abort; [`try_zeros`](Self::try_zeros) is the form returning an error.
     pub fn zeros(shape: impl Into<Shape>, dtype: DType) -> Tensor {
+        Tensor::try_zeros(shape, dtype).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A tensor of zeros, or [`Error::Allocation`] where it cannot be allocated (PyTorch's "not enough
+    /// memory").
+    ///
+    /// ```
+    /// use nn::{DType, Error, Tensor};
+    /// assert_eq!(Tensor::try_zeros([2, 3], DType::F32).unwrap().numel(), 6);
+    /// let err = Tensor::try_zeros([1 << 40, 1 << 20], DType::F32).unwrap_err();
+    /// assert!(matches!(err, Error::Allocation { .. }), "{err}");
+    /// ```
+    pub fn try_zeros(shape: impl Into<Shape>, dtype: DType) -> Result<Tensor> {
         let shape = shape.into();
-        Tensor::from_cpu(
-            CpuData::zeros(dtype, creatable("zeros", &shape, dtype, dtype.size_in_bytes())),
-            shape,
-        )
+        let n = allocatable("zeros", &shape, dtype, dtype.size_in_bytes())?;
+        let data = CpuData::try_zeros(dtype, n).ok_or_else(|| refused("zeros", &shape, dtype))?;
+        Ok(Tensor::from_cpu(data, shape))
     }
 
     /// A tensor of ones.
@@ -109,13 +120,19 @@ impl Tensor {
         Tensor::full(shape, 1.0, dtype)
     }
 
-    /// A tensor filled with `value`, cast to `dtype`. Panics as [`zeros`](Self::zeros) does.
+    /// A tensor filled with `value`, cast to `dtype`. Panics as [`zeros`](Self::zeros) does;
+    /// [`try_full`](Self::try_full) returns the error.
     pub fn full(shape: impl Into<Shape>, value: f64, dtype: DType) -> Tensor {
+        Tensor::try_full(shape, value, dtype).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A tensor filled with `value`, or [`Error::Allocation`] as [`try_zeros`](Self::try_zeros).
+    pub fn try_full(shape: impl Into<Shape>, value: f64, dtype: DType) -> Result<Tensor> {
         let shape = shape.into();
-        Tensor::from_cpu(
-            CpuData::full(dtype, creatable("full", &shape, dtype, dtype.size_in_bytes()), value),
-            shape,
-        )
+        let n = allocatable("full", &shape, dtype, dtype.size_in_bytes())?;
+        let mut data = CpuData::try_zeros(dtype, n).ok_or_else(|| refused("full", &shape, dtype))?;
+        data.fill(value);
+        Ok(Tensor::from_cpu(data, shape))
     }
 
     /// Zeros with this tensor's shape, dtype and device.
@@ -152,7 +169,8 @@ impl Tensor {
         random::with_global(|g| Tensor::randn_with(shape, dtype, g))
     }
 
-    /// Samples of the standard normal distribution from `generator`. Panics as [`zeros`](Self::zeros) does.
+    /// Samples of the standard normal distribution from `generator`. Panics as [`zeros`](Self::zeros) does;
+    /// [`try_randn_with`](Self::try_randn_with) returns the error.
     ///
     /// ```
     /// use nn::{Tensor, DType, random::Generator};
@@ -161,11 +179,12 @@ impl Tensor {
     /// assert_eq!(a.to_vec::<f64>().unwrap(), b.to_vec::<f64>().unwrap());
     /// ```
     pub fn randn_with(shape: impl Into<Shape>, dtype: DType, generator: &mut Generator) -> Tensor {
-        let shape = shape.into();
-        let values: Vec<f64> = (0..creatable("randn", &shape, dtype, STAGED))
-            .map(|_| generator.normal())
-            .collect();
-        Tensor::from_cpu(super::cast::cast_data(&CpuData::F64(values), dtype), shape)
+        Tensor::try_randn_with(shape, dtype, generator).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Samples of the standard normal distribution from `generator`, or [`Error::Allocation`].
+    pub fn try_randn_with(shape: impl Into<Shape>, dtype: DType, generator: &mut Generator) -> Result<Tensor> {
+        drawn("randn", shape.into(), dtype, || generator.normal())
     }
 
     /// Samples uniform in `[low, high)` from the global generator.
@@ -173,7 +192,8 @@ impl Tensor {
         random::with_global(|g| Tensor::uniform_with(shape, low, high, dtype, g))
     }
 
-    /// Samples uniform in `[low, high)` from `generator`. Panics as [`zeros`](Self::zeros) does.
+    /// Samples uniform in `[low, high)` from `generator`. Panics as [`zeros`](Self::zeros) does;
+    /// [`try_uniform_with`](Self::try_uniform_with) returns the error.
     pub fn uniform_with(
         shape: impl Into<Shape>,
         low: f64,
@@ -181,27 +201,56 @@ impl Tensor {
         dtype: DType,
         generator: &mut Generator,
     ) -> Tensor {
-        let shape = shape.into();
-        let values: Vec<f64> = (0..creatable("uniform", &shape, dtype, STAGED))
-            .map(|_| generator.uniform(low, high))
-            .collect();
-        Tensor::from_cpu(super::cast::cast_data(&CpuData::F64(values), dtype), shape)
+        Tensor::try_uniform_with(shape, low, high, dtype, generator).unwrap_or_else(|e| panic!("{e}"))
     }
+
+    /// Samples uniform in `[low, high)` from `generator`, or [`Error::Allocation`].
+    pub fn try_uniform_with(
+        shape: impl Into<Shape>,
+        low: f64,
+        high: f64,
+        dtype: DType,
+        generator: &mut Generator,
+    ) -> Result<Tensor> {
+        drawn("uniform", shape.into(), dtype, || generator.uniform(low, high))
+    }
+}
+
+/// A tensor of `shape` and `dtype` of values drawn one by one as `f64` (the generators' order), then cast.
+fn drawn(op: &'static str, shape: Shape, dtype: DType, mut draw: impl FnMut() -> f64) -> Result<Tensor> {
+    let n = allocatable(op, &shape, dtype, STAGED)?;
+    let mut values = Vec::new();
+    values.try_reserve_exact(n).map_err(|_| refused(op, &shape, dtype))?;
+    values.extend((0..n).map(|_| draw()));
+    Ok(Tensor::from_cpu(
+        super::cast::cast_data(&CpuData::F64(values), dtype),
+        shape,
+    ))
 }
 
 /// Bytes per element of the `f64` values the random constructors draw before casting to the dtype asked for.
 const STAGED: usize = std::mem::size_of::<f64>();
 
-/// The element count of a tensor of `shape` and `dtype` about to be allocated by `op` at `bytes_per_element`;
-/// panics with the shape and dtype named when its bytes overflow `isize::MAX` (where `Vec` would panic with
-/// "capacity overflow").
-fn creatable(op: &str, shape: &Shape, dtype: DType, bytes_per_element: usize) -> usize {
+/// The element count of a tensor of `shape` and `dtype` about to be allocated by `op` at `bytes_per_element`,
+/// or [`Error::Allocation`] when its bytes overflow `isize::MAX` (where `Vec` would panic with "capacity
+/// overflow").
+fn allocatable(op: &'static str, shape: &Shape, dtype: DType, bytes_per_element: usize) -> Result<usize> {
     let numel = shape.numel();
     if numel
         .checked_mul(bytes_per_element)
         .is_none_or(|bytes| bytes > isize::MAX as usize)
     {
-        panic!("Tensor::{op}: a tensor of shape {shape} and dtype {dtype} does not fit in memory");
+        return Err(refused(op, shape, dtype));
     }
-    numel
+    Ok(numel)
+}
+
+/// [`Error::Allocation`] for a tensor of `shape` and `dtype`.
+fn refused(op: &'static str, shape: &Shape, dtype: DType) -> Error {
+    Error::Allocation {
+        op,
+        shape: shape.clone(),
+        dtype,
+        bytes: shape.numel().saturating_mul(dtype.size_in_bytes()),
+    }
 }

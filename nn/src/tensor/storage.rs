@@ -9,6 +9,49 @@ use parking_lot::RwLock;
 use super::raw::Raw;
 use crate::{DType, Device, Element, Error, Result};
 
+/// Element types whose all-zero bit pattern is a valid value (zero, or `false`).
+///
+/// # Safety
+/// An implementor must be a non-zero-sized type for which every byte being 0 is a valid, initialised value.
+unsafe trait Zeroable: Sized {}
+
+// SAFETY: for each of these, all-zero bytes are a valid value: +0.0 for the IEEE 754 floats (`f16` and `bf16`
+// are `#[repr(transparent)]` over a `u16` bit pattern), 0 for the integers, `false` for `bool`; none is
+// zero-sized.
+unsafe impl Zeroable for f16 {}
+// SAFETY: as above.
+unsafe impl Zeroable for bf16 {}
+// SAFETY: as above.
+unsafe impl Zeroable for f32 {}
+// SAFETY: as above.
+unsafe impl Zeroable for f64 {}
+// SAFETY: as above.
+unsafe impl Zeroable for i64 {}
+// SAFETY: as above.
+unsafe impl Zeroable for i32 {}
+// SAFETY: as above.
+unsafe impl Zeroable for u8 {}
+// SAFETY: as above.
+unsafe impl Zeroable for bool {}
+
+/// `n` zeros from the allocator's zeroed memory, as `vec![0; n]` gets them (no pass writing zeros), or `None`
+/// where the allocator refuses, instead of `vec!`'s abort.
+fn try_zeroed<T: Zeroable>(n: usize) -> Option<Vec<T>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<T>(n).ok()?;
+    // SAFETY: `layout`'s size is non-zero: `n > 0` and `T` is not zero-sized (`Zeroable`'s contract).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` comes from the global allocator with `Layout::array::<T>(n)`, which is the size and
+    // alignment a `Vec<T>` of capacity `n` allocates with, so the `Vec` may own and free it; its `n` elements
+    // are initialised, since the memory is zeroed and all-zero bytes are a valid `T` (`Zeroable`).
+    Some(unsafe { Vec::from_raw_parts(ptr, n, n) })
+}
+
 /// A host buffer: one typed `Vec` per dtype, so every element is aligned for its type.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum CpuData {
@@ -59,23 +102,27 @@ impl CpuData {
 
     /// A buffer of `n` zeros (false for bool).
     pub(crate) fn zeros(dtype: DType, n: usize) -> CpuData {
-        match dtype {
-            DType::F16 => CpuData::F16(vec![f16::ZERO; n]),
-            DType::BF16 => CpuData::BF16(vec![bf16::ZERO; n]),
-            DType::F32 => CpuData::F32(vec![0.0; n]),
-            DType::F64 => CpuData::F64(vec![0.0; n]),
-            DType::I64 => CpuData::I64(vec![0; n]),
-            DType::I32 => CpuData::I32(vec![0; n]),
-            DType::U8 => CpuData::U8(vec![0; n]),
-            DType::Bool => CpuData::Bool(vec![false; n]),
-        }
+        CpuData::try_zeros(dtype, n).unwrap_or_else(|| {
+            panic!(
+                "cannot allocate {n} elements of {dtype} ({} bytes): the allocator refused",
+                n.saturating_mul(dtype.size_in_bytes())
+            )
+        })
     }
 
-    /// A buffer of `n` copies of `value`, cast to `dtype` as PyTorch's `full` does.
-    pub(crate) fn full(dtype: DType, n: usize, value: f64) -> CpuData {
-        let mut data = CpuData::zeros(dtype, n);
-        data.fill(value);
-        data
+    /// A zeroed buffer of `n` elements, or `None` where the allocator refuses it (or its bytes overflow
+    /// `isize::MAX`): the fallible form of [`zeros`](Self::zeros), which `vec![0; n]` has no form of.
+    pub(crate) fn try_zeros(dtype: DType, n: usize) -> Option<CpuData> {
+        Some(match dtype {
+            DType::F16 => CpuData::F16(try_zeroed(n)?),
+            DType::BF16 => CpuData::BF16(try_zeroed(n)?),
+            DType::F32 => CpuData::F32(try_zeroed(n)?),
+            DType::F64 => CpuData::F64(try_zeroed(n)?),
+            DType::I64 => CpuData::I64(try_zeroed(n)?),
+            DType::I32 => CpuData::I32(try_zeroed(n)?),
+            DType::U8 => CpuData::U8(try_zeroed(n)?),
+            DType::Bool => CpuData::Bool(try_zeroed(n)?),
+        })
     }
 
     /// Sets every element to `value`, cast to the dtype as PyTorch's `fill_` does, in place.

@@ -4,7 +4,7 @@ use super::config::{ActivationKind, DynamicsConfig, NormType};
 use super::mlp::{MlpOptions, mlp};
 use super::res_block::ResBlock;
 use nn::functional::{Conv2dOptions, Padding2d};
-use nn::layers::{BatchNorm1d, BatchNorm2d, Conv2d, GELU, LSTM, LayerNorm, PReLU, ReLU};
+use nn::layers::{BatchNorm1d, BatchNorm2d, Conv2d, GELU, LSTM, LayerNorm, LstmOptions, PReLU, ReLU};
 use nn::{Call, Forward, Module, Result, Sequential, Shared, Tensor, TensorModule};
 
 /// LightZero's `DynamicsNetwork`: predicts the next latent state, the LSTM's next state and the value prefix
@@ -83,7 +83,11 @@ impl DynamicsNetwork {
             .collect::<Result<_>>()?;
         let conv1x1_reward = Conv2d::new(c, config.reward_head_channels, [1, 1], Conv2dOptions::default(), true)?;
         let norm_reward = norm(config.reward_head_channels);
-        let lstm = LSTM::new(config.flatten_input_size_for_reward_head, config.lstm_hidden_size);
+        let lstm = LSTM::with_options(
+            config.flatten_input_size_for_reward_head,
+            config.lstm_hidden_size,
+            LstmOptions::default(),
+        )?;
         let norm_value_prefix = BatchNorm1d::new(config.lstm_hidden_size);
         let fc_reward_head = mlp(
             config.lstm_hidden_size,
