@@ -112,8 +112,8 @@ fn creating_a_tensor_too_large_for_memory_panics_naming_shape_and_dtype() {
 
 /// PyTorch raises "not enough memory" where its allocator refuses a tensor: here a typed error from every
 /// fallible constructor, and a panic naming the shape (never `vec!`'s abort, which no caller can catch) from
-/// the infallible ones. 1.6 PB passes any machine's memory and x86-64's 128 TiB of address space, so every
-/// allocator refuses it, overcommitting or not.
+/// the infallible ones. The sizes (1.6 PB and more) pass any machine's memory and x86-64's 128 TiB of address
+/// space, so every allocator refuses them, overcommitting or not.
 #[test]
 fn a_tensor_the_allocator_refuses_is_an_error_or_a_panic_never_an_abort() {
     let refused = [1usize << 17, 1 << 32]; // 2^49 f32 elements: 2 PiB
