@@ -14,13 +14,14 @@ use reference::efficientzero::check_export;
 use reference::parity::activations::{Verdict, run_file};
 
 const ACTIVATIONS: [&str; 2] = ["activations.safetensors", "activations_more.safetensors"];
-const DYNAMICS: [&str; 6] = [
+const DYNAMICS: [&str; 7] = [
     "dynamics_small",
     "dynamics_gelu_ln",
     "dynamics_prelu_deep",
     "dynamics_ln_downsample",
     "dynamics_wide",
     "dynamics_bn_downsample_1x1",
+    "dynamics_lstm1_bn",
 ];
 const CHILD: &str = "parity_under_one_capability";
 

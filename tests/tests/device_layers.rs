@@ -42,6 +42,7 @@ fn dynamics_network_on_wgpu_matches_pytorch() {
         "dynamics_ln_downsample",
         "dynamics_wide",
         "dynamics_bn_downsample_1x1",
+        "dynamics_lstm1_bn",
     ] {
         let report = check_export(&fixture(dir), dev);
         println!("{dir} on {dev}\n{report}");
