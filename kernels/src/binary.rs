@@ -7,6 +7,7 @@ use crate::activation::{Compute, forward_in_place, forward_into};
 use crate::dtype::with_float_type;
 use crate::gather::metadata;
 use crate::launch::{arg, elements, launch};
+use crate::math::is_nan;
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 use crate::{Formula, HostFormula, Real};
 
@@ -39,6 +40,35 @@ binary_formula!(/// `a * b`.
     Mul, |a, b| a * b);
 binary_formula!(/// `a / b`.
     Div, |a, b| a / b);
+/// The larger of `a` and `b`, NaN if either is (PyTorch's `maximum`); `b` where they are equal, as the CPU's
+/// `max_nan`.
+pub struct Maximum;
+
+#[cube]
+impl BinaryFormula for Maximum {
+    fn apply<C: Float>(a: C, b: C) -> C {
+        let mut larger = b;
+        if is_nan::<C, Const<1>>(a) || a > b {
+            larger = a;
+        }
+        larger
+    }
+}
+
+/// The smaller of `a` and `b`, NaN if either is (PyTorch's `minimum`); `b` where they are equal, as the CPU's
+/// `min_nan`.
+pub struct Minimum;
+
+#[cube]
+impl BinaryFormula for Minimum {
+    fn apply<C: Float>(a: C, b: C) -> C {
+        let mut smaller = b;
+        if is_nan::<C, Const<1>>(a) || a < b {
+            smaller = a;
+        }
+        smaller
+    }
+}
 
 /// Which arithmetic operation to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -51,12 +81,16 @@ pub enum BinaryOp {
     Mul,
     /// `a / b`.
     Div,
+    /// The larger, NaN if either is.
+    Maximum,
+    /// The smaller, NaN if either is.
+    Minimum,
 }
 
 /// Runs `$body` with `$o` the [`BinaryFormula`] of the [`BinaryOp`] `$op`.
 macro_rules! with_op {
     ($op:expr, $o:ident => $body:expr) => {
-        with_op!(@each $op, $o, $body, Add Sub Mul Div)
+        with_op!(@each $op, $o, $body, Add Sub Mul Div Maximum Minimum)
     };
     (@each $op:expr, $o:ident, $body:expr, $($name:ident)*) => {
         match $op {

@@ -196,12 +196,45 @@ fn a_module_moved_to_wgpu_runs_there_and_its_state_moves_back() {
 }
 
 #[test]
-fn an_operation_without_a_kernel_says_so() {
+fn an_operation_on_host_memory_says_so_for_a_device_tensor() {
     let Some(dev) = gpu_or_skip("no_kernel") else { return };
     let x = Tensor::zeros([2, 3], DType::F32).to_device(dev).unwrap();
-    let err = x.maximum(&x).unwrap_err();
+    let err = x.with_bytes(|b| b.len()).unwrap_err();
     assert!(matches!(err, Error::UnsupportedOnDevice { .. }), "{err}");
     assert!(err.to_string().contains(&dev.to_string()), "{err}");
+}
+
+/// `maximum` / `minimum` on the device bit for bit as on the CPU: NaN from either side wins, broadcasting, in place
+/// too, and the second operand where the two are equal (for `±0`: PyTorch 2.5.1's CPU gives the first in its
+/// vectorised loop and the second in its tail, so either is PyTorch's). What AMSGrad's running maximum runs on.
+#[test]
+fn maximum_and_minimum_on_the_device_equal_the_cpus() {
+    let Some(dev) = gpu_or_skip("maximum") else { return };
+    let nan = f32::NAN;
+    let a = Tensor::from_vec(vec![1.0f32, -2.0, nan, 3.0, -0.0, 0.0, f32::INFINITY, 5.0], [2, 4]).unwrap();
+    let b = Tensor::from_vec(vec![0.5f32, -1.0, 4.0, nan, 0.0, -0.0, 7.0, f32::NEG_INFINITY], [2, 4]).unwrap();
+    let row = Tensor::from_vec(vec![0.0f32, nan, -1.0, 2.0], [4]).unwrap();
+    let bits = |t: &Tensor| -> Vec<u32> {
+        t.cpu()
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect()
+    };
+    let on = |t: &Tensor| t.to_device(dev).unwrap();
+    for (x, y) in [(&a, &b), (&b, &a), (&a, &row)] {
+        assert_eq!(bits(&on(x).maximum(&on(y)).unwrap()), bits(&x.maximum(y).unwrap()));
+        assert_eq!(bits(&on(x).minimum(&on(y)).unwrap()), bits(&x.minimum(y).unwrap()));
+        let (inplace, want) = (on(x), x.mul_scalar(1.0).unwrap());
+        inplace.maximum_(&on(y)).unwrap();
+        want.maximum_(y).unwrap();
+        assert_eq!(bits(&inplace), bits(&want));
+    }
+    let max = bits(&on(&a).maximum(&on(&b)).unwrap());
+    assert_eq!(max[..4], [1.0f32, -1.0, nan, nan].map(f32::to_bits));
+    assert_eq!(max[6..], [f32::INFINITY, 5.0].map(f32::to_bits));
 }
 
 #[test]

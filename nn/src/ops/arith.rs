@@ -1,4 +1,4 @@
-//! Arithmetic: broadcast `add` / `sub` / `mul` / `div` (on devices too), `maximum` / `minimum`, their in-place
+//! Arithmetic: broadcast `add` / `sub` / `mul` / `div` / `maximum` / `minimum` (on devices too), their in-place
 //! forms, and the scalar forms `x·scale + shift` (`affine`, `add_scalar`, `mul_scalar`, and in place).
 
 use kernels::GpuBuffer;
@@ -258,9 +258,9 @@ grads: Some(BinaryGrads::OfOperands {
     },
 }));
 binary_fn!(/// The larger of `a` and `b` (NaN if either is), broadcasting.
-    Maximum, maximum, maximum_, None, |a, b| a.max_nan(b), grads: None);
+    Maximum, maximum, maximum_, Some(BinaryOp::Maximum), |a, b| a.max_nan(b), grads: None);
 binary_fn!(/// The smaller of `a` and `b` (NaN if either is), broadcasting.
-    Minimum, minimum, minimum_, None, |a, b| a.min_nan(b), grads: None);
+    Minimum, minimum, minimum_, Some(BinaryOp::Minimum), |a, b| a.min_nan(b), grads: None);
 
 /// `x·scale + shift` for a float `x`, in a new tensor; inputs `[x]`.
 #[derive(Clone, Copy)]
