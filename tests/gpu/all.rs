@@ -34,3 +34,5 @@ mod lstm_grad;
 mod norm_sweep;
 #[path = "../tests/optim.rs"]
 mod optim;
+#[path = "../tests/optim_sweep.rs"]
+mod optim_sweep;

@@ -16,7 +16,7 @@ group_options! {
         /// L2 penalty added to the gradient.
         weight_decay: f64 = 0.0 => "weight_decay value",
         /// The accumulator's starting value.
-        initial_accumulator_value: f64 = 0.0 => "initial_accumulator_value",
+        initial_accumulator_value: f64 = 0.0 => "initial_accumulator_value value",
         /// Maximise the objective.
         maximize: bool = false,
     }
