@@ -30,6 +30,8 @@ mod grad_utils;
 mod losses;
 #[path = "../tests/lstm_grad.rs"]
 mod lstm_grad;
+#[path = "../tests/lstm_sweep.rs"]
+mod lstm_sweep;
 #[path = "../tests/norm_sweep.rs"]
 mod norm_sweep;
 #[path = "../tests/optim.rs"]

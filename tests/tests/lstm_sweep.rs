@@ -1,0 +1,116 @@
+//! `LSTM` against PyTorch 2.5.1 over 32 random configurations: the outputs, the loss and every gradient
+//! (`tests/fixtures/lstm_sweep.safetensors`, from `tests/fixtures/generate/lstm_sweep.py`, which lists what the
+//! configurations cover: sizes on both sides of the device kernels' blocks, one to three layers, both directions,
+//! batch-first, no biases, 1 to 30 steps, unbatched inputs, an empty batch, with and without a state), on the CPU
+//! and on a device (wgpu, or `NN_TEST_DEVICE`; without one the device test skips, and fails under `CI=true`).
+//!
+//! Tolerance: `torch.testing.assert_close`'s defaults for the dtype against PyTorch's result; the parameters'
+//! float32 gradients against the exact ones (PyTorch's, computed in float64 from the same tensors), each element
+//! within float32's defaults or within twice PyTorch's own float32 error on that tensor: a weight's gradient sums
+//! over every step and sample.
+
+use integration_tests::{assert_close, assert_close_to_exact, lacks_dtype, leaf_of, on_cpu_and_gpu, tensors};
+use nn::layers::{LSTM, LstmOptions};
+use nn::prelude::*;
+use nn::{DType, Device, StateDict, Tensor};
+
+const CASES: usize = 32;
+
+/// Runs case `i` on `device`; returns whether it ran (false where the device lacks its dtype).
+fn run_case(f: &StateDict, i: usize, device: Device) -> bool {
+    let c: Vec<i64> = f[&format!("{i}.config")].to_vec::<i64>().unwrap();
+    let dtype = if c[9] == 1 { DType::F64 } else { DType::F32 };
+    if lacks_dtype(device, dtype) {
+        return false;
+    }
+    let options = LstmOptions {
+        num_layers: c[2] as usize,
+        bidirectional: c[3] == 1,
+        batch_first: c[4] == 1,
+        bias: c[5] == 1,
+        ..LstmOptions::default()
+    };
+    let what = format!(
+        "case {i} (input {}, hidden {}, {options:?}, {} steps, batch {}, state {}, {dtype}) on {device}",
+        c[0], c[1], c[6], c[7], c[8]
+    );
+    let get = |key: &str| {
+        f.get(&format!("{i}.{key}"))
+            .unwrap_or_else(|| panic!("{what}: no {key}"))
+    };
+    let mut m = LSTM::with_options(c[0] as usize, c[1] as usize, options).unwrap();
+    m.to_dtype(dtype).unwrap();
+    let prefix = format!("{i}.param.");
+    let params: StateDict = f
+        .iter()
+        .filter_map(|(k, t)| k.strip_prefix(&prefix).map(|k| (k.to_owned(), t.clone())))
+        .collect();
+    m.load_state_dict(&params, true, false)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    m.to_device(device).unwrap();
+    let leaf = |key: &str| leaf_of(&get(key).to_device(device).unwrap());
+    let x = leaf("input");
+    let state = (c[8] == 1).then(|| (leaf("h0"), leaf("c0")));
+    let (y, (h, cell)) = match m.forward((x.clone(), state.clone())) {
+        Ok(outputs) => outputs,
+        // The LSTM refuses float64 on wgpu before launch (README): a typed refusal, not a result to check.
+        Err(e @ nn::Error::UnsupportedOnDevice { .. }) if !device.is_cpu() => {
+            eprintln!("{what}: {e}");
+            return false;
+        }
+        Err(e) => panic!("{what}: forward: {e}"),
+    };
+    let proj = |k: &str| get(&format!("proj.{k}")).to_device(device).unwrap();
+    let mut loss: Option<Tensor> = None;
+    for (name, out) in [("output", &y), ("h_n", &h), ("c_n", &cell)] {
+        assert_close(&format!("{what}: {name}"), out, get(name));
+        let term = out.mul(&proj(name)).unwrap().sum_all().unwrap();
+        loss = Some(match loss {
+            None => term,
+            Some(l) => l.add(&term).unwrap(),
+        });
+    }
+    let loss = loss.unwrap();
+    assert_close(&format!("{what}: loss"), &loss.reshape([1]).unwrap(), get("loss"));
+    loss.backward().unwrap_or_else(|e| panic!("{what}: backward: {e}"));
+    let grad = |t: &Tensor, name: &str| t.grad().unwrap_or_else(|| panic!("{what}: {name} has no gradient"));
+    assert_close(&format!("{what}: grad input"), &grad(&x, "input"), get("grad.input"));
+    if let Some((h0, c0)) = &state {
+        assert_close(&format!("{what}: grad h0"), &grad(h0, "h0"), get("grad.h0"));
+        assert_close(&format!("{what}: grad c0"), &grad(c0, "c0"), get("grad.c0"));
+    }
+    let mut seen = 0;
+    for (key, p) in m.named_parameters() {
+        let got = p.grad().unwrap_or_else(|| panic!("{what}: {key} has no gradient"));
+        let name = format!("{what}: grad {key}");
+        let pytorch = get(&format!("grad.param.{key}"));
+        match dtype {
+            DType::F64 => assert_close(&name, &got, pytorch),
+            _ => assert_close_to_exact(&name, &got, pytorch, get(&format!("exact.grad.param.{key}"))),
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, params.len(), "{what}: every parameter checked");
+    true
+}
+
+fn check(device: Device) {
+    let f = tensors("lstm_sweep.safetensors");
+    let cases = (0..).take_while(|i| f.contains_key(&format!("{i}.config"))).count();
+    assert_eq!(cases, CASES, "the fixture's cases");
+    let float32 = (0..cases)
+        .filter(|i| f[&format!("{i}.config")].to_vec::<i64>().unwrap()[9] == 0)
+        .count();
+    let ran = (0..cases).filter(|&i| run_case(&f, i, device)).count();
+    // Every case on the CPU; on a device at least every float32 one.
+    assert!(
+        ran >= if device.is_cpu() { CASES } else { float32 },
+        "{ran} cases ran on {device}"
+    );
+}
+
+on_cpu_and_gpu!(
+    lstm_outputs_and_gradients_match_pytorch_over_random_configurations,
+    lstm_outputs_and_gradients_on_a_device_match_pytorch_over_random_configurations,
+    check
+);
