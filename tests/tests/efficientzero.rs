@@ -13,7 +13,7 @@
 use integration_tests::{fixture, tensors};
 use nn::Device;
 use reference::efficientzero::check_export;
-use reference::parity::close_tolerance;
+use reference::parity::{Exact, close_tolerance, tensor_check_or_exact};
 
 fn check(dir: &str) {
     let report = check_export(&fixture(dir), Device::Cpu);
@@ -82,6 +82,38 @@ fn pytorchs_own_float32_gradient_misses_its_float64_one_in_the_ill_conditioned_f
             "{f} is {} from {e}, beyond the spread {s}",
             (f - e).abs()
         );
+    }
+}
+
+/// A damaged `grad.safetensors` whose float64 gradient or spread has another shape than the gradient fails the
+/// check with both shapes named; it never compares the elements that happen to line up.
+#[test]
+fn a_spread_or_float64_gradient_of_another_shape_fails_naming_the_shapes() {
+    let t = |v: Vec<f32>, n: usize| nn::Tensor::from_vec(v, [n]).unwrap();
+    let (ours, pytorch) = (t(vec![1.0, 2.0], 2), t(vec![1.1, 2.0], 2));
+    let value = nn::Tensor::from_vec(vec![1.05f64, 2.0], [2]).unwrap(); // both miss it
+    let short_value = nn::Tensor::from_vec(vec![1.0f64], [1]).unwrap();
+    let (wide, short) = (t(vec![1.0, 1.0], 2), t(vec![1.0], 1));
+    let cases = [
+        (
+            Exact {
+                value: &value,
+                spread: Some(&short),
+            },
+            "spread of shape [1], expected [2]",
+        ),
+        (
+            Exact {
+                value: &short_value,
+                spread: Some(&wide),
+            },
+            "shape [1], expected [2]",
+        ),
+    ];
+    for (exact, reason) in cases {
+        let (check, _) = tensor_check_or_exact("g", &ours, &pytorch, Some(exact));
+        assert!(!check.passed, "{check}");
+        assert!(check.detail.contains(reason), "{check}");
     }
 }
 
