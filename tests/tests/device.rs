@@ -237,6 +237,36 @@ fn maximum_and_minimum_on_the_device_equal_the_cpus() {
     assert_eq!(max[6..], [f32::INFINITY, 5.0].map(f32::to_bits));
 }
 
+/// A sum or mean over fewer elements than a cube (one unit per output) is pairwise on the device: 255 × 0.1
+/// stays within 2 ulps of the exact sum (a sequential float32 sum is 32 ulps off; a Kahan sum would be exact,
+/// but Mesa's shader compiler simplified its compensation away). A batch norm's gradient cancels around such a
+/// mean: 7 ulps off, it had missed PyTorch's by 3.35× the tolerance on lavapipe (seed 812 of
+/// `dynamics_sweep.py --grad-batch`). A longer one, 2²⁰ × 0.1 (4,096 terms per unit before the cube's tree),
+/// stays within 4.
+#[test]
+fn device_sums_are_pairwise_a_few_ulps_from_the_exact_sum() {
+    let Some(dev) = gpu_or_skip("short sums") else { return };
+    let x = Tensor::full([3, 255], 0.1, DType::F32);
+    let exact = 255.0 * f64::from(0.1f32);
+    let eps = f64::from(f32::EPSILON);
+    let on = x.to_device(dev).unwrap();
+    // The spacing of floats is 16·eps in [16, 32) (the sum, 25.5) and eps / 16 in [1/16, 1/8) (the mean, 0.1).
+    for (what, got, want, ulp) in [
+        ("sum", on.sum_dims(&[1], false).unwrap(), exact, 16.0 * eps),
+        ("mean", on.mean_dims(&[1], false).unwrap(), exact / 255.0, eps / 16.0),
+    ] {
+        for v in got.cpu().unwrap().to_vec_f64().unwrap() {
+            assert!((v - want).abs() <= 2.0 * ulp, "{what} on {dev}: {v}, exact {want}");
+        }
+    }
+    let long = Tensor::full([2, 1 << 20], 0.1, DType::F32).to_device(dev).unwrap();
+    let exact = f64::from(1u32 << 20) * f64::from(0.1f32);
+    let ulp = eps * f64::from(1u32 << 16); // the spacing of floats in [2^16, 2^17), where 104,857.6 lies
+    for v in long.sum_dims(&[1], false).unwrap().cpu().unwrap().to_vec_f64().unwrap() {
+        assert!((v - exact).abs() <= 4.0 * ulp, "long sum on {dev}: {v}, exact {exact}");
+    }
+}
+
 #[test]
 fn softmax_of_large_rows_on_the_device_keeps_the_small_outputs_exact() {
     let Some(dev) = gpu_or_skip("softmax_large_rows") else {

@@ -1,5 +1,5 @@
 //! Reductions over any set of dimensions (sum, mean, variance): on the CPU accumulated in `f64` as PyTorch's
-//! CPU kernels accumulate `f32` in `double`; on a device by `kernels::sum` (compensated summation), the
+//! CPU kernels accumulate `f32` in `double`; on a device by `kernels::sum` (pairwise summation), the
 //! variance as a composition of the others.
 
 use kernels::GpuDevice;
