@@ -36,6 +36,14 @@ pub fn tensors(relative: &str) -> nn::StateDict {
     nn::io::load_safetensors(&fixture(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
 }
 
+/// The entries of `sd` whose keys start with `prefix`, the prefix taken off: one part of a fixture file (a
+/// case's parameters, a model's weights).
+pub fn under(sd: &nn::StateDict, prefix: &str) -> nn::StateDict {
+    sd.iter()
+        .filter_map(|(k, t)| k.strip_prefix(prefix).map(|k| (k.to_owned(), t.clone())))
+        .collect()
+}
+
 /// The largest `|a - b|`, after checking shapes; NaN on both sides counts as equal, NaN on one as infinite.
 pub fn max_abs_diff(a: &Tensor, b: &Tensor) -> f64 {
     max_error(a, b, |_| 1.0)

@@ -36,10 +36,7 @@ fn cases(name: &str) -> Vec<Case> {
         .iter()
         .filter_map(|dtype| {
             let prefix = format!("{name}.{dtype}.");
-            let fields: nn::StateDict = all
-                .iter()
-                .filter_map(|(k, t)| k.strip_prefix(&prefix).map(|f| (f.to_owned(), t.clone())))
-                .collect();
+            let fields = integration_tests::under(&all, &prefix);
             (!fields.is_empty()).then(|| Case {
                 name: format!("{name}.{dtype}"),
                 fields,

@@ -912,10 +912,7 @@ fn an_mlp_matches_pytorchs_gradients() {
         .append(GELU::default())
         .append(Linear::new(16, 3, true))
         .append(PReLU::new(1, 0.25));
-    let params: StateDict = f
-        .iter()
-        .filter_map(|(k, t)| k.strip_prefix("param.").map(|k| (k.to_owned(), t.clone())))
-        .collect();
+    let params = integration_tests::under(&f, "param.");
     model.to_dtype(DType::F64).unwrap();
     model.load_state_dict(&params, true, false).unwrap();
     let y = model.forward(f["input"].clone()).unwrap();

@@ -71,10 +71,7 @@ impl FusionModel {
     /// The model with the fixture's weights, in eval.
     fn loaded() -> FusionModel {
         let file = tensors("fuse_modules.safetensors");
-        let weights: StateDict = file
-            .iter()
-            .filter_map(|(k, v)| k.strip_prefix("weights.").map(|k| (k.to_owned(), v.clone())))
-            .collect();
+        let weights = integration_tests::under(&file, "weights.");
         let mut model = FusionModel::new();
         model.load_state_dict(&weights, true, false).unwrap();
         model.eval();

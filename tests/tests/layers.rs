@@ -15,10 +15,7 @@ fn fixture() -> StateDict {
 }
 
 fn case_state(f: &StateDict, case: &str, part: &str) -> StateDict {
-    let prefix = format!("{case}.{part}.");
-    f.iter()
-        .filter_map(|(k, t)| k.strip_prefix(&prefix).map(|k| (k.to_owned(), t.clone())))
-        .collect()
+    integration_tests::under(f, &format!("{case}.{part}."))
 }
 
 fn load(m: &mut impl Module, f: &StateDict, case: &str) {

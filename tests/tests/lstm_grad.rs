@@ -6,7 +6,7 @@
 use integration_tests::{assert_close, gpu_or_skip, leaf_of, tensors};
 use nn::layers::{LSTM, LstmOptions};
 use nn::prelude::*;
-use nn::{DType, Device, StateDict, Tensor};
+use nn::{DType, Device, Tensor};
 
 /// [`check_on`] on the CPU in f64 and f32.
 fn check(name: &str, make: impl Fn() -> LSTM, with_state: bool) {
@@ -27,11 +27,7 @@ fn check_on(name: &str, make: impl Fn() -> LSTM, with_state: bool, device: Devic
         let p = format!("{name}.{tag}");
         let mut m = make();
         m.to_dtype(dtype).unwrap();
-        let prefix = format!("{p}.param.");
-        let params: StateDict = f
-            .iter()
-            .filter_map(|(k, t)| k.strip_prefix(&prefix).map(|k| (k.to_owned(), t.clone())))
-            .collect();
+        let params = integration_tests::under(&f, &format!("{p}.param."));
         m.load_state_dict(&params, true, false).unwrap();
         m.to_device(device).unwrap();
         let leaf = |key: &str| leaf_of(&f[&format!("{p}.{key}")].to_device(device).unwrap());

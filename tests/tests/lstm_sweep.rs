@@ -40,11 +40,7 @@ fn run_case(f: &StateDict, i: usize, device: Device) -> bool {
     };
     let mut m = LSTM::with_options(c[0] as usize, c[1] as usize, options).unwrap();
     m.to_dtype(dtype).unwrap();
-    let prefix = format!("{i}.param.");
-    let params: StateDict = f
-        .iter()
-        .filter_map(|(k, t)| k.strip_prefix(&prefix).map(|k| (k.to_owned(), t.clone())))
-        .collect();
+    let params = integration_tests::under(f, &format!("{i}.param."));
     m.load_state_dict(&params, true, false)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     m.to_device(device).unwrap();
