@@ -14,7 +14,7 @@ use reference::efficientzero::check_export;
 use reference::parity::activations::{Verdict, run_file};
 
 const ACTIVATIONS: [&str; 2] = ["activations.safetensors", "activations_more.safetensors"];
-const DYNAMICS: [&str; 7] = [
+const DYNAMICS: [&str; 8] = [
     "dynamics_small",
     "dynamics_gelu_ln",
     "dynamics_prelu_deep",
@@ -22,6 +22,7 @@ const DYNAMICS: [&str; 7] = [
     "dynamics_wide",
     "dynamics_bn_downsample_1x1",
     "dynamics_lstm1_bn",
+    "dynamics_bn_grad_batch4",
 ];
 const CHILD: &str = "parity_under_one_capability";
 

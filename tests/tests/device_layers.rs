@@ -43,6 +43,7 @@ fn dynamics_network_on_wgpu_matches_pytorch() {
         "dynamics_wide",
         "dynamics_bn_downsample_1x1",
         "dynamics_lstm1_bn",
+        "dynamics_bn_grad_batch4",
     ] {
         let report = check_export(&fixture(dir), dev);
         println!("{dir} on {dev}\n{report}");

@@ -4,8 +4,8 @@
 //! `dynamics_small` is the shared fixture; the others were made by `fixtures/generate/dynamics.py` with
 //! LightZero 0.2.0: LayerNorm with GELU and two residual blocks, PReLU with three blocks and a 4-layer head,
 //! LayerNorm with `downsample`, and a wide one (64 channels, three blocks, one PReLU shared by all, 601 support
-//! bins, eval outputs up to 8.5), and two found by `fixtures/generate/dynamics_sweep.py`: batch norm on a 1×1 map
-//! after downsampling, and an LSTM of one unit into train-mode batch norm. Outputs and gradients are judged with
+//! bins, eval outputs up to 8.5), and three found by `fixtures/generate/dynamics_sweep.py`: batch norm on a 1×1 map
+//! after downsampling, an LSTM of one unit into train-mode batch norm, and gradients at a batch of 4. Outputs and gradients are judged with
 //! `torch.testing.assert_close`'s float32 tolerances (`atol 1e-5 + rtol 1.3e-6·|expected|`), gradients against
 //! PyTorch's float32 ones or, where those miss, its float64 ones, and where PyTorch's own float32 gradient
 //! misses its float64 one over batch orders, within that spread; the report prints the worst error in both terms.
@@ -55,6 +55,11 @@ fn batch_norm_on_a_1x1_map_after_downsampling_matches_pytorch() {
 #[test]
 fn an_lstm_of_one_unit_into_train_mode_batch_norm_matches_pytorch() {
     check("dynamics_lstm1_bn");
+}
+
+#[test]
+fn batch_norm_gradients_at_a_batch_of_four_match_pytorch() {
+    check("dynamics_bn_grad_batch4");
 }
 
 /// What makes `dynamics_lstm1_bn` a case for the spread: in the fixture's own data (PyTorch's, not nn's), PyTorch's
