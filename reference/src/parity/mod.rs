@@ -254,7 +254,8 @@ pub struct Exact<'a> {
 /// How much wider than PyTorch's own measured [`Exact::spread`] a result may land from the float64 one: the
 /// largest of a few dozen orders underestimates the range (seed 513 of `dynamics_sweep.py`: 3.2× the tolerance
 /// over 20 orders, 5.2× over 100), and nn's device kernels accumulate batch norm's sums in float32 where PyTorch's
-/// CPU accumulates them in float64 (there, nn on lavapipe spread 1.7× as wide as PyTorch over the same 20 orders).
+/// CPU accumulates them in float64 (there, with its short sums still sequential, nn on lavapipe spread 1.7× as
+/// wide as PyTorch over the same 20 orders).
 /// The convolution and LSTM sweeps (`tests/tests/conv_sweep.rs`, `lstm_sweep.rs`) allow the same factor over
 /// PyTorch's own float32 error.
 pub const SPREAD_MARGIN: f64 = 2.0;
