@@ -274,6 +274,7 @@ fn lstm_layers_directions_batch_first_and_state() {
             batch_first,
             dropout: 0.0,
             bidirectional,
+            proj_size: 0,
         };
         let make = || LSTM::with_options(5, 4, options).unwrap();
         let cpu = make();

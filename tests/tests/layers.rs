@@ -229,6 +229,7 @@ fn lstm_matches_pytorch_multi_layer_bidirectional_unbatched() {
         batch_first: true,
         bidirectional: true,
         dropout: 0.0,
+        proj_size: 0,
     };
     let bi = LSTM::with_options(3, 4, bi).unwrap();
     assert_eq!(
@@ -287,6 +288,89 @@ fn lstm_rejects_bad_input_and_state() {
             "{err}"
         );
     }
+}
+
+/// PyTorch 2.5.1's `nn.LSTM(3, 5, num_layers=2, batch_first=True, dropout=0.5, bidirectional=True,
+/// proj_size=2)`: its repr, its state dict's keys in order with their shapes (printed by PyTorch), its
+/// refusal of a `proj_size` not below `hidden_size` (`ValueError: proj_size has to be smaller than
+/// hidden_size`), and the state's shapes: `h` has `proj_size` features, `c` `hidden_size`. The numbers are
+/// `lstm_sweep.rs`'s projected cases.
+#[test]
+fn a_projected_lstm_has_pytorchs_keys_shapes_and_repr() {
+    let options = LstmOptions {
+        num_layers: 2,
+        batch_first: true,
+        dropout: 0.5,
+        bidirectional: true,
+        proj_size: 2,
+        ..LstmOptions::default()
+    };
+    let m = LSTM::with_options(3, 5, options).unwrap();
+    assert_eq!(
+        m.to_string(),
+        "LSTM(3, 5, proj_size=2, num_layers=2, batch_first=True, dropout=0.5, bidirectional=True)"
+    );
+    let keys: Vec<(String, Vec<usize>)> = m
+        .state_dict()
+        .iter()
+        .map(|(k, t)| (k.clone(), t.shape().dims().to_vec()))
+        .collect();
+    let mut expected = Vec::new();
+    for (layer, features) in [(0, 3), (1, 4)] {
+        for suffix in ["", "_reverse"] {
+            expected.extend([
+                (format!("weight_ih_l{layer}{suffix}"), vec![20, features]),
+                (format!("weight_hh_l{layer}{suffix}"), vec![20, 2]),
+                (format!("bias_ih_l{layer}{suffix}"), vec![20]),
+                (format!("bias_hh_l{layer}{suffix}"), vec![20]),
+                (format!("weight_hr_l{layer}{suffix}"), vec![2, 5]),
+            ]);
+        }
+    }
+    assert_eq!(keys, expected);
+    for proj_size in [5, 6] {
+        let err = LSTM::with_options(
+            3,
+            5,
+            LstmOptions {
+                proj_size,
+                ..LstmOptions::default()
+            },
+        )
+        .err()
+        .expect("PyTorch refuses it");
+        assert!(
+            err.to_string().contains("proj_size has to be smaller than hidden_size"),
+            "{err}"
+        );
+    }
+    let m = LSTM::with_options(
+        3,
+        5,
+        LstmOptions {
+            proj_size: 2,
+            ..LstmOptions::default()
+        },
+    )
+    .unwrap();
+    let (y, (h, c)) = m.forward((Tensor::zeros([4, 2, 3], DType::F32), None)).unwrap();
+    assert_eq!(
+        (y.shape().dims(), h.shape().dims(), c.shape().dims()),
+        (&[4, 2, 2][..], &[1, 2, 2][..], &[1, 2, 5][..])
+    );
+    // PyTorch: "Expected hidden[0] size (1, 2, 2), got [1, 2, 5]"; here the error names h0 and both shapes.
+    let full = (
+        Tensor::zeros([1, 2, 5], DType::F32),
+        Tensor::zeros([1, 2, 5], DType::F32),
+    );
+    let err = m
+        .forward((Tensor::zeros([4, 2, 3], DType::F32), Some(full)))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("h0") && err.contains("[1, 2, 2]") && err.contains("[1, 2, 5]"),
+        "{err}"
+    );
 }
 
 #[test]

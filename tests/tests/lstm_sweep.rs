@@ -1,5 +1,6 @@
-//! `LSTM` against PyTorch 2.5.1 over 32 random configurations: the outputs, the loss and every gradient
-//! (`tests/fixtures/lstm_sweep.safetensors`, from `tests/fixtures/generate/lstm_sweep.py`, which lists what the
+//! `LSTM` against PyTorch 2.5.1 over 32 random configurations, and 16 more with projections (`proj_size`): the
+//! outputs, the loss and every gradient (`tests/fixtures/lstm_sweep.safetensors` and
+//! `lstm_proj_sweep.safetensors`, from `tests/fixtures/generate/lstm_sweep.py`, which lists what the
 //! configurations cover: sizes on both sides of the device kernels' blocks, one to three layers, both directions,
 //! batch-first, no biases, 1 to 30 steps, unbatched inputs, an empty batch, with and without a state), on the CPU
 //! and on a device (wgpu, or `NN_TEST_DEVICE`; without one the device test skips, and fails under `CI=true`).
@@ -14,8 +15,6 @@ use nn::layers::{LSTM, LstmOptions};
 use nn::prelude::*;
 use nn::{DType, Device, StateDict, Tensor};
 
-const CASES: usize = 32;
-
 /// Runs case `i` on `device`; returns whether it ran (false where the device lacks its dtype).
 fn run_case(f: &StateDict, i: usize, device: Device) -> bool {
     let c: Vec<i64> = f[&format!("{i}.config")].to_vec::<i64>().unwrap();
@@ -28,6 +27,7 @@ fn run_case(f: &StateDict, i: usize, device: Device) -> bool {
         bidirectional: c[3] == 1,
         batch_first: c[4] == 1,
         bias: c[5] == 1,
+        proj_size: c.get(10).map_or(0, |&p| p as usize),
         ..LstmOptions::default()
     };
     let what = format!(
@@ -90,23 +90,38 @@ fn run_case(f: &StateDict, i: usize, device: Device) -> bool {
     true
 }
 
-fn check(device: Device) {
-    let f = tensors("lstm_sweep.safetensors");
+/// Runs every case of the fixture `file`, which holds `expected` cases, on `device`.
+fn check_file(file: &str, expected: usize, device: Device) {
+    let f = tensors(file);
     let cases = (0..).take_while(|i| f.contains_key(&format!("{i}.config"))).count();
-    assert_eq!(cases, CASES, "the fixture's cases");
+    assert_eq!(cases, expected, "the cases of {file}");
     let float32 = (0..cases)
         .filter(|i| f[&format!("{i}.config")].to_vec::<i64>().unwrap()[9] == 0)
         .count();
     let ran = (0..cases).filter(|&i| run_case(&f, i, device)).count();
     // Every case on the CPU; on a device at least every float32 one.
     assert!(
-        ran >= if device.is_cpu() { CASES } else { float32 },
-        "{ran} cases ran on {device}"
+        ran >= if device.is_cpu() { expected } else { float32 },
+        "{ran} cases of {file} ran on {device}"
     );
+}
+
+fn check(device: Device) {
+    check_file("lstm_sweep.safetensors", 32, device);
+}
+
+fn check_projected(device: Device) {
+    check_file("lstm_proj_sweep.safetensors", 16, device);
 }
 
 on_cpu_and_gpu!(
     lstm_outputs_and_gradients_match_pytorch_over_random_configurations,
     lstm_outputs_and_gradients_on_a_device_match_pytorch_over_random_configurations,
     check
+);
+
+on_cpu_and_gpu!(
+    projected_lstm_outputs_and_gradients_match_pytorch_over_random_configurations,
+    projected_lstm_outputs_and_gradients_on_a_device_match_pytorch_over_random_configurations,
+    check_projected
 );

@@ -20,6 +20,10 @@ pub struct LstmOptions {
     pub dropout: f64,
     /// Whether each layer also runs backwards in time (`_reverse` parameters).
     pub bidirectional: bool,
+    /// Features of the projected hidden state, below `hidden_size`; 0 for no projection. With a projection each
+    /// cell's output `o ⊙ tanh(c)` is multiplied by `weight_hr` `(proj_size, hidden_size)`, and that is the
+    /// hidden state `h`, the output and the next layer's input (PyTorch's LSTM with projections).
+    pub proj_size: usize,
 }
 
 impl Default for LstmOptions {
@@ -30,16 +34,19 @@ impl Default for LstmOptions {
             batch_first: false,
             dropout: 0.0,
             bidirectional: false,
+            proj_size: 0,
         }
     }
 }
 
 /// PyTorch's `nn.LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-/// bidirectional=False)`.
+/// bidirectional=False, proj_size=0)`.
 ///
 /// Keys `weight_ih_l{k}` `(4H, in)`, `weight_hh_l{k}` `(4H, H)`, `bias_ih_l{k}`, `bias_hh_l{k}` (`(4H)`), with a
 /// `_reverse` suffix for the backward direction; gates in PyTorch's order i, f, g, o; every parameter uniform
-/// in `±1/sqrt(H)`. Forward takes `(input, Option<(h0, c0)>)` and returns `(output, (h_n, c_n))`.
+/// in `±1/sqrt(H)`. Forward takes `(input, Option<(h0, c0)>)` and returns `(output, (h_n, c_n))`. With a
+/// `proj_size` P, each cell also has `weight_hr_l{k}` `(P, H)` after its biases, `weight_hh` is `(4H, P)`, and
+/// the outputs and `h` have P features (`c` keeps H).
 ///
 /// ```
 /// use nn::prelude::*;
@@ -71,11 +78,31 @@ impl LSTM {
         LSTM::with_options(input_size, hidden_size, LstmOptions::default()).expect("the default options are valid")
     }
 
-    /// Every constructor argument; `num_layers` must be positive and `dropout` in `[0, 1]`. Weights the
-    /// allocator refuses are an [`Error::Allocation`].
+    /// Every constructor argument; `num_layers` must be positive, `dropout` in `[0, 1]` and `proj_size` below
+    /// `hidden_size`. Weights the allocator refuses are an [`Error::Allocation`].
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// use nn::layers::LstmOptions;
+    /// let lstm = LSTM::with_options(3, 5, LstmOptions { proj_size: 2, ..Default::default() })?;
+    /// assert_eq!(lstm.to_string(), "LSTM(3, 5, proj_size=2)");
+    /// let (out, (h, c)) = lstm.forward((Tensor::zeros([4, 3], DType::F32), None))?;
+    /// assert_eq!((out.shape(), h.shape(), c.shape()), (&[4, 2].into(), &[1, 2].into(), &[1, 5].into()));
+    /// assert!(LSTM::with_options(3, 5, LstmOptions { proj_size: 5, ..Default::default() }).is_err());
+    /// # Ok::<(), nn::Error>(())
+    /// ```
     pub fn with_options(input_size: usize, hidden_size: usize, options: LstmOptions) -> Result<LSTM> {
         if options.num_layers == 0 || hidden_size == 0 {
             return Err(Error::invalid("LSTM", "num_layers and hidden_size must be positive"));
+        }
+        if options.proj_size >= hidden_size {
+            return Err(Error::invalid(
+                "LSTM",
+                format!(
+                    "proj_size has to be smaller than hidden_size (proj_size {}, hidden_size {hidden_size})",
+                    options.proj_size
+                ),
+            ));
         }
         if !(0.0..=1.0).contains(&options.dropout) {
             return Err(Error::invalid(
@@ -91,22 +118,30 @@ impl LSTM {
                 format!("hidden_size {hidden_size} is too large: its 4 gates' rows overflow usize"),
             ));
         }
+        let real_hidden = if options.proj_size > 0 {
+            options.proj_size
+        } else {
+            hidden_size
+        };
         let mut params = IndexMap::new();
         for layer in 0..options.num_layers {
             let layer_in = if layer == 0 {
                 input_size
             } else {
-                hidden_size * directions
+                real_hidden * directions
             };
             for direction in 0..directions {
                 let suffix = if direction == 1 { "_reverse" } else { "" };
                 let mut shapes = vec![
                     ("weight_ih", vec![4 * hidden_size, layer_in]),
-                    ("weight_hh", vec![4 * hidden_size, hidden_size]),
+                    ("weight_hh", vec![4 * hidden_size, real_hidden]),
                 ];
                 if options.bias {
                     shapes.push(("bias_ih", vec![4 * hidden_size]));
                     shapes.push(("bias_hh", vec![4 * hidden_size]));
+                }
+                if options.proj_size > 0 {
+                    shapes.push(("weight_hr", vec![options.proj_size, hidden_size]));
                 }
                 for (name, shape) in shapes {
                     let t = random::with_global(|g| Tensor::try_uniform_with(shape, -bound, bound, DType::F32, g))?;
@@ -144,16 +179,24 @@ impl LSTM {
         if self.options.bidirectional { 2 } else { 1 }
     }
 
-    /// `(w_ih, w_hh, b_ih, b_hh)` of one layer and direction.
-    fn weights(&self, layer: usize, direction: usize) -> (Tensor, Tensor, Option<Tensor>, Option<Tensor>) {
-        let per = if self.options.bias { 4 } else { 2 };
+    /// The features of `h` and of each direction's output: `proj_size`, or `hidden_size` without a projection.
+    fn real_hidden(&self) -> usize {
+        if self.options.proj_size > 0 {
+            self.options.proj_size
+        } else {
+            self.hidden_size
+        }
+    }
+
+    /// `(w_ih, w_hh, b_ih, b_hh, w_hr)` of one layer and direction.
+    fn weights(&self, layer: usize, direction: usize) -> CellTensors {
+        let (bias, proj) = (self.options.bias, self.options.proj_size > 0);
+        let per = 2 + if bias { 2 } else { 0 } + usize::from(proj);
         let base = (layer * self.directions() + direction) * per;
         let p = |i: usize| self.params[base + i].data();
-        if self.options.bias {
-            (p(0), p(1), Some(p(2)), Some(p(3)))
-        } else {
-            (p(0), p(1), None, None)
-        }
+        let (b_ih, b_hh) = if bias { (Some(p(2)), Some(p(3))) } else { (None, None) };
+        let w_hr = proj.then(|| p(per - 1));
+        (p(0), p(1), b_ih, b_hh, w_hr)
     }
 }
 
@@ -161,6 +204,9 @@ impl ExtraRepr for LSTM {
     fn extra_repr(&self) -> String {
         let o = &self.options;
         let mut s = format!("{}, {}", self.input_size, self.hidden_size);
+        if o.proj_size != 0 {
+            s.push_str(&format!(", proj_size={}", o.proj_size));
+        }
         if o.num_layers != 1 {
             s.push_str(&format!(", num_layers={}", o.num_layers));
         }
@@ -206,13 +252,14 @@ impl Forward for LSTM {
         }
         let batch = x.shape()[1];
         let (layers, dirs, hid) = (self.options.num_layers, self.directions(), self.hidden_size);
-        let state_shape = Shape::from([layers * dirs, batch, hid]);
+        let h_shape = Shape::from([layers * dirs, batch, self.real_hidden()]);
+        let c_shape = Shape::from([layers * dirs, batch, hid]);
         let (h0, c0) = match state {
             Some((h, c)) => {
                 let batched = |t: Tensor| if unbatched { t.unsqueeze(1) } else { Ok(t) };
                 let (h, c) = (batched(h)?, batched(c)?);
-                for (name, t) in [("h0", &h), ("c0", &c)] {
-                    if t.shape() != &state_shape {
+                for (name, t, state_shape) in [("h0", &h, &h_shape), ("c0", &c, &c_shape)] {
+                    if t.shape() != state_shape {
                         return Err(Error::invalid(
                             op,
                             format!("expected {name} of shape {state_shape}, got {}", t.shape()),
@@ -229,8 +276,8 @@ impl Forward for LSTM {
                 (h, c)
             }
             None => (
-                Tensor::zeros(state_shape.clone(), x.dtype()).to_device(x.device())?,
-                Tensor::zeros(state_shape.clone(), x.dtype()).to_device(x.device())?,
+                Tensor::zeros(h_shape, x.dtype()).to_device(x.device())?,
+                Tensor::zeros(c_shape, x.dtype()).to_device(x.device())?,
             ),
         };
         let cells: Vec<CellTensors> = (0..layers)

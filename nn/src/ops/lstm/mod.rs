@@ -4,7 +4,8 @@
 //! (`kernels::lstm::fused_step_fits`).
 //!
 //! With a gradient wanted, the CPU runs the same recurrence keeping a trace and records it as one node whose
-//! backward runs through time ([`backward`]); a device records the recurrence op by op ([`Lstm::run`]).
+//! backward runs through time ([`backward`]); a device records the recurrence op by op ([`Lstm::run`]). An LSTM
+//! with projections runs op by op everywhere.
 
 use kernels::{GpuDevice, Real};
 
@@ -20,8 +21,9 @@ use backward::DeviceTrace;
 
 mod backward;
 
-/// The weights of one layer and direction: `weight_ih`, `weight_hh`, and the biases when the LSTM has them.
-pub(crate) type CellTensors = (Tensor, Tensor, Option<Tensor>, Option<Tensor>);
+/// The weights of one layer and direction: `weight_ih`, `weight_hh`, the biases when the LSTM has them, and
+/// `weight_hr` when it projects its hidden state.
+pub(crate) type CellTensors = (Tensor, Tensor, Option<Tensor>, Option<Tensor>, Option<Tensor>);
 
 /// A multi-layer LSTM over `x` `(seq, batch, input)` from `h0`, `c0` `(layers·dirs, batch, hidden)`; inputs
 /// `[x, h0, c0]` then each cell's `w_ih`, `w_hh` (and `b_ih`, `b_hh` when `bias`), layer-major. Returns the
@@ -55,8 +57,12 @@ impl Lstm {
         c0: &Tensor,
         cells: &[CellTensors],
     ) -> Result<(Tensor, Tensor, Tensor)> {
+        // The fused recurrences (CPU and device) have no projection: a projected LSTM runs op by op.
+        if cells.iter().any(|cell| cell.4.is_some()) {
+            return self.run_recorded([x, h0, c0], cells);
+        }
         let mut inputs = vec![x, h0, c0];
-        for (w_ih, w_hh, b_ih, b_hh) in cells {
+        for (w_ih, w_hh, b_ih, b_hh, _) in cells {
             inputs.extend([w_ih, w_hh]);
             inputs.extend(b_ih.iter().chain(b_hh));
         }
@@ -84,17 +90,17 @@ impl Lstm {
     /// The same recurrence as recorded operations (`linear`, `narrow`, the sigmoid and tanh activations, `mul`,
     /// `add`, `cat`), for autograd: each step is differentiated by the graph, on any device those ops run on.
     /// Dropout between layers draws its mask from the global generator as the fused op does (the same masks
-    /// for one seed).
+    /// for one seed). A cell with `weight_hr` projects each step's `h` by it (`h0` then has its rows' features).
     fn run_recorded(&self, [x, h0, c0]: [&Tensor; 3], cells: &[CellTensors]) -> Result<(Tensor, Tensor, Tensor)> {
-        let (seq, batch, hid) = (x.shape()[0], x.shape()[1], h0.shape()[2]);
+        let (seq, batch, hid, real) = (x.shape()[0], x.shape()[1], c0.shape()[2], h0.shape()[2]);
         let (mut layer_in, mut h_n, mut c_n) = (x.clone(), Vec::new(), Vec::new());
         for layer in 0..self.layers {
             let in_size = layer_in.shape()[2];
             let mut outputs = Vec::with_capacity(self.dirs);
             for d in 0..self.dirs {
                 let slot = layer * self.dirs + d;
-                let (w_ih, w_hh, b_ih, b_hh) = &cells[slot];
-                let mut h = h0.narrow(0, slot, 1)?.reshape([batch, hid])?;
+                let (w_ih, w_hh, b_ih, b_hh, w_hr) = &cells[slot];
+                let mut h = h0.narrow(0, slot, 1)?.reshape([batch, real])?;
                 let mut c = c0.narrow(0, slot, 1)?.reshape([batch, hid])?;
                 let mut steps: Vec<Option<Tensor>> = vec![None; seq];
                 let order: Vec<usize> = if d == 1 {
@@ -110,6 +116,9 @@ impl Lstm {
                     let (g, o) = (gate(2, Activation::Tanh)?, gate(3, Activation::Sigmoid)?);
                     c = f.mul(&c)?.add(&i.mul(&g)?)?;
                     h = o.mul(&Activation::Tanh.forward(&c)?)?;
+                    if let Some(w_hr) = w_hr {
+                        h = h.linear(w_hr, None)?;
+                    }
                     steps[t] = Some(h.unsqueeze(0)?);
                 }
                 let steps: Vec<&Tensor> = steps.iter().flatten().collect();
