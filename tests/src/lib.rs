@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: fixture paths and readers, tolerances, and the zoo model.
 
 pub mod activations;
+pub mod losses;
 pub mod zoo;
 
 use std::path::PathBuf;

@@ -3,13 +3,14 @@
 //! in f32 and f64 on the CPU and in f32 on wgpu, within `torch.testing.assert_close`'s tolerances; the f64
 //! gradients also against central finite differences; the modules' repr and state dict; typed errors.
 
+use integration_tests::losses::loss;
 use integration_tests::{assert_close, assert_gradient, fixture, gpu_or_skip, tensors};
+use nn::Error;
 use nn::functional::{
     ClassLossOptions, KlReduction, Reduction, binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
-    huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss,
+    huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss,
 };
 use nn::prelude::*;
-use nn::{Error, Result};
 use serde_json::Value;
 
 /// One case of `losses.json`.
@@ -29,47 +30,6 @@ fn cases() -> Vec<Case> {
         .collect()
 }
 
-/// The case's loss of `input`, with its other tensors from `get` (moved to the input's device).
-fn loss(case: &Case, input: &Tensor, get: &dyn Fn(&str) -> Option<Tensor>) -> Result<Tensor> {
-    let spec = &case.spec;
-    let target = get("target").unwrap();
-    let reduction = spec["reduction"].as_str().unwrap();
-    let f64_of = |k: &str, default: f64| spec[k].as_f64().unwrap_or(default);
-    let class_options = || -> Result<ClassLossOptions> {
-        Ok(ClassLossOptions {
-            weight: get("weight"),
-            ignore_index: spec["ignore_index"].as_i64().unwrap_or(-100),
-            reduction: Reduction::parse(reduction)?,
-            label_smoothing: f64_of("label_smoothing", 0.0),
-        })
-    };
-    match spec["fn"].as_str().unwrap() {
-        "mse_loss" => mse_loss(input, &target, Reduction::parse(reduction)?),
-        "l1_loss" => l1_loss(input, &target, Reduction::parse(reduction)?),
-        "smooth_l1_loss" => smooth_l1_loss(input, &target, Reduction::parse(reduction)?, f64_of("beta", 1.0)),
-        "huber_loss" => huber_loss(input, &target, Reduction::parse(reduction)?, f64_of("delta", 1.0)),
-        "cross_entropy" => cross_entropy(input, &target, &class_options()?),
-        "nll_loss" => nll_loss(input, &target, &class_options()?),
-        "binary_cross_entropy" => {
-            binary_cross_entropy(input, &target, get("weight").as_ref(), Reduction::parse(reduction)?)
-        }
-        "binary_cross_entropy_with_logits" => binary_cross_entropy_with_logits(
-            input,
-            &target,
-            get("weight").as_ref(),
-            get("pos_weight").as_ref(),
-            Reduction::parse(reduction)?,
-        ),
-        "kl_div" => kl_div(
-            input,
-            &target,
-            KlReduction::parse(reduction)?,
-            spec["log_target"].as_bool().unwrap_or(false),
-        ),
-        other => panic!("no loss {other}"),
-    }
-}
-
 /// Runs every case in `dtype` on `device`: the loss and the input's gradient against PyTorch's.
 fn check_all(dtype: &str, device: Device) -> usize {
     let file = tensors("losses.safetensors");
@@ -79,7 +39,7 @@ fn check_all(dtype: &str, device: Device) -> usize {
         let get = |field: &str| file.get(&key(field)).map(|t| t.to_device(device).unwrap());
         let input = get("input").unwrap().requires_grad_(true).unwrap();
         let what = format!("{} {dtype} on {device}", case.name);
-        let out = loss(&case, &input, &get).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let out = loss(&case.spec, &input, &get).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!(out.dtype(), input.dtype(), "{what}");
         assert_close(&format!("{what}: loss"), &out, &file[&key("output")]);
         out.backward_with(&get("proj").unwrap())
@@ -120,7 +80,7 @@ fn every_loss_gradient_matches_finite_differences_in_f64() {
         let scalar = |values: &[f64]| -> f64 {
             let _guard = nn::no_grad();
             let x = Tensor::from_vec(values.to_vec(), shape.clone()).unwrap();
-            let out = loss(&case, &x, &get).unwrap();
+            let out = loss(&case.spec, &x, &get).unwrap();
             out.mul(&proj).unwrap().sum_all().unwrap().item().unwrap()
         };
         let analytic = file[&key("grad_input")].to_vec_f64().unwrap();
@@ -276,10 +236,59 @@ fn bad_targets_and_options_are_typed_errors() {
     assert!(err.to_string().contains("between 0 and 1"), "{err}");
     assert!(Reduction::parse("average").is_err());
     assert!(KlReduction::parse("batchmean").is_ok());
-    let target_with_grad = Tensor::zeros([2], DType::F32).requires_grad_(true).unwrap();
+    // PyTorch 2.5.1 differentiates binary_cross_entropy's target (loss_sweep.rs checks its values) but none of
+    // the losses' weights: "The function 'binary_cross_entropy' is not differentiable with respect to argument
+    // 'weight'. This input cannot have requires_grad True." (and so for nll_loss_forward's class weights and
+    // binary_cross_entropy_with_logits' weight and pos_weight). Without grad mode the weights are accepted.
+    let weight_with_grad = Tensor::ones([2], DType::F32).requires_grad_(true).unwrap();
     let p = Tensor::from_vec(vec![0.5f32, 0.25], [2]).unwrap();
-    assert!(matches!(
-        binary_cross_entropy(&p, &target_with_grad, None, Reduction::Mean).unwrap_err(),
-        Error::Autograd { .. }
-    ));
+    let t = Tensor::zeros([2], DType::F32);
+    let refusals = [
+        binary_cross_entropy(&p, &t, Some(&weight_with_grad), Reduction::Mean),
+        binary_cross_entropy_with_logits(&p, &t, Some(&weight_with_grad), None, Reduction::Mean),
+        binary_cross_entropy_with_logits(&p, &t, None, Some(&weight_with_grad), Reduction::Mean),
+        nll_loss(
+            &Tensor::zeros([1, 2], DType::F32),
+            &Tensor::from_vec(vec![1i64], [1]).unwrap(),
+            &ClassLossOptions {
+                weight: Some(weight_with_grad.clone()),
+                ..Default::default()
+            },
+        ),
+    ];
+    for (refusal, argument) in refusals
+        .into_iter()
+        .zip(["'weight'", "'weight'", "'pos_weight'", "'weight'"])
+    {
+        let err = refusal.unwrap_err();
+        assert!(matches!(err, Error::Autograd { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains(&format!("not differentiable with respect to argument {argument}")),
+            "{err}"
+        );
+    }
+    {
+        let _guard = nn::no_grad();
+        assert!(binary_cross_entropy(&p, &t, Some(&weight_with_grad), Reduction::Mean).is_ok());
+    }
+    // Class probabilities with an ignore_index of a class: PyTorch's "ignore_index is not supported for floating
+    // point target"; a negative one (the default -100, or -1) is accepted.
+    let probabilities = Tensor::from_vec(vec![0.5f32, 0.5], [1, 2]).unwrap();
+    let logits = Tensor::zeros([1, 2], DType::F32);
+    for (ignore_index, accepted) in [(0, false), (1, false), (-1, true), (-100, true)] {
+        let options = ClassLossOptions {
+            ignore_index,
+            ..Default::default()
+        };
+        let result = cross_entropy(&logits, &probabilities, &options);
+        assert_eq!(result.is_ok(), accepted, "ignore_index {ignore_index}");
+        if let Err(err) = result {
+            assert!(
+                err.to_string()
+                    .contains("ignore_index is not supported for floating point target"),
+                "{err}"
+            );
+        }
+    }
 }

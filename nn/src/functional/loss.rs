@@ -10,7 +10,7 @@
 //! selection, as PyTorch's CPU kernels check them; the selection then runs on the input's device.
 
 use crate::functional::Activation;
-use crate::tensor::autograd::{Saved, is_grad_enabled, record_unary};
+use crate::tensor::autograd::{Saved, is_grad_enabled, record_function};
 use crate::{DType, Error, Result, Shape, Tensor};
 
 /// How a loss reduces its per-element values: PyTorch's `reduction` argument.
@@ -94,6 +94,22 @@ fn check_weight(op: &'static str, input: &Tensor, weight: Option<&Tensor>, what:
         return Err(Error::shapes(op, w.shape(), input.shape(), what));
     }
     Ok(())
+}
+
+/// `Ok` unless `tensor` requires a gradient while recording: PyTorch's refusal for the arguments a loss has no
+/// derivative for (`function`'s `argument`: the class weights of `nll_loss`, the weights of the binary
+/// cross-entropies), where a silent missing gradient would be the alternative.
+fn check_not_differentiated(function: &'static str, argument: &str, tensor: Option<&Tensor>) -> Result<()> {
+    match tensor {
+        Some(t) if t.requires_grad() && is_grad_enabled() => Err(Error::autograd(
+            function,
+            format!(
+                "The function '{function}' is not differentiable with respect to argument '{argument}'. This input \
+                 cannot have requires_grad True."
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Mean squared error, `(input - target)²` reduced (PyTorch's `mse_loss`).
@@ -181,7 +197,7 @@ impl ClassLossOptions {
         } else {
             Err(Error::invalid(
                 op,
-                format!("label_smoothing is {eps}: it must be in [0, 1]"),
+                format!("label_smoothing must be between 0.0 and 1.0. Got: {eps}"),
             ))
         }
     }
@@ -265,6 +281,7 @@ fn class_factors(
     }
     let eps = options.smoothing(op)?;
     let weights = class_weights(op, input, options.weight.as_ref(), classes)?;
+    check_not_differentiated("nll_loss_forward", "weight", options.weight.as_ref())?;
     let targets = target.to_vec_f64()?;
     let mut factors = vec![0.0f64; batch * classes * spatial];
     let mut denominator = 0.0;
@@ -345,21 +362,29 @@ pub fn cross_entropy(input: &Tensor, target: &Tensor, options: &ClassLossOptions
     let class_dim = if input.rank() == 1 { 0 } else { 1 };
     if target.is_floating_point() {
         check_pair(op, input, target)?;
+        if options.ignore_index >= 0 {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "ignore_index is not supported for floating point target (ignore_index {}: class \
+                     probabilities ignore no class; a negative value, such as the default -100, is accepted)",
+                    options.ignore_index
+                ),
+            ));
+        }
         let eps = options.smoothing(op)?;
-        let weights = class_weights(op, input, options.weight.as_ref(), classes)?;
+        class_weights(op, input, options.weight.as_ref(), classes)?;
         let log_probs = input.log_softmax(class_dim as isize)?;
         let mut target = target.clone();
         if eps > 0.0 {
             target = target.affine(1.0 - eps, eps / classes as f64)?;
         }
         let mut product = log_probs.mul(&target)?;
-        if options.weight.is_some() {
+        if let Some(weight) = &options.weight {
+            // The weight itself, broadcast along the class dimension: its gradient is PyTorch's here.
             let mut shape = vec![1; input.rank()];
             shape[class_dim] = classes;
-            let w = Tensor::from_vec(weights, shape)?
-                .to_dtype(input.dtype())?
-                .to_device(input.device())?;
-            product = product.mul(&w)?;
+            product = product.mul(&weight.to_device(input.device())?.reshape(shape)?)?;
         }
         let per_sample = product.sum_dims(&[class_dim as isize], false)?.neg()?;
         return match options.reduction {
@@ -378,9 +403,21 @@ pub fn cross_entropy(input: &Tensor, target: &Tensor, options: &ClassLossOptions
 }
 
 /// PyTorch's `binary_cross_entropy`: `-weight·(t·log x + (1 - t)·log(1 - x))` for probabilities `input` in
-/// `[0, 1]`, each log clamped at -100 as PyTorch does; its gradient is PyTorch's `weight·(x - t) / max(x·(1 - x),
-/// 1e-12)`, finite where `x` is exactly 0 or 1. On the CPU an input outside `[0, 1]` is an error (PyTorch's CPU
-/// check); the target may not require a gradient (PyTorch has none for it).
+/// `[0, 1]`, each log clamped at -100 as PyTorch does. Its gradients are PyTorch's: for the input
+/// `weight·(x - t) / max(x·(1 - x), 1e-12)`, finite where `x` is exactly 0 or 1; for the target
+/// `-weight·logit(x)`, unclamped (infinite where `x` is 0 or 1). On the CPU an input outside `[0, 1]` is an
+/// error (PyTorch's CPU check); `weight` may not require a gradient (PyTorch has none for it).
+///
+/// ```
+/// use nn::Tensor;
+/// use nn::functional::{Reduction, binary_cross_entropy};
+/// let x = Tensor::from_vec(vec![0.5f32, 0.5], [2])?.requires_grad_(true)?;
+/// let t = Tensor::from_vec(vec![0.25f32, 1.0], [2])?.requires_grad_(true)?;
+/// binary_cross_entropy(&x, &t, None, Reduction::Sum)?.backward()?;
+/// assert_eq!(x.grad().unwrap().to_vec::<f32>()?, [1.0, -2.0]);
+/// assert_eq!(t.grad().unwrap().to_vec::<f32>()?, [0.0, 0.0]); // logit(0.5) = 0
+/// # Ok::<(), nn::Error>(())
+/// ```
 pub fn binary_cross_entropy(
     input: &Tensor,
     target: &Tensor,
@@ -389,12 +426,7 @@ pub fn binary_cross_entropy(
 ) -> Result<Tensor> {
     let op = "binary_cross_entropy";
     check_weighted_pair(op, input, target, weight)?;
-    if target.requires_grad() && is_grad_enabled() {
-        return Err(Error::autograd(
-            op,
-            "the derivative for 'target' is not implemented (as in PyTorch): detach the target",
-        ));
-    }
+    check_not_differentiated(op, "weight", weight)?;
     if input.device().is_cpu() {
         let values = input.to_vec_f64()?;
         if let Some(bad) = values.iter().find(|v| !(0.0..=1.0).contains(*v)) {
@@ -404,7 +436,7 @@ pub fn binary_cross_entropy(
             ));
         }
     }
-    let loss = {
+    let mut loss = {
         let _no_grad = crate::no_grad();
         let log_x = input.log()?.clamp(-100.0, f64::INFINITY)?;
         let log_1mx = input.affine(-1.0, 1.0)?.log()?.clamp(-100.0, f64::INFINITY)?;
@@ -415,17 +447,35 @@ pub fn binary_cross_entropy(
             None => loss,
         }
     };
-    let mut loss = loss;
     let (x, t, w) = (Saved::new(input), Saved::new(target), weight.map(Saved::new));
-    record_unary("BinaryCrossEntropyBackward0", input, &mut loss, move |grad| {
-        let (x, t) = (x.get(op)?, t.get(op)?);
-        let denominator = x.mul(&x.affine(-1.0, 1.0)?)?.clamp(1e-12, f64::INFINITY)?;
-        let mut g = grad.mul(&x.sub(t)?)?.div(&denominator)?;
-        if let Some(w) = &w {
-            g = g.mul(w.get(op)?)?;
-        }
-        Ok(g)
-    });
+    record_function(
+        "BinaryCrossEntropyBackward0",
+        &[input, target],
+        &mut loss,
+        move |grad, needs| {
+            let x = x.get(op)?;
+            let weighted = |g: Tensor| -> Result<Tensor> {
+                match &w {
+                    Some(w) => g.mul(w.get(op)?),
+                    None => Ok(g),
+                }
+            };
+            let grad_input = if needs[0] {
+                let denominator = x.mul(&x.affine(-1.0, 1.0)?)?.clamp(1e-12, f64::INFINITY)?;
+                Some(weighted(grad.mul(&x.sub(t.get(op)?)?)?.div(&denominator)?)?)
+            } else {
+                None
+            };
+            let grad_target = if needs[1] {
+                // PyTorch's binary_cross_entropy_target_backward: -logit(x) = -log(x / (1 - x)).
+                let logit = x.div(&x.affine(-1.0, 1.0)?)?.log()?;
+                Some(weighted(grad.mul(&logit)?.neg()?)?)
+            } else {
+                None
+            };
+            Ok(vec![grad_input, grad_target])
+        },
+    );
     reduction.apply(loss)
 }
 
@@ -442,6 +492,8 @@ pub fn binary_cross_entropy_with_logits(
     let op = "binary_cross_entropy_with_logits";
     check_weighted_pair(op, input, target, weight)?;
     check_weight(op, input, pos_weight, "pos_weight must broadcast to the input's shape")?;
+    check_not_differentiated(op, "weight", weight)?;
+    check_not_differentiated(op, "pos_weight", pos_weight)?;
     let log_sigmoid = Activation::LogSigmoid.forward(input)?;
     let weighted_log_sigmoid = match pos_weight {
         Some(p) => p.add_scalar(-1.0)?.mul(target)?.add_scalar(1.0)?.mul(&log_sigmoid)?,
@@ -508,7 +560,17 @@ pub fn kl_div(input: &Tensor, target: &Tensor, reduction: KlReduction, log_targe
             DType::F16 => 6.103_515_625e-5,
             _ => f32::MIN_POSITIVE as f64,
         };
-        let xlogy = target.mul(&target.clamp(tiny, f64::INFINITY)?.log()?)?;
+        let mut xlogy = {
+            let _no_grad = crate::no_grad();
+            target.mul(&target.clamp(tiny, f64::INFINITY)?.log()?)?
+        };
+        let t = Saved::new(target);
+        record_function("XlogyBackward0", &[target], &mut xlogy, move |grad, _| {
+            // PyTorch's xlogy backward for xlogy(t, t): grad·log t + grad·t/t, NaN where t is 0 (the
+            // derivative of t·log t there is -inf).
+            let t = t.get("kl_div")?;
+            Ok(vec![Some(grad.mul(&t.log()?)?.add(&grad.mul(&t.div(t)?)?)?)])
+        });
         xlogy.sub(&target.mul(input)?)?
     };
     match reduction {

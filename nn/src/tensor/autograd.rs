@@ -317,19 +317,29 @@ pub(crate) fn record_unary(
     y: &mut Tensor,
     backward: impl Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static,
 ) {
-    let Some(meta) = x.grad_meta().filter(|m| m.requires_grad()) else {
-        return;
-    };
-    if !is_grad_enabled() || !y.is_floating_point() {
+    record_function(name, &[x], y, move |dy, _| Ok(vec![Some(backward(dy)?)]));
+}
+
+/// Records `y`, computed from `inputs` outside the graph (a formula whose gradients are written by hand), whose
+/// inputs' gradients are `backward(dy, needs)` (one per input; `needs[i]` says whether input `i` needs one):
+/// when any input requires a gradient and recording is on, `y` points to a new node for `name`.
+pub(crate) fn record_function(
+    name: &'static str,
+    inputs: &[&Tensor],
+    y: &mut Tensor,
+    backward: impl Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
+) {
+    let edges: SmallVec<_> = inputs
+        .iter()
+        .map(|x| x.grad_meta().filter(|m| m.requires_grad()).map(|m| m.edge()))
+        .collect();
+    if edges.iter().all(Option::is_none) || !is_grad_enabled() || !y.is_floating_point() {
         return;
     }
-    let backward =
-        move |grads: &[Tensor], _: &[bool]| -> Result<Vec<Option<Tensor>>> { Ok(vec![Some(backward(&grads[0])?)]) };
-    let mut inputs = SmallVec::new();
-    inputs.push(Some(meta.edge()));
+    let backward = move |grads: &[Tensor], needs: &[bool]| backward(&grads[0], needs);
     let mut outputs = SmallVec::new();
     outputs.push(OutputMeta::of(y));
-    let node = Arc::new(Node::new(name, Box::new(backward), inputs, outputs));
+    let node = Arc::new(Node::new(name, Box::new(backward), edges, outputs));
     y.attach(&node, 0);
 }
 
