@@ -6,7 +6,7 @@ pub mod loss;
 
 pub use crate::ops::conv::{Conv2dOptions, Padding2d, conv2d};
 pub use crate::ops::norm::{RunningStats, batch_norm, layer_norm};
-pub use crate::ops::{dropout, embedding, embedding_padded};
+pub use crate::ops::{EmbeddingOptions, dropout, embedding, embedding_padded, embedding_with};
 pub use activation::*;
 pub use loss::{
     ClassLossOptions, KlReduction, Reduction, binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,

@@ -56,7 +56,7 @@ fn check_index_vector(op: &'static str, index: &Tensor) -> Result<()> {
 
 /// The indices of `index` (int64 or int32, on the CPU), each checked against `size` (the error names the
 /// index, its position and the dimension).
-fn indices(op: &'static str, index: &Tensor, dim: usize, size: usize) -> Result<Vec<usize>> {
+pub(crate) fn indices(op: &'static str, index: &Tensor, dim: usize, size: usize) -> Result<Vec<usize>> {
     index
         .to_dtype(DType::I64)?
         .to_vec::<i64>()?

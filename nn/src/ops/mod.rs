@@ -31,7 +31,7 @@ pub(crate) mod softmax;
 mod unary;
 
 pub use dropout::dropout;
-pub use embedding::{embedding, embedding_padded};
+pub use embedding::{EmbeddingOptions, embedding, embedding_padded, embedding_with};
 
 use kernels::GpuDevice;
 use smallvec::SmallVec;
