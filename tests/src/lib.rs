@@ -269,3 +269,34 @@ pub fn twin<M: nn::Module>(cpu: &M, make: impl Fn() -> M, dev: nn::Device) -> M 
     m.to_device(dev).unwrap();
     m
 }
+
+/// Runs the sweep fixture `{name}.safetensors` / `{name}.json` (a JSON list of `expected` cases) on `device`:
+/// `run(tensors, spec, i, device)` checks case `i` and returns whether it ran (false where the device lacks
+/// what it needs). Every case must run on the CPU, and on a device at least those `must_run(tensors, spec,
+/// i)` names (the float32 ones, typically).
+pub fn sweep(
+    name: &str,
+    expected: usize,
+    device: nn::Device,
+    must_run: impl Fn(&nn::StateDict, &serde_json::Value, usize) -> bool,
+    run: impl Fn(&nn::StateDict, &serde_json::Value, usize, nn::Device) -> bool,
+) {
+    let f = tensors(&format!("{name}.safetensors"));
+    let text = std::fs::read_to_string(fixture(&format!("{name}.json"))).unwrap();
+    let specs: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    assert_eq!(specs.len(), expected, "the cases of {name}");
+    let required = specs
+        .iter()
+        .enumerate()
+        .filter(|(i, spec)| device.is_cpu() || must_run(&f, spec, *i))
+        .count();
+    let ran = specs
+        .iter()
+        .enumerate()
+        .filter(|(i, spec)| run(&f, spec, *i, device))
+        .count();
+    assert!(
+        ran >= required,
+        "{ran} cases of {name} ran on {device}, {required} must"
+    );
+}

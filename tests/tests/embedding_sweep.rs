@@ -6,7 +6,7 @@
 //! defaults, on the CPU and on a device (wgpu, or `NN_TEST_DEVICE`; without one the device test skips, and fails
 //! under `CI=true`).
 
-use integration_tests::{assert_close, fixture, lacks_dtype, on_cpu_and_gpu, tensors};
+use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu};
 use nn::functional::EmbeddingOptions;
 use nn::prelude::*;
 use nn::{Device, StateDict};
@@ -65,23 +65,8 @@ fn run_case(f: &StateDict, spec: &Value, i: usize, device: Device) -> bool {
 }
 
 fn check(device: Device) {
-    let f = tensors("embedding_sweep.safetensors");
-    let text = std::fs::read_to_string(fixture("embedding_sweep.json")).unwrap();
-    let specs: Vec<Value> = serde_json::from_str(&text).unwrap();
-    assert_eq!(specs.len(), CASES, "the fixture's cases");
-    let float32 = (0..CASES)
-        .filter(|i| f[&format!("{i}.weight")].dtype() == DType::F32)
-        .count();
-    let ran = specs
-        .iter()
-        .enumerate()
-        .filter(|(i, spec)| run_case(&f, spec, *i, device))
-        .count();
-    // Every case on the CPU; on a device at least every float32 one.
-    assert!(
-        ran >= if device.is_cpu() { CASES } else { float32 },
-        "{ran} cases ran on {device}"
-    );
+    let float32 = |f: &StateDict, _: &Value, i: usize| f[&format!("{i}.weight")].dtype() == DType::F32;
+    integration_tests::sweep("embedding_sweep", CASES, device, float32, run_case);
 }
 
 on_cpu_and_gpu!(

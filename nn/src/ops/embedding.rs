@@ -32,13 +32,7 @@ pub fn embedding(indices: &Tensor, weight: &Tensor) -> Result<Tensor> {
 /// ```
 pub fn embedding_padded(indices: &Tensor, weight: &Tensor, padding_idx: Option<usize>) -> Result<Tensor> {
     let op = "embedding";
-    Error::check_rank(
-        op,
-        weight.shape(),
-        2,
-        "the weight must be (num_embeddings, embedding_dim)",
-    )?;
-    index_type(op, indices)?;
+    check_lookup(indices, weight)?;
     let lookup = IndexSelect {
         dim: 0,
         skip: padding_idx,
@@ -48,6 +42,17 @@ pub fn embedding_padded(indices: &Tensor, weight: &Tensor, padding_idx: Option<u
     let mut shape = indices.shape().to_vec();
     shape.push(weight.shape()[1]);
     rows.reshape(shape)
+}
+
+/// `Ok` when `weight` is a 2-d table and `indices` int64 or int32.
+fn check_lookup(indices: &Tensor, weight: &Tensor) -> Result<()> {
+    Error::check_rank(
+        "embedding",
+        weight.shape(),
+        2,
+        "the weight must be (num_embeddings, embedding_dim)",
+    )?;
+    index_type("embedding", indices).map(|_| ())
 }
 
 /// The options of PyTorch's `F.embedding` / `nn.Embedding` beyond the table, with PyTorch's defaults.
@@ -103,13 +108,7 @@ impl Default for EmbeddingOptions {
 /// ```
 pub fn embedding_with(indices: &Tensor, weight: &Tensor, options: &EmbeddingOptions) -> Result<Tensor> {
     let op = "embedding";
-    Error::check_rank(
-        op,
-        weight.shape(),
-        2,
-        "the weight must be (num_embeddings, embedding_dim)",
-    )?;
-    index_type(op, indices)?;
+    check_lookup(indices, weight)?;
     let needs_rows = options.max_norm.is_some() || options.scale_grad_by_freq;
     let rows = if needs_rows {
         super::index::indices(op, &indices.cpu()?, 0, weight.shape()[0])?
