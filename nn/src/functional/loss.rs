@@ -147,10 +147,38 @@ pub fn smooth_l1_loss(input: &Tensor, target: &Tensor, reduction: Reduction, bet
     if beta == 0.0 {
         return l1_loss(input, target, reduction);
     }
-    // With m = min(z, beta): m²/(2·beta) + (z - m) is both branches, and its gradient is PyTorch's.
-    let z = input.sub(target)?.abs()?;
-    let m = z.clamp(f64::NEG_INFINITY, beta)?;
-    reduction.apply(m.mul(&m)?.mul_scalar(0.5 / beta)?.add(&z.sub(&m)?)?)
+    // With m = min(z, beta): m²/(2·beta) + (z - m) is both branches.
+    let mut loss = {
+        let _no_grad = crate::no_grad();
+        let z = input.sub(target)?.abs()?;
+        let m = z.clamp(f64::NEG_INFINITY, beta)?;
+        m.mul(&m)?.mul_scalar(0.5 / beta)?.add(&z.sub(&m)?)?
+    };
+    record_clamped_difference("SmoothL1LossBackward0", input, target, &mut loss, 1.0 / beta, 1.0);
+    reduction.apply(loss)
+}
+
+/// Records `loss`, an element-wise function of `d = input - target` computed outside autograd, with PyTorch's
+/// gradient for the Huber-like losses: `clamp(d·scale, -bound, bound)` for the input, its negation for the target.
+/// Written by hand, not differentiated through the forward's `min(|d|, bound)` branches, whose gradients cancel
+/// in float (`(m - delta) + delta` loses `m`'s low bits when `delta` is far larger).
+fn record_clamped_difference(
+    name: &'static str,
+    input: &Tensor,
+    target: &Tensor,
+    loss: &mut Tensor,
+    scale: f64,
+    bound: f64,
+) {
+    let (x, t) = (Saved::new(input), Saved::new(target));
+    record_function(name, &[input, target], loss, move |grad, needs| {
+        let d = x.get(name)?.sub(t.get(name)?)?;
+        let g = d.mul_scalar(scale)?.clamp(-bound, bound)?.mul(grad)?;
+        Ok(vec![
+            needs[0].then(|| g.clone()),
+            needs[1].then(|| g.neg()).transpose()?,
+        ])
+    });
 }
 
 /// PyTorch's `huber_loss`: with `z = |input - target|`, `z²/2` up to `delta` and `delta·(z - delta/2)` above;
@@ -163,9 +191,14 @@ pub fn huber_loss(input: &Tensor, target: &Tensor, reduction: Reduction, delta: 
             format!("delta is {delta}: huber_loss does not support non-positive values for delta"),
         ));
     }
-    let z = input.sub(target)?.abs()?;
-    let m = z.clamp(f64::NEG_INFINITY, delta)?;
-    reduction.apply(m.mul(&m)?.mul_scalar(0.5)?.add(&z.sub(&m)?.mul_scalar(delta)?)?)
+    let mut loss = {
+        let _no_grad = crate::no_grad();
+        let z = input.sub(target)?.abs()?;
+        let m = z.clamp(f64::NEG_INFINITY, delta)?;
+        m.mul(&m)?.mul_scalar(0.5)?.add(&z.sub(&m)?.mul_scalar(delta)?)?
+    };
+    record_clamped_difference("HuberLossBackward0", input, target, &mut loss, 1.0, delta);
+    reduction.apply(loss)
 }
 
 /// The options of [`cross_entropy`] and [`nll_loss`], with PyTorch's defaults.
@@ -234,22 +267,27 @@ fn class_layout(op: &'static str, input: &Tensor) -> Result<(usize, usize, usize
     }
 }
 
-/// The class weights on the host, checked: `C` finite-or-not values of the input's dtype.
+/// `Ok` when `weight` (if any) holds one value per class of `input`'s dtype.
+fn check_class_weight(op: &'static str, input: &Tensor, weight: Option<&Tensor>, classes: usize) -> Result<()> {
+    let Some(w) = weight else { return Ok(()) };
+    crate::ops::same_dtype(op, input, &[Some(w)])?;
+    if w.shape().dims() != [classes] {
+        return Err(Error::shapes(
+            op,
+            w.shape(),
+            &Shape::from([classes]),
+            "weight must have one value per class",
+        ));
+    }
+    Ok(())
+}
+
+/// The class weights on the host, checked ([`check_class_weight`]): `C` finite-or-not values.
 fn class_weights(op: &'static str, input: &Tensor, weight: Option<&Tensor>, classes: usize) -> Result<Vec<f64>> {
+    check_class_weight(op, input, weight, classes)?;
     match weight {
         None => Ok(vec![1.0; classes]),
-        Some(w) => {
-            crate::ops::same_dtype(op, input, &[Some(w)])?;
-            if w.shape().dims() != [classes] {
-                return Err(Error::shapes(
-                    op,
-                    w.shape(),
-                    &Shape::from([classes]),
-                    "weight must have one value per class",
-                ));
-            }
-            w.to_vec_f64()
-        }
+        Some(w) => w.to_vec_f64(),
     }
 }
 
@@ -283,7 +321,8 @@ fn class_factors(
     let weights = class_weights(op, input, options.weight.as_ref(), classes)?;
     check_not_differentiated("nll_loss_forward", "weight", options.weight.as_ref())?;
     let targets = target.to_vec_f64()?;
-    let mut factors = vec![0.0f64; batch * classes * spatial];
+    // The targets not ignored, as (position of their sample's first factor, class).
+    let mut kept = Vec::with_capacity(targets.len());
     let mut denominator = 0.0;
     for n in 0..batch {
         for s in 0..spatial {
@@ -299,14 +338,26 @@ fn class_factors(
                     ),
                 ));
             }
-            let t = t as usize;
-            denominator += weights[t];
-            let base = n * classes * spatial + s;
-            factors[base + t * spatial] += (1.0 - eps) * weights[t];
-            if eps > 0.0 {
-                for (c, w) in weights.iter().enumerate() {
-                    factors[base + c * spatial] += eps / classes as f64 * w;
-                }
+            denominator += weights[t as usize];
+            kept.push((n * classes * spatial + s, t as usize));
+        }
+    }
+    // A weighted mean over targets that all weigh 0 divides by 0 (PyTorch's NaN): each factor of a target not
+    // ignored is divided by it here, so that its gradient is PyTorch's `-w / 0` (NaN, or infinite), while an
+    // ignored target's stays 0; `select_classes` then divides by nothing more.
+    let over = |v: f64| {
+        if options.reduction == Reduction::Mean && denominator == 0.0 {
+            v / 0.0
+        } else {
+            v
+        }
+    };
+    let mut factors = vec![0.0f64; batch * classes * spatial];
+    for (base, t) in kept {
+        factors[base + t * spatial] += over((1.0 - eps) * weights[t]);
+        if eps > 0.0 {
+            for (c, w) in weights.iter().enumerate() {
+                factors[base + c * spatial] += over(eps / classes as f64 * w);
             }
         }
     }
@@ -321,8 +372,9 @@ fn select_classes(log_probs: &Tensor, factors: &Tensor, denominator: f64, reduct
     let class_dim = if log_probs.rank() == 1 { 0 } else { 1 };
     let per_sample = log_probs.mul(factors)?.sum_dims(&[class_dim], false)?.neg()?;
     match reduction {
-        // Every target ignored (or weighing 0): PyTorch's 0/0, NaN, with zero gradients.
-        Reduction::Mean if denominator == 0.0 => per_sample.sum_all()?.mul_scalar(0.0)?.add_scalar(f64::NAN),
+        // Every target ignored or weighing 0: PyTorch's 0/0, NaN. The factors are already divided by the 0
+        // (`class_factors`): zero gradients where every target is ignored, PyTorch's NaN where one weighs 0.
+        Reduction::Mean if denominator == 0.0 => per_sample.sum_all()?.add_scalar(f64::NAN),
         Reduction::Mean => per_sample.sum_all()?.mul_scalar(1.0 / denominator),
         other => other.apply(per_sample),
     }
@@ -373,7 +425,7 @@ pub fn cross_entropy(input: &Tensor, target: &Tensor, options: &ClassLossOptions
             ));
         }
         let eps = options.smoothing(op)?;
-        class_weights(op, input, options.weight.as_ref(), classes)?;
+        check_class_weight(op, input, options.weight.as_ref(), classes)?;
         let log_probs = input.log_softmax(class_dim as isize)?;
         let mut target = target.clone();
         if eps > 0.0 {
