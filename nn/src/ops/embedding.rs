@@ -132,15 +132,15 @@ pub fn embedding_with(indices: &Tensor, weight: &Tensor, options: &EmbeddingOpti
         embedding_padded(indices, weight, options.padding_idx)?
     };
     // Each lookup's share of its row's gradient: 1 / (the lookups of that row in the batch); 0 for padding.
-    let mut counts = vec![0usize; weight.shape()[0]];
-    rows.iter().for_each(|&r| counts[r] += 1);
+    let mut counts = std::collections::HashMap::<usize, usize>::with_capacity(rows.len());
+    rows.iter().for_each(|&r| *counts.entry(r).or_default() += 1);
     let shares: Vec<f64> = rows
         .iter()
         .map(|&r| {
             if Some(r) == options.padding_idx {
                 0.0
             } else {
-                1.0 / counts[r] as f64
+                1.0 / counts[&r] as f64
             }
         })
         .collect();
