@@ -31,8 +31,13 @@ pub fn embedding(indices: &Tensor, weight: &Tensor) -> Result<Tensor> {
 /// assert_eq!(w.grad().unwrap().to_vec::<f64>().unwrap(), vec![0.0, 0.0, 2.0, 2.0]);
 /// ```
 pub fn embedding_padded(indices: &Tensor, weight: &Tensor, padding_idx: Option<usize>) -> Result<Tensor> {
-    let op = "embedding";
     check_lookup(indices, weight)?;
+    lookup(indices, weight, padding_idx)
+}
+
+/// The lookup of [`embedding_padded`], its arguments checked ([`check_lookup`]).
+fn lookup(indices: &Tensor, weight: &Tensor, padding_idx: Option<usize>) -> Result<Tensor> {
+    let op = "embedding";
     let lookup = IndexSelect {
         dim: 0,
         skip: padding_idx,
@@ -109,7 +114,9 @@ impl Default for EmbeddingOptions {
 pub fn embedding_with(indices: &Tensor, weight: &Tensor, options: &EmbeddingOptions) -> Result<Tensor> {
     let op = "embedding";
     check_lookup(indices, weight)?;
-    let needs_rows = options.max_norm.is_some() || options.scale_grad_by_freq;
+    // Only a gradient scaled by frequency needs the lookups' counts: none in inference.
+    let scaled = options.scale_grad_by_freq && weight.requires_grad() && crate::is_grad_enabled();
+    let needs_rows = options.max_norm.is_some() || scaled;
     let rows = if needs_rows {
         super::index::indices(op, &indices.cpu()?, 0, weight.shape()[0])?
     } else {
@@ -124,12 +131,12 @@ pub fn embedding_with(indices: &Tensor, weight: &Tensor, options: &EmbeddingOpti
         }
         renorm(weight, &rows, max_norm, options.norm_type)?;
     }
-    if !options.scale_grad_by_freq || !weight.requires_grad() || !crate::is_grad_enabled() {
-        return embedding_padded(indices, weight, options.padding_idx);
+    if !scaled {
+        return lookup(indices, weight, options.padding_idx);
     }
     let mut out = {
         let _no_grad = crate::no_grad();
-        embedding_padded(indices, weight, options.padding_idx)?
+        lookup(indices, weight, options.padding_idx)?
     };
     // Each lookup's share of its row's gradient: 1 / (the lookups of that row in the batch); 0 for padding.
     let mut counts = std::collections::HashMap::<usize, usize>::with_capacity(rows.len());
