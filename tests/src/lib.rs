@@ -2,6 +2,7 @@
 
 pub mod activations;
 pub mod losses;
+pub mod recurrent;
 pub mod zoo;
 
 use std::path::PathBuf;

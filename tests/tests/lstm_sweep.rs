@@ -10,10 +10,11 @@
 //! within float32's defaults or within twice PyTorch's own float32 error on that tensor: a weight's gradient sums
 //! over every step and sample.
 
-use integration_tests::{assert_close, assert_close_to_exact, lacks_dtype, leaf_of, on_cpu_and_gpu, tensors};
+use integration_tests::recurrent::{check_outputs_and_gradients, check_sweep_file};
+use integration_tests::{lacks_dtype, leaf_of, on_cpu_and_gpu};
 use nn::layers::{LSTM, LstmOptions};
 use nn::prelude::*;
-use nn::{DType, Device, StateDict, Tensor};
+use nn::{DType, Device, StateDict};
 
 /// Runs case `i` on `device`; returns whether it ran (false where the device lacks its dtype).
 fn run_case(f: &StateDict, i: usize, device: Device) -> bool {
@@ -56,54 +57,19 @@ fn run_case(f: &StateDict, i: usize, device: Device) -> bool {
         }
         Err(e) => panic!("{what}: forward: {e}"),
     };
-    let proj = |k: &str| get(&format!("proj.{k}")).to_device(device).unwrap();
-    let mut loss: Option<Tensor> = None;
-    for (name, out) in [("output", &y), ("h_n", &h), ("c_n", &cell)] {
-        assert_close(&format!("{what}: {name}"), out, get(name));
-        let term = out.mul(&proj(name)).unwrap().sum_all().unwrap();
-        loss = Some(match loss {
-            None => term,
-            Some(l) => l.add(&term).unwrap(),
-        });
-    }
-    let loss = loss.unwrap();
-    assert_close(&format!("{what}: loss"), &loss.reshape([1]).unwrap(), get("loss"));
-    loss.backward().unwrap_or_else(|e| panic!("{what}: backward: {e}"));
-    let grad = |t: &Tensor, name: &str| t.grad().unwrap_or_else(|| panic!("{what}: {name} has no gradient"));
-    assert_close(&format!("{what}: grad input"), &grad(&x, "input"), get("grad.input"));
+    let get = |key: &str| get(key).to_device(device).unwrap();
+    let mut leaves = vec![("input", &x)];
     if let Some((h0, c0)) = &state {
-        assert_close(&format!("{what}: grad h0"), &grad(h0, "h0"), get("grad.h0"));
-        assert_close(&format!("{what}: grad c0"), &grad(c0, "c0"), get("grad.c0"));
+        leaves.extend([("h0", h0), ("c0", c0)]);
     }
-    let mut seen = 0;
-    for (key, p) in m.named_parameters() {
-        let got = p.grad().unwrap_or_else(|| panic!("{what}: {key} has no gradient"));
-        let name = format!("{what}: grad {key}");
-        let pytorch = get(&format!("grad.param.{key}"));
-        match dtype {
-            DType::F64 => assert_close(&name, &got, pytorch),
-            _ => assert_close_to_exact(&name, &got, pytorch, get(&format!("exact.grad.param.{key}"))),
-        }
-        seen += 1;
-    }
-    assert_eq!(seen, params.len(), "{what}: every parameter checked");
+    let outputs = [("output", &y), ("h_n", &h), ("c_n", &cell)];
+    check_outputs_and_gradients(&what, &get, &m.named_parameters(), &outputs, &leaves);
     true
 }
 
 /// Runs every case of the fixture `file`, which holds `expected` cases, on `device`.
 fn check_file(file: &str, expected: usize, device: Device) {
-    let f = tensors(file);
-    let cases = (0..).take_while(|i| f.contains_key(&format!("{i}.config"))).count();
-    assert_eq!(cases, expected, "the cases of {file}");
-    let float32 = (0..cases)
-        .filter(|i| f[&format!("{i}.config")].to_vec::<i64>().unwrap()[9] == 0)
-        .count();
-    let ran = (0..cases).filter(|&i| run_case(&f, i, device)).count();
-    // Every case on the CPU; on a device at least every float32 one.
-    assert!(
-        ran >= if device.is_cpu() { expected } else { float32 },
-        "{ran} cases of {file} ran on {device}"
-    );
+    check_sweep_file(file, expected, 9, device, run_case);
 }
 
 fn check(device: Device) {

@@ -2,10 +2,10 @@
 
 use indexmap::IndexMap;
 
-use crate::module::{ExtraRepr, py_bool, py_float};
-use crate::ops::lstm::{CellTensors, Lstm};
-use crate::random;
-use crate::{DType, Error, Forward, Module, Param, Result, Shape, Tensor};
+use super::recurrent::RecurrentSpec;
+use crate::module::ExtraRepr;
+use crate::ops::recurrent::CellMode;
+use crate::{Error, Forward, Module, Param, Result, Tensor};
 
 /// Everything of PyTorch's `nn.LSTM` constructor but the sizes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -92,82 +92,16 @@ impl LSTM {
     /// # Ok::<(), nn::Error>(())
     /// ```
     pub fn with_options(input_size: usize, hidden_size: usize, options: LstmOptions) -> Result<LSTM> {
-        if options.num_layers == 0 || hidden_size == 0 {
-            return Err(Error::invalid("LSTM", "num_layers and hidden_size must be positive"));
-        }
-        if options.proj_size >= hidden_size {
-            return Err(Error::invalid(
-                "LSTM",
-                format!(
-                    "proj_size has to be smaller than hidden_size (proj_size {}, hidden_size {hidden_size})",
-                    options.proj_size
-                ),
-            ));
-        }
-        if !(0.0..=1.0).contains(&options.dropout) {
-            return Err(Error::invalid(
-                "LSTM",
-                format!("dropout must lie in [0, 1], got {}", options.dropout),
-            ));
-        }
-        let bound = 1.0 / (hidden_size as f64).sqrt();
-        let directions = if options.bidirectional { 2 } else { 1 };
-        if hidden_size.checked_mul(4 * directions).is_none() {
-            return Err(Error::invalid(
-                "LSTM",
-                format!("hidden_size {hidden_size} is too large: its 4 gates' rows overflow usize"),
-            ));
-        }
-        let real_hidden = if options.proj_size > 0 {
-            options.proj_size
-        } else {
-            hidden_size
-        };
-        let mut params = IndexMap::new();
-        for layer in 0..options.num_layers {
-            let layer_in = if layer == 0 {
-                input_size
-            } else {
-                real_hidden * directions
-            };
-            for direction in 0..directions {
-                let suffix = if direction == 1 { "_reverse" } else { "" };
-                let mut shapes = vec![
-                    ("weight_ih", vec![4 * hidden_size, layer_in]),
-                    ("weight_hh", vec![4 * hidden_size, real_hidden]),
-                ];
-                if options.bias {
-                    shapes.push(("bias_ih", vec![4 * hidden_size]));
-                    shapes.push(("bias_hh", vec![4 * hidden_size]));
-                }
-                if options.proj_size > 0 {
-                    shapes.push(("weight_hr", vec![options.proj_size, hidden_size]));
-                }
-                for (name, shape) in shapes {
-                    let t = random::with_global(|g| Tensor::try_uniform_with(shape, -bound, bound, DType::F32, g))?;
-                    params.insert(format!("{name}_l{layer}{suffix}"), Param::new(t));
-                }
-            }
-        }
-        Ok(LSTM {
-            params,
+        let mut lstm = LSTM {
+            params: IndexMap::new(),
             input_size,
             hidden_size,
             options,
             training: true,
             hooks: crate::Hooks::new(),
-        })
-    }
-
-    /// `t` from the layer's input layout to `(seq, batch, feature)` (`to`), or back: an unbatched sequence
-    /// gains or loses its batch dimension, a `batch_first` one is transposed.
-    fn sequence_major(&self, t: Tensor, unbatched: bool, to: bool) -> Result<Tensor> {
-        match (unbatched, to) {
-            (true, true) => t.unsqueeze(1),
-            (true, false) => t.squeeze(1),
-            (false, _) if self.options.batch_first => t.transpose(0, 1),
-            (false, _) => Ok(t),
-        }
+        };
+        lstm.params = lstm.spec().params()?;
+        Ok(lstm)
     }
 
     /// The parameter named `name` (`weight_ih_l0`, …).
@@ -175,54 +109,25 @@ impl LSTM {
         self.params.get(name)
     }
 
-    fn directions(&self) -> usize {
-        if self.options.bidirectional { 2 } else { 1 }
-    }
-
-    /// The features of `h` and of each direction's output: `proj_size`, or `hidden_size` without a projection.
-    fn real_hidden(&self) -> usize {
-        if self.options.proj_size > 0 {
-            self.options.proj_size
-        } else {
-            self.hidden_size
+    fn spec(&self) -> RecurrentSpec {
+        let o = &self.options;
+        RecurrentSpec {
+            mode: CellMode::Lstm,
+            input_size: self.input_size,
+            hidden_size: self.hidden_size,
+            num_layers: o.num_layers,
+            bias: o.bias,
+            batch_first: o.batch_first,
+            dropout: o.dropout,
+            bidirectional: o.bidirectional,
+            proj_size: o.proj_size,
         }
-    }
-
-    /// `(w_ih, w_hh, b_ih, b_hh, w_hr)` of one layer and direction.
-    fn weights(&self, layer: usize, direction: usize) -> CellTensors {
-        let (bias, proj) = (self.options.bias, self.options.proj_size > 0);
-        let per = 2 + if bias { 2 } else { 0 } + usize::from(proj);
-        let base = (layer * self.directions() + direction) * per;
-        let p = |i: usize| self.params[base + i].data();
-        let (b_ih, b_hh) = if bias { (Some(p(2)), Some(p(3))) } else { (None, None) };
-        let w_hr = proj.then(|| p(per - 1));
-        (p(0), p(1), b_ih, b_hh, w_hr)
     }
 }
 
 impl ExtraRepr for LSTM {
     fn extra_repr(&self) -> String {
-        let o = &self.options;
-        let mut s = format!("{}, {}", self.input_size, self.hidden_size);
-        if o.proj_size != 0 {
-            s.push_str(&format!(", proj_size={}", o.proj_size));
-        }
-        if o.num_layers != 1 {
-            s.push_str(&format!(", num_layers={}", o.num_layers));
-        }
-        if !o.bias {
-            s.push_str(", bias=False");
-        }
-        if o.batch_first {
-            s.push_str(", batch_first=True");
-        }
-        if o.dropout != 0.0 {
-            s.push_str(&format!(", dropout={}", py_float(o.dropout)));
-        }
-        if o.bidirectional {
-            s.push_str(&format!(", bidirectional={}", py_bool(true)));
-        }
-        s
+        self.spec().extra_repr()
     }
 }
 
@@ -231,72 +136,9 @@ impl Forward for LSTM {
     type Output = (Tensor, (Tensor, Tensor));
 
     fn forward(&self, (input, state): Self::Input) -> Result<Self::Output> {
-        let op = "LSTM";
-        let unbatched = input.rank() == 2;
-        if !(input.rank() == 2 || input.rank() == 3) || input.shape()[input.rank() - 1] != self.input_size {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "expected input (seq, batch, {0}) or (seq, {0}), got shape {1}",
-                    self.input_size,
-                    input.shape()
-                ),
-            ));
-        }
-        let x = self.sequence_major(input, unbatched, true)?;
-        if x.shape()[0] == 0 {
-            return Err(Error::invalid(
-                op,
-                "Expected sequence length to be larger than 0 in RNN",
-            ));
-        }
-        let batch = x.shape()[1];
-        let (layers, dirs, hid) = (self.options.num_layers, self.directions(), self.hidden_size);
-        let h_shape = Shape::from([layers * dirs, batch, self.real_hidden()]);
-        let c_shape = Shape::from([layers * dirs, batch, hid]);
-        let (h0, c0) = match state {
-            Some((h, c)) => {
-                let batched = |t: Tensor| if unbatched { t.unsqueeze(1) } else { Ok(t) };
-                let (h, c) = (batched(h)?, batched(c)?);
-                for (name, t, state_shape) in [("h0", &h, &h_shape), ("c0", &c, &c_shape)] {
-                    if t.shape() != state_shape {
-                        return Err(Error::invalid(
-                            op,
-                            format!("expected {name} of shape {state_shape}, got {}", t.shape()),
-                        ));
-                    }
-                    if t.dtype() != x.dtype() {
-                        return Err(Error::DTypeMismatch {
-                            op,
-                            expected: x.dtype(),
-                            got: t.dtype(),
-                        });
-                    }
-                }
-                (h, c)
-            }
-            None => (
-                Tensor::zeros(h_shape, x.dtype()).to_device(x.device())?,
-                Tensor::zeros(c_shape, x.dtype()).to_device(x.device())?,
-            ),
-        };
-        let cells: Vec<CellTensors> = (0..layers)
-            .flat_map(|layer| (0..dirs).map(move |d| (layer, d)))
-            .map(|(layer, d)| self.weights(layer, d))
-            .collect();
-        let recurrence = Lstm {
-            layers,
-            dirs,
-            bias: self.options.bias,
-            dropout: (self.training && self.options.dropout > 0.0 && layers > 1).then_some(self.options.dropout),
-        };
-        let (out, h_n, c_n) = recurrence.run(&x, &h0, &c0, &cells)?;
-        let out = self.sequence_major(out, unbatched, false)?;
-        let (h_n, c_n) = if unbatched {
-            (h_n.squeeze(1)?, c_n.squeeze(1)?)
-        } else {
-            (h_n, c_n)
-        };
+        let state = state.map(|(h, c)| (h, Some(c)));
+        let (out, h_n, c_n) = self.spec().forward(&self.params, self.training, input, state)?;
+        let c_n = c_n.ok_or_else(|| Error::invalid("LSTM", "the recurrence returned no cell state"))?;
         Ok((out, (h_n, c_n)))
     }
 }

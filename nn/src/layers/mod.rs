@@ -31,6 +31,9 @@ mod linear;
 mod loss;
 pub(crate) mod lstm;
 mod prelu;
+mod recurrent;
+mod rnn;
+mod rnn_cell;
 mod softmax;
 
 pub use activation::*;
@@ -48,4 +51,6 @@ pub use loss::{
 };
 pub use lstm::{LSTM, LstmOptions};
 pub use prelu::PReLU;
+pub use rnn::{GRU, GruOptions, Nonlinearity, RNN, RnnOptions};
+pub use rnn_cell::{GRUCell, LSTMCell, RNNCell};
 pub use softmax::{LogSoftmax, Softmax, Softmax2d, Softmin};

@@ -26,6 +26,7 @@ pub(crate) mod lstm;
 pub(crate) mod map;
 pub(crate) mod norm;
 pub(crate) mod prelu;
+pub(crate) mod recurrent;
 mod reduce;
 pub(crate) mod softmax;
 mod unary;

@@ -9,10 +9,10 @@
 
 use kernels::{GpuDevice, Real};
 
-use super::activation::Activation;
 use super::float::{Float, with_float_type};
 use super::gemm::Mat;
 use super::map::multiversion;
+use super::recurrent::{CellMode, Recurrence};
 use super::{Op, probe_tensor, run};
 use crate::tensor::autograd::is_grad_enabled;
 use crate::tensor::device::float_type;
@@ -87,53 +87,19 @@ impl Lstm {
         run(self, &inputs)
     }
 
-    /// The same recurrence as recorded operations (`linear`, `narrow`, the sigmoid and tanh activations, `mul`,
-    /// `add`, `cat`), for autograd: each step is differentiated by the graph, on any device those ops run on.
-    /// Dropout between layers draws its mask from the global generator as the fused op does (the same masks
-    /// for one seed). A cell with `weight_hr` projects each step's `h` by it (`h0` then has its rows' features).
+    /// The same recurrence as recorded operations ([`Recurrence`]), for autograd: each step is differentiated by
+    /// the graph, on any device those ops run on. Dropout between layers draws its mask from the global
+    /// generator as the fused op does (the same masks for one seed).
     fn run_recorded(&self, [x, h0, c0]: [&Tensor; 3], cells: &[CellTensors]) -> Result<(Tensor, Tensor, Tensor)> {
-        let (seq, batch, hid, real) = (x.shape()[0], x.shape()[1], c0.shape()[2], h0.shape()[2]);
-        let (mut layer_in, mut h_n, mut c_n) = (x.clone(), Vec::new(), Vec::new());
-        for layer in 0..self.layers {
-            let in_size = layer_in.shape()[2];
-            let mut outputs = Vec::with_capacity(self.dirs);
-            for d in 0..self.dirs {
-                let slot = layer * self.dirs + d;
-                let (w_ih, w_hh, b_ih, b_hh, w_hr) = &cells[slot];
-                let mut h = h0.narrow(0, slot, 1)?.reshape([batch, real])?;
-                let mut c = c0.narrow(0, slot, 1)?.reshape([batch, hid])?;
-                let mut steps: Vec<Option<Tensor>> = vec![None; seq];
-                let order: Vec<usize> = if d == 1 {
-                    (0..seq).rev().collect()
-                } else {
-                    (0..seq).collect()
-                };
-                for t in order {
-                    let x_t = layer_in.narrow(0, t, 1)?.reshape([batch, in_size])?;
-                    let gates = x_t.linear(w_ih, b_ih.as_ref())?.add(&h.linear(w_hh, b_hh.as_ref())?)?;
-                    let gate = |k: usize, act: Activation| act.forward(&gates.narrow(1, k * hid, hid)?);
-                    let (i, f) = (gate(0, Activation::Sigmoid)?, gate(1, Activation::Sigmoid)?);
-                    let (g, o) = (gate(2, Activation::Tanh)?, gate(3, Activation::Sigmoid)?);
-                    c = f.mul(&c)?.add(&i.mul(&g)?)?;
-                    h = o.mul(&Activation::Tanh.forward(&c)?)?;
-                    if let Some(w_hr) = w_hr {
-                        h = h.linear(w_hr, None)?;
-                    }
-                    steps[t] = Some(h.unsqueeze(0)?);
-                }
-                let steps: Vec<&Tensor> = steps.iter().flatten().collect();
-                outputs.push(Tensor::cat(&steps, 0)?);
-                h_n.push(h.unsqueeze(0)?);
-                c_n.push(c.unsqueeze(0)?);
-            }
-            layer_in = Tensor::cat(&outputs.iter().collect::<Vec<_>>(), 2)?;
-            if let Some(p) = self.dropout.filter(|_| layer + 1 < self.layers) {
-                let mask = super::dropout::mask(layer_in.shape(), p, layer_in.dtype(), layer_in.device())?;
-                layer_in = layer_in.mul(&mask)?;
-            }
-        }
-        let joined = |v: &[Tensor]| Tensor::cat(&v.iter().collect::<Vec<_>>(), 0);
-        Ok((layer_in, joined(&h_n)?, joined(&c_n)?))
+        let recurrence = Recurrence {
+            mode: CellMode::Lstm,
+            layers: self.layers,
+            dirs: self.dirs,
+            dropout: self.dropout,
+        };
+        let (out, h_n, c_n) = recurrence.run(x, h0, Some(c0), cells)?;
+        let c_n = c_n.ok_or_else(|| Error::invalid("LSTM", "the recurrence returned no cell state"))?;
+        Ok((out, h_n, c_n))
     }
 
     /// The fused recurrence on the inputs' device, dropout between layers included; with `save`, also the trace

@@ -1,0 +1,135 @@
+//! PyTorch's four recurrent cells (`RNN_TANH`, `RNN_RELU`, `GRU`, `LSTM`) as recorded operations, and a
+//! multi-layer, bidirectional recurrence over a sequence built from them.
+//!
+//! Every step is `linear`, `narrow`, the sigmoid / tanh / relu activations, `mul`, `add` and `sub`: autograd
+//! differentiates it through the graph, on any device those ops run on. The LSTM's fused recurrences
+//! ([`super::lstm`]) fall back to this one where they do not serve; `RNN`, `GRU` and the cell layers run it.
+
+use super::activation::Activation;
+use super::lstm::CellTensors;
+use crate::{Error, Result, Tensor};
+
+/// A recurrent cell's formula, PyTorch's `mode` of `RNNBase`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CellMode {
+    /// `h' = tanh(W_ih x + b_ih + W_hh h + b_hh)`.
+    RnnTanh,
+    /// `h' = relu(W_ih x + b_ih + W_hh h + b_hh)`.
+    RnnRelu,
+    /// Gates r, z, n: `n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))`, `h' = (h − n) ⊙ z + n`.
+    Gru,
+    /// Gates i, f, g, o: `c' = f ⊙ c + i ⊙ g`, `h' = o ⊙ tanh(c')` (then `W_hr h'` with a projection).
+    Lstm,
+}
+
+impl CellMode {
+    /// Rows of `weight_ih` per hidden feature: PyTorch's `gate_size / hidden_size`.
+    pub(crate) fn gates(self) -> usize {
+        match self {
+            CellMode::RnnTanh | CellMode::RnnRelu => 1,
+            CellMode::Gru => 3,
+            CellMode::Lstm => 4,
+        }
+    }
+
+    /// One step: from the step's input `x` `(batch, in)` and the state `h` `(batch, H or P)` (and, for the LSTM,
+    /// `c` `(batch, H)`) to the new state, with the cell's weights.
+    pub(crate) fn step(
+        self,
+        x: &Tensor,
+        h: &Tensor,
+        c: Option<&Tensor>,
+        cell: &CellTensors,
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        let (w_ih, w_hh, b_ih, b_hh, w_hr) = cell;
+        let input = x.linear(w_ih, b_ih.as_ref())?;
+        let hidden = h.linear(w_hh, b_hh.as_ref())?;
+        match self {
+            CellMode::RnnTanh => Ok((Activation::Tanh.forward(&hidden.add(&input)?)?, None)),
+            CellMode::RnnRelu => Ok((Activation::Relu.forward(&hidden.add(&input)?)?, None)),
+            CellMode::Gru => {
+                let hid = w_hh.shape()[0] / 3;
+                let part = |t: &Tensor, k: usize| t.narrow(1, k * hid, hid);
+                let r = Activation::Sigmoid.forward(&part(&hidden, 0)?.add(&part(&input, 0)?)?)?;
+                let z = Activation::Sigmoid.forward(&part(&hidden, 1)?.add(&part(&input, 1)?)?)?;
+                let n = Activation::Tanh.forward(&part(&input, 2)?.add(&part(&hidden, 2)?.mul(&r)?)?)?;
+                Ok((h.sub(&n)?.mul(&z)?.add(&n)?, None))
+            }
+            CellMode::Lstm => {
+                let hid = w_hh.shape()[0] / 4;
+                let gates = input.add(&hidden)?;
+                let gate = |k: usize, act: Activation| act.forward(&gates.narrow(1, k * hid, hid)?);
+                let (i, f) = (gate(0, Activation::Sigmoid)?, gate(1, Activation::Sigmoid)?);
+                let (g, o) = (gate(2, Activation::Tanh)?, gate(3, Activation::Sigmoid)?);
+                let c = c.ok_or_else(|| Error::invalid("LSTM", "an LSTM step needs its cell state"))?;
+                let c = f.mul(c)?.add(&i.mul(&g)?)?;
+                let mut h = o.mul(&Activation::Tanh.forward(&c)?)?;
+                if let Some(w_hr) = w_hr {
+                    h = h.linear(w_hr, None)?;
+                }
+                Ok((h, Some(c)))
+            }
+        }
+    }
+}
+
+/// A multi-layer recurrence of `mode` cells over `x` `(seq, batch, input)`, from `h0` `(layers·dirs, batch, H or
+/// P)` (and, for the LSTM, `c0` `(layers·dirs, batch, H)`), with each layer and direction's weights in `cells`,
+/// layer-major. Returns the outputs `(seq, batch, dirs·(H or P))`, `h_n` and, for the LSTM, `c_n`. `dropout`
+/// multiplies the outputs of every layer but the last by a mask drawn from the global generator, layer by layer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Recurrence {
+    pub(crate) mode: CellMode,
+    pub(crate) layers: usize,
+    pub(crate) dirs: usize,
+    pub(crate) dropout: Option<f64>,
+}
+
+impl Recurrence {
+    /// Runs the recurrence (shapes checked by the caller).
+    pub(crate) fn run(
+        &self,
+        x: &Tensor,
+        h0: &Tensor,
+        c0: Option<&Tensor>,
+        cells: &[CellTensors],
+    ) -> Result<(Tensor, Tensor, Option<Tensor>)> {
+        let (seq, batch) = (x.shape()[0], x.shape()[1]);
+        let state_row = |t: &Tensor, slot: usize| t.narrow(0, slot, 1)?.reshape([batch, t.shape()[2]]);
+        let (mut layer_in, mut h_n, mut c_n) = (x.clone(), Vec::new(), Vec::new());
+        for layer in 0..self.layers {
+            let in_size = layer_in.shape()[2];
+            let mut outputs = Vec::with_capacity(self.dirs);
+            for d in 0..self.dirs {
+                let slot = layer * self.dirs + d;
+                let mut h = state_row(h0, slot)?;
+                let mut c = c0.map(|c0| state_row(c0, slot)).transpose()?;
+                let mut steps: Vec<Option<Tensor>> = vec![None; seq];
+                let order: Vec<usize> = if d == 1 {
+                    (0..seq).rev().collect()
+                } else {
+                    (0..seq).collect()
+                };
+                for t in order {
+                    let x_t = layer_in.narrow(0, t, 1)?.reshape([batch, in_size])?;
+                    (h, c) = self.mode.step(&x_t, &h, c.as_ref(), &cells[slot])?;
+                    steps[t] = Some(h.unsqueeze(0)?);
+                }
+                let steps: Vec<&Tensor> = steps.iter().flatten().collect();
+                outputs.push(Tensor::cat(&steps, 0)?);
+                h_n.push(h.unsqueeze(0)?);
+                if let Some(c) = c {
+                    c_n.push(c.unsqueeze(0)?);
+                }
+            }
+            layer_in = Tensor::cat(&outputs.iter().collect::<Vec<_>>(), 2)?;
+            if let Some(p) = self.dropout.filter(|_| layer + 1 < self.layers) {
+                let mask = super::dropout::mask(layer_in.shape(), p, layer_in.dtype(), layer_in.device())?;
+                layer_in = layer_in.mul(&mask)?;
+            }
+        }
+        let joined = |v: &[Tensor]| Tensor::cat(&v.iter().collect::<Vec<_>>(), 0);
+        let c_n = if c0.is_some() { Some(joined(&c_n)?) } else { None };
+        Ok((layer_in, joined(&h_n)?, c_n))
+    }
+}
