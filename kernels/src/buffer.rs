@@ -22,10 +22,12 @@ pub struct GpuBuffer {
     len: usize,
 }
 
-/// Bytes allocated for `len` bytes: whole 4-byte words, at least one (a zero-sized binding is not valid on
-/// every backend), so any buffer can be copied on the device as words.
+/// Bytes allocated for `len` bytes: whole 4-byte words, so any buffer can be copied on the device as words, and
+/// at least 8 bytes: a zero-sized binding is not valid on every backend, and an empty operand bound as an array
+/// of 8-byte elements (a `f64` product over no inputs, the weight's gradient of a batch of 0) must hold one
+/// element for wgpu's validation, which refused a 4-byte one ("bound with size 4 where the shader expects 8").
 fn allocation(len: usize) -> usize {
-    len.div_ceil(4).max(1) * 4
+    len.div_ceil(4).max(2) * 4
 }
 
 impl GpuBuffer {

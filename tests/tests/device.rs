@@ -204,6 +204,45 @@ fn an_operation_on_host_memory_says_so_for_a_device_tensor() {
     assert!(err.to_string().contains(&dev.to_string()), "{err}");
 }
 
+/// Empty operands in float64 on the device: a product over no inputs (`linear` of 0 input features, and so the
+/// weight's gradient of a batch of 0) gives zeros plus the bias, as on the CPU and in PyTorch. An empty buffer
+/// bound as an array of float64 had been 4 bytes, which wgpu's validation refused ("bound with size 4 where the
+/// shader expects 8"), losing the device (found by `rnn_sweep.py`'s further seeds: an `RNNCell` of float64 with
+/// an empty batch).
+#[test]
+fn empty_float64_operands_bind_on_the_device() {
+    let Some(dev) = gpu_or_skip("empty float64 operands") else {
+        return;
+    };
+    for dtype in [DType::F64, DType::F32] {
+        if lacks_dtype(dev, dtype) {
+            continue;
+        }
+        let on = |t: Tensor| t.to_dtype(dtype).unwrap().to_device(dev).unwrap();
+        let bias = on(Tensor::from_vec(vec![0.5f32, -2.0], [2]).unwrap());
+        let y = on(Tensor::zeros([3, 0], DType::F32)).linear(&on(Tensor::zeros([2, 0], DType::F32)), Some(&bias));
+        assert_eq!(
+            y.unwrap().to_vec_f64().unwrap(),
+            [0.5, -2.0, 0.5, -2.0, 0.5, -2.0],
+            "{dtype}"
+        );
+        let leaf = |shape: [usize; 2]| {
+            let mut t = on(Tensor::ones(shape, DType::F32));
+            t.set_requires_grad(true).unwrap();
+            t
+        };
+        let (x, w) = (leaf([0, 3]), leaf([2, 3]));
+        x.linear(&w, Some(&bias))
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        assert_eq!(w.grad().unwrap().to_vec_f64().unwrap(), [0.0; 6], "{dtype}");
+        assert_eq!(x.grad().unwrap().shape(), &[0, 3], "{dtype}");
+    }
+}
+
 /// `maximum` / `minimum` on the device bit for bit as on the CPU: NaN from either side wins, broadcasting, in place
 /// too, and the second operand where the two are equal (for `±0`: PyTorch 2.5.1's CPU gives the first in its
 /// vectorised loop and the second in its tail, so either is PyTorch's). What AMSGrad's running maximum runs on.
