@@ -1,11 +1,8 @@
 //! [`LSTM`]: a multi-layer long short-term memory, PyTorch's gate order and keys.
 
-use indexmap::IndexMap;
-
 use super::recurrent::RecurrentSpec;
-use crate::module::ExtraRepr;
 use crate::ops::recurrent::CellMode;
-use crate::{Error, Forward, Module, Param, Result, Tensor};
+use crate::{Error, Forward, Module, Result, Tensor};
 
 /// Everything of PyTorch's `nn.LSTM` constructor but the sizes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,6 +36,7 @@ impl Default for LstmOptions {
     }
 }
 
+recurrent_module!(
 /// PyTorch's `nn.LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
 /// bidirectional=False, proj_size=0)`.
 ///
@@ -56,21 +54,10 @@ impl Default for LstmOptions {
 /// let (out, (h, c)) = lstm.forward((Tensor::zeros([5, 3, 36], DType::F32), None)).unwrap();
 /// assert_eq!((out.shape(), h.shape(), c.shape()), (&[5, 3, 32].into(), &[1, 3, 32].into(), &[1, 3, 32].into()));
 /// ```
-#[derive(Module)]
-#[module(extra_repr)]
-pub struct LSTM {
-    #[members]
-    params: IndexMap<String, Param>,
-    /// Features of the input.
-    pub input_size: usize,
-    /// Features of the hidden state.
-    pub hidden_size: usize,
-    /// Layers, bias, layout, dropout, direction.
-    #[module(skip)]
-    pub options: LstmOptions,
-    training: bool,
-    hooks: crate::Hooks,
-}
+LSTM {
+    /// Layers, bias, layout, dropout, direction, projection.
+    options: LstmOptions,
+});
 
 impl LSTM {
     /// One layer, with biases, `(seq, batch, feature)`.
@@ -92,21 +79,7 @@ impl LSTM {
     /// # Ok::<(), nn::Error>(())
     /// ```
     pub fn with_options(input_size: usize, hidden_size: usize, options: LstmOptions) -> Result<LSTM> {
-        let mut lstm = LSTM {
-            params: IndexMap::new(),
-            input_size,
-            hidden_size,
-            options,
-            training: true,
-            hooks: crate::Hooks::new(),
-        };
-        lstm.params = lstm.spec().params()?;
-        Ok(lstm)
-    }
-
-    /// The parameter named `name` (`weight_ih_l0`, …).
-    pub fn param(&self, name: &str) -> Option<&Param> {
-        self.params.get(name)
+        LSTM::build(input_size, hidden_size, options)
     }
 
     fn spec(&self) -> RecurrentSpec {
@@ -122,12 +95,6 @@ impl LSTM {
             bidirectional: o.bidirectional,
             proj_size: o.proj_size,
         }
-    }
-}
-
-impl ExtraRepr for LSTM {
-    fn extra_repr(&self) -> String {
-        self.spec().extra_repr()
     }
 }
 

@@ -18,6 +18,55 @@ macro_rules! reads_input {
     };
 }
 
+/// A recurrent layer or cell (`LSTM`, `RNN`, `GRU`, the cells): the struct, its parameters in a `#[members]` map
+/// in the order its `spec()` draws them, the sizes and the `$field`s; `param`; `build`, the constructor from the
+/// sizes and the fields; and the `repr` from the spec (`RecurrentSpec` or `CellSpec`, which the type's own
+/// `spec` method returns).
+macro_rules! recurrent_module {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident: $ty:ty),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Module)]
+        #[module(extra_repr)]
+        pub struct $name {
+            #[members]
+            params: indexmap::IndexMap<String, crate::Param>,
+            /// Features of the input.
+            pub input_size: usize,
+            /// Features of the hidden state.
+            pub hidden_size: usize,
+            $($(#[$fdoc])* #[module(skip)] pub $field: $ty,)*
+            training: bool,
+            hooks: crate::Hooks,
+        }
+
+        impl $name {
+            /// The parameter named `name` (`weight_ih_l0`, … of a layer; `weight_ih`, … of a cell).
+            pub fn param(&self, name: &str) -> Option<&crate::Param> {
+                self.params.get(name)
+            }
+
+            fn build(input_size: usize, hidden_size: usize $(, $field: $ty)*) -> crate::Result<$name> {
+                let mut module = $name {
+                    params: indexmap::IndexMap::new(),
+                    input_size,
+                    hidden_size,
+                    $($field,)*
+                    training: true,
+                    hooks: crate::Hooks::new(),
+                };
+                module.params = module.spec().params()?;
+                Ok(module)
+            }
+        }
+
+        impl crate::module::ExtraRepr for $name {
+            fn extra_repr(&self) -> String {
+                self.spec().extra_repr()
+            }
+        }
+    };
+}
+
 mod activation;
 mod batch_norm;
 mod conv;

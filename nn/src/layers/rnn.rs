@@ -1,12 +1,9 @@
 //! [`RNN`] (Elman, tanh or relu) and [`GRU`]: PyTorch's multi-layer recurrent layers besides the LSTM, with its
 //! keys, gate order, initialisation and `repr`.
 
-use indexmap::IndexMap;
-
 use super::recurrent::RecurrentSpec;
-use crate::module::ExtraRepr;
 use crate::ops::recurrent::CellMode;
-use crate::{Forward, Module, Param, Result, Tensor};
+use crate::{Forward, Module, Result, Tensor};
 
 /// The nonlinearity of an [`RNN`] or an [`RNNCell`](super::RNNCell): PyTorch's `nonlinearity='tanh'` or
 /// `'relu'`.
@@ -93,25 +90,17 @@ impl Default for GruOptions {
     }
 }
 
-/// A recurrent layer whose state is `h` alone: its struct, constructors, `repr` and forward.
+/// A recurrent layer whose state is `h` alone: its struct and `repr` (`recurrent_module!`), constructors and
+/// forward.
 macro_rules! recurrent_layer {
     ($(#[$doc:meta])* $name:ident, $options:ident, |$o:ident| $mode:expr) => {
-        $(#[$doc])*
-        #[derive(Module)]
-        #[module(extra_repr)]
-        pub struct $name {
-            #[members]
-            params: IndexMap<String, Param>,
-            /// Features of the input.
-            pub input_size: usize,
-            /// Features of the hidden state.
-            pub hidden_size: usize,
-            /// Layers, bias, layout, dropout, direction.
-            #[module(skip)]
-            pub options: $options,
-            training: bool,
-            hooks: crate::Hooks,
-        }
+        recurrent_module!(
+            $(#[$doc])*
+            $name {
+                /// Layers, bias, layout, dropout, direction.
+                options: $options,
+            }
+        );
 
         impl $name {
             /// One layer, with biases, `(seq, batch, feature)`.
@@ -123,21 +112,7 @@ macro_rules! recurrent_layer {
             /// Every constructor argument: `num_layers` and `hidden_size` must be positive, `dropout` in
             /// `[0, 1]`. Weights the allocator refuses are an [`Error::Allocation`](crate::Error::Allocation).
             pub fn with_options(input_size: usize, hidden_size: usize, options: $options) -> Result<$name> {
-                let mut layer = $name {
-                    params: IndexMap::new(),
-                    input_size,
-                    hidden_size,
-                    options,
-                    training: true,
-                    hooks: crate::Hooks::new(),
-                };
-                layer.params = layer.spec().params()?;
-                Ok(layer)
-            }
-
-            /// The parameter named `name` (`weight_ih_l0`, …).
-            pub fn param(&self, name: &str) -> Option<&Param> {
-                self.params.get(name)
+                $name::build(input_size, hidden_size, options)
             }
 
             fn spec(&self) -> RecurrentSpec {
@@ -153,12 +128,6 @@ macro_rules! recurrent_layer {
                     bidirectional: $o.bidirectional,
                     proj_size: 0,
                 }
-            }
-        }
-
-        impl ExtraRepr for $name {
-            fn extra_repr(&self) -> String {
-                self.spec().extra_repr()
             }
         }
 

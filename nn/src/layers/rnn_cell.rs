@@ -1,63 +1,11 @@
 //! [`RNNCell`], [`GRUCell`] and [`LSTMCell`]: one step of PyTorch's recurrent cells, for loops written by hand.
 
-use indexmap::IndexMap;
-
 use super::recurrent::CellSpec;
 use super::rnn::Nonlinearity;
-use crate::module::ExtraRepr;
 use crate::ops::recurrent::CellMode;
-use crate::{Error, Forward, Module, Param, Result, Tensor};
+use crate::{Error, Forward, Module, Result, Tensor};
 
-/// A cell layer: its struct, `repr` and constructor from a [`CellSpec`].
-macro_rules! cell_layer {
-    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident: $ty:ty),* }) => {
-        $(#[$doc])*
-        #[derive(Module)]
-        #[module(extra_repr)]
-        pub struct $name {
-            #[members]
-            params: IndexMap<String, Param>,
-            /// Features of the input.
-            pub input_size: usize,
-            /// Features of the hidden state.
-            pub hidden_size: usize,
-            /// Whether the cell has `bias_ih` and `bias_hh`.
-            pub bias: bool,
-            $($(#[$fdoc])* #[module(skip)] pub $field: $ty,)*
-            training: bool,
-            hooks: crate::Hooks,
-        }
-
-        impl $name {
-            /// The parameter named `name` (`weight_ih`, `weight_hh`, `bias_ih`, `bias_hh`).
-            pub fn param(&self, name: &str) -> Option<&Param> {
-                self.params.get(name)
-            }
-
-            fn build(input_size: usize, hidden_size: usize, bias: bool $(, $field: $ty)*) -> Result<$name> {
-                let mut cell = $name {
-                    params: IndexMap::new(),
-                    input_size,
-                    hidden_size,
-                    bias,
-                    $($field,)*
-                    training: true,
-                    hooks: crate::Hooks::new(),
-                };
-                cell.params = cell.spec().params()?;
-                Ok(cell)
-            }
-        }
-
-        impl ExtraRepr for $name {
-            fn extra_repr(&self) -> String {
-                self.spec().extra_repr()
-            }
-        }
-    };
-}
-
-cell_layer!(
+recurrent_module!(
     /// PyTorch's `nn.RNNCell(input_size, hidden_size, bias=True, nonlinearity='tanh')`:
     /// `h' = tanh(W_ih x + b_ih + W_hh h + b_hh)` (or relu).
     ///
@@ -74,12 +22,14 @@ cell_layer!(
     /// # Ok::<(), nn::Error>(())
     /// ```
     RNNCell {
+        /// Whether the cell has `bias_ih` and `bias_hh`.
+        bias: bool,
         /// `tanh` or `relu`.
-        nonlinearity: Nonlinearity
+        nonlinearity: Nonlinearity,
     }
 );
 
-cell_layer!(
+recurrent_module!(
     /// PyTorch's `nn.GRUCell(input_size, hidden_size, bias=True)`, gates r, z, n as in [`GRU`](super::GRU).
     ///
     /// Keys `weight_ih` `(3H, in)`, `weight_hh` `(3H, H)`, `bias_ih`, `bias_hh`, uniform in `±1/sqrt(H)`. Forward
@@ -93,10 +43,13 @@ cell_layer!(
     /// assert_eq!(h.shape(), &[5]);
     /// # Ok::<(), nn::Error>(())
     /// ```
-    GRUCell {}
+    GRUCell {
+        /// Whether the cell has `bias_ih` and `bias_hh`.
+        bias: bool,
+    }
 );
 
-cell_layer!(
+recurrent_module!(
     /// PyTorch's `nn.LSTMCell(input_size, hidden_size, bias=True)`, gates i, f, g, o as in
     /// [`LSTM`](super::LSTM).
     ///
@@ -111,7 +64,10 @@ cell_layer!(
     /// assert_eq!((h.shape(), c.shape()), (&[2, 5].into(), &[2, 5].into()));
     /// # Ok::<(), nn::Error>(())
     /// ```
-    LSTMCell {}
+    LSTMCell {
+        /// Whether the cell has `bias_ih` and `bias_hh`.
+        bias: bool,
+    }
 );
 
 impl RNNCell {
