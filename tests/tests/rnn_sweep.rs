@@ -210,6 +210,28 @@ fn recurrent_layers_have_pytorchs_keys_shapes_and_reprs() {
     }
 }
 
+/// Sizes of 0 that PyTorch 2.5.1 accepts in a cell (`nn.RNNCell(3, 0)`, `nn.GRUCell(0, 4)`): empty parameters and an
+/// empty output, or an output from the biases alone, equal in every row.
+#[test]
+fn cells_of_no_hidden_or_input_features_run_as_in_pytorch() {
+    let cell = RNNCell::new(3, 0);
+    let shapes: Vec<Vec<usize>> = cell.state_dict().values().map(|t| t.shape().to_vec()).collect();
+    assert_eq!(shapes, [vec![0, 3], vec![0, 0], vec![0], vec![0]]);
+    let h = cell.forward((Tensor::ones([2, 3], DType::F32), None)).unwrap();
+    assert_eq!(h.shape().to_vec(), [2, 0]);
+    let (h, c) = LSTMCell::new(3, 0)
+        .forward((Tensor::ones([2, 3], DType::F32), None))
+        .unwrap();
+    assert_eq!((h.shape().to_vec(), c.shape().to_vec()), (vec![2, 0], vec![2, 0]));
+    let h = GRUCell::new(0, 4)
+        .forward((Tensor::zeros([2, 0], DType::F32), None))
+        .unwrap();
+    let v = h.to_vec::<f32>().unwrap();
+    assert_eq!(h.shape().to_vec(), [2, 4]);
+    assert_eq!(v[..4], v[4..]);
+    assert!(v.iter().all(|x| x.is_finite() && *x != 0.0), "{v:?}");
+}
+
 /// Asserts `result` is an `InvalidArgument` whose message contains PyTorch's `message`.
 fn assert_refused<T>(what: &str, result: nn::Result<T>, message: &str) {
     match result {
