@@ -336,6 +336,48 @@ fn lstm_rows(c: &mut Criterion, dev: Device) {
             })
         });
     }
+    recurrent_rows(c, dev);
+}
+
+/// `RNN` and `GRU`, whose recurrence runs as recorded operations: forward + backward of the output's sum at
+/// batch 64, one layer over 16 steps, and two layers over 256 steps (the second layer's input needs a
+/// gradient, so a backward whose cost grows with the square of the length would show).
+fn recurrent_rows(c: &mut Criterion, dev: Device) {
+    let (rnn2, gru2) = (
+        nn::layers::RnnOptions {
+            num_layers: 2,
+            ..Default::default()
+        },
+        nn::layers::GruOptions {
+            num_layers: 2,
+            ..Default::default()
+        },
+    );
+    let short = Tensor::randn([16, 64, 32], DType::F32).to_device(dev).unwrap();
+    let long = Tensor::randn([256, 64, 32], DType::F32).to_device(dev).unwrap();
+    recurrent_row(c, "RNN(32, 32)", nn::layers::RNN::new(32, 32), &short, dev);
+    recurrent_row(c, "GRU(32, 32)", nn::layers::GRU::new(32, 32), &short, dev);
+    let rnn = nn::layers::RNN::with_options(32, 32, rnn2).unwrap();
+    recurrent_row(c, "RNN(32, 32), 2 layers,", rnn, &long, dev);
+    let gru = nn::layers::GRU::with_options(32, 32, gru2).unwrap();
+    recurrent_row(c, "GRU(32, 32), 2 layers,", gru, &long, dev);
+}
+
+/// One row of [`recurrent_rows`]: `layer` over `seq` `(steps, 64, 32)`.
+fn recurrent_row<M>(c: &mut Criterion, name: &str, mut layer: M, seq: &Tensor, dev: Device)
+where
+    M: Module + Forward<Input = (Tensor, Option<Tensor>), Output = (Tensor, Tensor)>,
+{
+    layer.to_device(dev).unwrap();
+    let row = format!("{name} forward + backward, {} steps, batch 64, {dev}", seq.shape()[0]);
+    c.bench_function(&row, |b| {
+        b.iter(|| {
+            layer.zero_grad(true);
+            let (out, _) = layer.forward((seq.clone(), None)).unwrap();
+            out.sum_all().unwrap().backward().unwrap();
+            dev.synchronize().unwrap();
+        })
+    });
 }
 
 criterion_group!(benches, bench);

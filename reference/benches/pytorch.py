@@ -17,7 +17,8 @@ and on 1, in eval at batch 1, a training step's forward + backward of the sum of
 conv -> batch norm -> relu in eval unfused and folded by `torch.nn.utils.fusion.fuse_conv_bn_eval`, and the
 network in eval folded by `torch.ao.quantization.fuse_modules` at batch 256 and 1), `lstm` (an LSTM's forward +
 backward over 16 steps at batch 64, one layer and two with dropout, as `reference/benches/dynamics.rs`' LSTM
-rows on the CPU). `dynamics` runs
+rows on the CPU), `recurrent` (`RNN` and `GRU`'s forward + backward at batch 64, one layer over 16 steps and
+two over 256, as `reference/benches/dynamics.rs`' recurrent rows on the CPU). `dynamics` runs
 LightZero 0.2.0's class where it is installed (see tests/fixtures/generate/dynamics.py), else the plain
 PyTorch copy in `dynamics_torch.py`, which `python3 reference/benches/dynamics_torch.py check` shows to compute
 the same as LightZero's (it equals the fixture LightZero wrote).
@@ -263,7 +264,24 @@ def lstm():
         print(f"{name} forward + backward, 16 steps, batch 64: {t * 1e3:.3f} ms")
 
 
-SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm}
+def recurrent():
+    """nn's rows "RNN(32, 32) ... / GRU(32, 32) ... forward + backward, N steps, batch 64, cpu": one layer over
+    16 steps, two layers over 256, the backward of the output's sum."""
+    torch.manual_seed(0)
+    short, long = torch.randn(16, 64, 32), torch.randn(256, 64, 32)
+    rows = [("RNN(32, 32)", nn.RNN(32, 32), short), ("GRU(32, 32)", nn.GRU(32, 32), short),
+            ("RNN(32, 32), 2 layers,", nn.RNN(32, 32, num_layers=2), long),
+            ("GRU(32, 32), 2 layers,", nn.GRU(32, 32, num_layers=2), long)]
+    for name, m, x in rows:
+        def step():
+            m.zero_grad(set_to_none=True)
+            m(x)[0].sum().backward()
+
+        t = median_seconds(step, 100 if len(x) < 100 else 20)
+        print(f"{name} forward + backward, {len(x)} steps, batch 64: {t * 1e3:.3f} ms")
+
+
+SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent}
 
 if __name__ == "__main__":
     torch.set_num_threads(2)

@@ -24,8 +24,14 @@ mod device_dropout;
 mod device_index;
 #[path = "../tests/device_layers.rs"]
 mod device_layers;
+#[path = "../tests/embedding_sweep.rs"]
+mod embedding_sweep;
+#[path = "../tests/fusion.rs"]
+mod fusion;
 #[path = "../tests/grad_utils.rs"]
 mod grad_utils;
+#[path = "../tests/loss_sweep.rs"]
+mod loss_sweep;
 #[path = "../tests/losses.rs"]
 mod losses;
 #[path = "../tests/lstm_grad.rs"]
@@ -38,3 +44,7 @@ mod norm_sweep;
 mod optim;
 #[path = "../tests/optim_sweep.rs"]
 mod optim_sweep;
+#[path = "../tests/rnn_sweep.rs"]
+mod rnn_sweep;
+#[path = "../tests/split.rs"]
+mod split;

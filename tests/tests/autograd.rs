@@ -279,6 +279,23 @@ fn layout_operations() {
     gradcheck("transpose", vec![x.clone()], |x| x[0].transpose(0, 2));
     gradcheck("narrow", vec![x.clone()], |x| x[0].narrow(1, 1, 2));
     gradcheck("narrow to nothing", vec![x.clone()], |x| x[0].narrow(2, 4, 0));
+    // Split pieces, some unused (their gradient is zero) and some used twice.
+    gradcheck("split_with_sizes", vec![x.clone()], |x| {
+        let p = x[0].split_with_sizes(&[1, 0, 2, 1], 2)?;
+        Tensor::cat(&[&p[2], &p[0].mul(&p[0])?, &p[2].mul_scalar(3.0)?], 2)
+    });
+    gradcheck("split into pieces of 2", vec![x.clone()], |x| {
+        let p = x[0].split(2, 1)?; // sizes 2 and 1
+        p[1].mul(&p[0].narrow(1, 1, 1)?)
+    });
+    gradcheck("chunk", vec![x.clone()], |x| {
+        let p = x[0].chunk(3, -1)?; // sizes 2 and 2
+        p[1].sub(&p[0].exp()?)
+    });
+    gradcheck("unbind", vec![x.clone()], |x| {
+        let steps = x[0].unbind(0)?;
+        steps[1].mul(&steps[0])?.add(&steps[1])
+    });
     gradcheck("cat", vec![x.clone(), values(&[2, 1, 4], 1.0)], |x| {
         Tensor::cat(&[&x[0], &x[1]], 1)
     });
@@ -1740,6 +1757,17 @@ fn every_f32_gradient_on_wgpu_equals_the_cpus() {
             Box::new(|x| {
                 let joined = Tensor::cat(&[&x[0], &x[1]], 2)?;
                 joined.permute(&[2, 0, 1])?.narrow(0, 1, 3)?.reshape([3, 6])
+            }),
+        ),
+        (
+            "split, chunk and unbind (a piece unused)",
+            vec![values(&[5, 3, 2], 0.0)],
+            Box::new(|x| {
+                let parts = x[0].split_with_sizes(&[2, 0, 3], 0)?;
+                let rows = x[0].unbind(1)?;
+                let halves = x[0].chunk(2, -1)?;
+                let joined = Tensor::cat(&[&parts[2], &parts[0].mul_scalar(-2.0)?], 0)?;
+                joined.add(&rows[2].unsqueeze(1)?)?.add(&halves[1].exp()?)
             }),
         ),
     ];

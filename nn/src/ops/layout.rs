@@ -55,7 +55,7 @@ struct Gather {
 }
 
 /// `permute(order)` or `narrow(dim, start, len)`; inputs `[x]`.
-enum Rearrange {
+pub(super) enum Rearrange {
     Permute(Vec<usize>),
     Narrow { dim: usize, start: usize, len: usize },
 }

@@ -29,6 +29,7 @@ pub(crate) mod prelu;
 pub(crate) mod recurrent;
 mod reduce;
 pub(crate) mod softmax;
+mod split;
 mod unary;
 
 pub use dropout::dropout;
@@ -156,6 +157,15 @@ impl Outputs for (Tensor, Tensor) {
     }
     fn tensors_mut(&mut self) -> SmallVec<[&mut Tensor; 3]> {
         SmallVec::from_iter([&mut self.0, &mut self.1])
+    }
+}
+
+impl Outputs for Vec<Tensor> {
+    fn tensors(&self) -> SmallVec<[&Tensor; 3]> {
+        self.iter().collect()
+    }
+    fn tensors_mut(&mut self) -> SmallVec<[&mut Tensor; 3]> {
+        self.iter_mut().collect()
     }
 }
 

@@ -1,8 +1,10 @@
 //! PyTorch's four recurrent cells (`RNN_TANH`, `RNN_RELU`, `GRU`, `LSTM`) as recorded operations, and a
 //! multi-layer, bidirectional recurrence over a sequence built from them.
 //!
-//! Every step is `linear`, `narrow`, the sigmoid / tanh / relu activations, `mul`, `add` and `sub`: autograd
-//! differentiates it through the graph, on any device those ops run on. The LSTM's fused recurrences
+//! Every step is `linear`, `chunk` (the gates), the sigmoid / tanh / relu activations, `mul`, `add` and `sub`:
+//! autograd differentiates it through the graph, on any device those ops run on. A recurrence projects its
+//! whole input sequence in one `linear` and `unbind`s it into steps, so its backward grows linearly with the
+//! sequence. The LSTM's fused recurrences
 //! ([`super::lstm`]) fall back to this one where they do not serve; `RNN`, `GRU` and the cell layers run it.
 
 use super::activation::Activation;
@@ -41,24 +43,34 @@ impl CellMode {
         c: Option<&Tensor>,
         cell: &CellTensors,
     ) -> Result<(Tensor, Option<Tensor>)> {
-        let (w_ih, w_hh, b_ih, b_hh, w_hr) = cell;
-        let input = x.linear(w_ih, b_ih.as_ref())?;
+        let (w_ih, _, b_ih, _, _) = cell;
+        self.step_projected(&x.linear(w_ih, b_ih.as_ref())?, h, c, cell)
+    }
+
+    /// [`step`](Self::step) from the input's projection `W_ih x + b_ih` `(batch, gates·H)`, which a recurrence
+    /// computes for every step at once.
+    fn step_projected(
+        self,
+        input: &Tensor,
+        h: &Tensor,
+        c: Option<&Tensor>,
+        cell: &CellTensors,
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        let (_, w_hh, _, b_hh, w_hr) = cell;
         let hidden = h.linear(w_hh, b_hh.as_ref())?;
         match self {
-            CellMode::RnnTanh => Ok((Activation::Tanh.forward(&hidden.add(&input)?)?, None)),
-            CellMode::RnnRelu => Ok((Activation::Relu.forward(&hidden.add(&input)?)?, None)),
+            CellMode::RnnTanh => Ok((Activation::Tanh.forward(&hidden.add(input)?)?, None)),
+            CellMode::RnnRelu => Ok((Activation::Relu.forward(&hidden.add(input)?)?, None)),
             CellMode::Gru => {
-                let hid = w_hh.shape()[0] / 3;
-                let part = |t: &Tensor, k: usize| t.narrow(1, k * hid, hid);
-                let r = Activation::Sigmoid.forward(&part(&hidden, 0)?.add(&part(&input, 0)?)?)?;
-                let z = Activation::Sigmoid.forward(&part(&hidden, 1)?.add(&part(&input, 1)?)?)?;
-                let n = Activation::Tanh.forward(&part(&input, 2)?.add(&part(&hidden, 2)?.mul(&r)?)?)?;
+                let (hidden, input) = (hidden.chunk(3, 1)?, input.chunk(3, 1)?);
+                let r = Activation::Sigmoid.forward(&hidden[0].add(&input[0])?)?;
+                let z = Activation::Sigmoid.forward(&hidden[1].add(&input[1])?)?;
+                let n = Activation::Tanh.forward(&input[2].add(&hidden[2].mul(&r)?)?)?;
                 Ok((h.sub(&n)?.mul(&z)?.add(&n)?, None))
             }
             CellMode::Lstm => {
-                let hid = w_hh.shape()[0] / 4;
-                let gates = input.add(&hidden)?;
-                let gate = |k: usize, act: Activation| act.forward(&gates.narrow(1, k * hid, hid)?);
+                let gates = input.add(&hidden)?.chunk(4, 1)?;
+                let gate = |k: usize, act: Activation| act.forward(&gates[k]);
                 let (i, f) = (gate(0, Activation::Sigmoid)?, gate(1, Activation::Sigmoid)?);
                 let (g, o) = (gate(2, Activation::Tanh)?, gate(3, Activation::Sigmoid)?);
                 let c = c.ok_or_else(|| Error::invalid("LSTM", "an LSTM step needs its cell state"))?;
@@ -94,16 +106,19 @@ impl Recurrence {
         c0: Option<&Tensor>,
         cells: &[CellTensors],
     ) -> Result<(Tensor, Tensor, Option<Tensor>)> {
-        let (seq, batch) = (x.shape()[0], x.shape()[1]);
-        let state_row = |t: &Tensor, slot: usize| t.narrow(0, slot, 1)?.reshape([batch, t.shape()[2]]);
+        let seq = x.shape()[0];
+        let (h0, c0) = (h0.unbind(0)?, c0.map(|c0| c0.unbind(0)).transpose()?);
         let (mut layer_in, mut h_n, mut c_n) = (x.clone(), Vec::new(), Vec::new());
         for layer in 0..self.layers {
-            let in_size = layer_in.shape()[2];
             let mut outputs = Vec::with_capacity(self.dirs);
             for d in 0..self.dirs {
                 let slot = layer * self.dirs + d;
-                let mut h = state_row(h0, slot)?;
-                let mut c = c0.map(|c0| state_row(c0, slot)).transpose()?;
+                let mut h = h0[slot].clone();
+                let mut c = c0.as_ref().map(|c0| c0[slot].clone());
+                // The input's projection for every step in one product (as PyTorch's CPU recurrences do), cut
+                // into its steps by one op, whose backward joins the steps' gradients once.
+                let (w_ih, _, b_ih, _, _) = &cells[slot];
+                let inputs = layer_in.linear(w_ih, b_ih.as_ref())?.unbind(0)?;
                 let mut steps: Vec<Option<Tensor>> = vec![None; seq];
                 let order: Vec<usize> = if d == 1 {
                     (0..seq).rev().collect()
@@ -111,8 +126,7 @@ impl Recurrence {
                     (0..seq).collect()
                 };
                 for t in order {
-                    let x_t = layer_in.narrow(0, t, 1)?.reshape([batch, in_size])?;
-                    (h, c) = self.mode.step(&x_t, &h, c.as_ref(), &cells[slot])?;
+                    (h, c) = self.mode.step_projected(&inputs[t], &h, c.as_ref(), &cells[slot])?;
                     steps[t] = Some(h.unsqueeze(0)?);
                 }
                 let steps: Vec<&Tensor> = steps.iter().flatten().collect();

@@ -1,0 +1,177 @@
+//! Cutting a tensor into consecutive pieces along one dimension, as one operation with one output per piece:
+//! PyTorch's `split_with_sizes`, `split`, `chunk` and `unbind`. The backward joins the pieces' gradients (zeros
+//! for a piece that received none) in one `cat`, so cutting a sequence into its `n` steps costs O(n) in the
+//! backward, where `n` separate `narrow`s would each pad their gradient to the whole tensor.
+
+use kernels::GpuDevice;
+
+use super::layout::Rearrange;
+use super::{DevicePath, Op, run};
+use crate::tensor::autograd::Backward;
+use crate::{Error, Result, Tensor};
+
+/// `x` cut along `dim` into consecutive pieces of `sizes`, which sum to its size there; inputs `[x]`.
+struct Split {
+    dim: usize,
+    sizes: Vec<usize>,
+}
+
+impl Split {
+    /// Each piece as a `narrow` of `x`.
+    fn pieces(&self) -> impl Iterator<Item = Rearrange> + '_ {
+        self.sizes.iter().scan(0, |start, &len| {
+            let piece = Rearrange::Narrow {
+                dim: self.dim,
+                start: *start,
+                len,
+            };
+            *start += len;
+            Some(piece)
+        })
+    }
+}
+
+impl Op for Split {
+    type Output = Vec<Tensor>;
+    const NAME: &'static str = "split_with_sizes";
+    const DEVICE: DevicePath = DevicePath::Exact;
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
+        self.pieces().map(|piece| piece.cpu(inputs)).collect()
+    }
+
+    fn device(&self, inputs: &[&Tensor], device: &GpuDevice) -> Result<Vec<Tensor>> {
+        self.pieces().map(|piece| piece.device(inputs, device)).collect()
+    }
+
+    fn gradient(&self, _: &[&Tensor], _: &Vec<Tensor>) -> Option<Box<dyn Backward>> {
+        let dim = self.dim as isize;
+        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
+            Ok(vec![Some(Tensor::cat(&g.iter().collect::<Vec<_>>(), dim)?)])
+        }))
+    }
+}
+
+impl Tensor {
+    /// This tensor cut along `dim` into consecutive pieces of `sizes` entries, which must sum to its size
+    /// there (PyTorch's `split_with_sizes`, and `split` with a list). Each piece is a copy; autograd joins
+    /// their gradients.
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let t = Tensor::arange(0.0, 5.0, 1.0, nn::DType::F32)?;
+    /// let parts = t.split_with_sizes(&[2, 3], 0)?;
+    /// assert_eq!(parts[1].to_vec::<f32>()?, vec![2.0, 3.0, 4.0]);
+    /// assert!(t.split_with_sizes(&[2, 2], 0).is_err());
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
+        let d = self.split_dim(dim)?;
+        let total = self.shape()[d];
+        if sizes.iter().sum::<usize>() != total {
+            return Err(Error::invalid(
+                "split_with_sizes",
+                format!(
+                    "split_with_sizes expects split_sizes to sum exactly to {total} (input tensor's size at \
+                     dimension {d}), but got split_sizes={sizes:?}"
+                ),
+            ));
+        }
+        if sizes.is_empty() {
+            return Ok(Vec::new());
+        }
+        run(
+            &Split {
+                dim: d,
+                sizes: sizes.to_vec(),
+            },
+            &[self],
+        )
+    }
+
+    /// This tensor cut along `dim` into pieces of `split_size` entries, the last one smaller if the size there
+    /// is not a multiple of it (PyTorch's `split` with an int). `split_size` is 0 only for a dimension of size 0.
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let t = Tensor::zeros([7, 2], nn::DType::F32);
+    /// let sizes: Vec<usize> = t.split(3, 0)?.iter().map(|p| p.shape()[0]).collect();
+    /// assert_eq!(sizes, vec![3, 3, 1]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn split(&self, split_size: usize, dim: isize) -> Result<Vec<Tensor>> {
+        let d = self.split_dim(dim)?;
+        let total = self.shape()[d];
+        if split_size == 0 && total != 0 {
+            return Err(Error::invalid(
+                "split",
+                format!("split_size can only be 0 if dimension size is 0, but got dimension size of {total}"),
+            ));
+        }
+        let pieces = if split_size == 0 {
+            1
+        } else {
+            total.div_ceil(split_size).max(1)
+        };
+        let mut sizes = vec![split_size; pieces];
+        sizes[pieces - 1] = total - split_size * (pieces - 1);
+        self.split_with_sizes(&sizes, dim)
+    }
+
+    /// This tensor cut along `dim` into at most `chunks` pieces of `ceil(size / chunks)` entries, the last one
+    /// smaller (PyTorch's `chunk`: it may return fewer pieces than asked; a dimension of size 0 gives `chunks`
+    /// empty ones).
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let t = Tensor::zeros([6], nn::DType::F32);
+    /// assert_eq!(t.chunk(4, 0)?.len(), 3); // pieces of 2
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn chunk(&self, chunks: usize, dim: isize) -> Result<Vec<Tensor>> {
+        if chunks == 0 {
+            return Err(Error::invalid(
+                "chunk",
+                "chunk expects `chunks` to be greater than 0, got: 0",
+            ));
+        }
+        let total = self.shape()[self.split_dim(dim)?];
+        if total == 0 {
+            return self.split_with_sizes(&vec![0; chunks], dim);
+        }
+        self.split(total.div_ceil(chunks), dim)
+    }
+
+    /// The slices of this tensor along `dim`, each without that dimension (PyTorch's `unbind`): a sequence's
+    /// steps, or a batch's rows.
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, nn::DType::F32)?.reshape([3, 2])?;
+    /// let rows = t.unbind(0)?;
+    /// assert_eq!((rows.len(), rows[2].to_vec::<f32>()?), (3, vec![4.0, 5.0]));
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn unbind(&self, dim: isize) -> Result<Vec<Tensor>> {
+        if self.rank() == 0 {
+            return Err(Error::invalid(
+                "unbind",
+                format!("Dimension specified as {dim} but tensor has no dimensions"),
+            ));
+        }
+        let d = self.dim_index("unbind", dim)?;
+        let ones = vec![1; self.shape()[d]];
+        self.split_with_sizes(&ones, dim)?
+            .iter()
+            .map(|piece| piece.squeeze(d as isize))
+            .collect()
+    }
+
+    /// `dim` of a tensor of rank 1 or more: what the splitting operations cut along.
+    fn split_dim(&self, dim: isize) -> Result<usize> {
+        if self.rank() == 0 {
+            return Err(Error::invalid("split", "split expects at least a 1-dimensional tensor"));
+        }
+        self.dim_index("split", dim)
+    }
+}
