@@ -18,7 +18,8 @@ conv -> batch norm -> relu in eval unfused and folded by `torch.nn.utils.fusion.
 network in eval folded by `torch.ao.quantization.fuse_modules` at batch 256 and 1), `lstm` (an LSTM's forward +
 backward over 16 steps at batch 64, one layer and two with dropout, as `reference/benches/dynamics.rs`' LSTM
 rows on the CPU), `recurrent` (`RNN` and `GRU`'s forward + backward at batch 64, one layer over 16 steps and
-two over 256, as `reference/benches/dynamics.rs`' recurrent rows on the CPU). `dynamics` runs
+two over 256, as `reference/benches/dynamics.rs`' recurrent rows on the CPU), `pooling` (a ResNet-18's pooling layers at batch 8,
+as `nn/benches/pooling.rs`). `dynamics` runs
 LightZero 0.2.0's class where it is installed (see tests/fixtures/generate/dynamics.py), else the plain
 PyTorch copy in `dynamics_torch.py`, which `python3 reference/benches/dynamics_torch.py check` shows to compute
 the same as LightZero's (it equals the fixture LightZero wrote).
@@ -281,7 +282,26 @@ def recurrent():
         print(f"{name} forward + backward, {len(x)} steps, batch 64: {t * 1e3:.3f} ms")
 
 
-SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent}
+def pooling():
+    """nn's rows "pooling/...": `nn/benches/pooling.rs`, a ResNet-18's pooling at batch 8."""
+    torch.manual_seed(0)
+    stem, head = torch.randn(8, 64, 56, 56), torch.randn(8, 512, 7, 7)
+    mx, avg, ad = nn.MaxPool2d(3, 2, 1), nn.AvgPool2d(2), nn.AdaptiveAvgPool2d(1)
+    with torch.no_grad():
+        for name, m, x in [("MaxPool2d(3, 2, 1) (8, 64, 56, 56)", mx, stem), ("AvgPool2d(2) (8, 64, 56, 56)", avg, stem),
+                           ("AdaptiveAvgPool2d(1) (8, 512, 7, 7)", ad, head)]:
+            t = median_seconds(lambda: m(x), 200)
+            print(f"pooling/{name} forward: {t * 1e3:.3f} ms")
+
+    def step():
+        x = stem.detach().requires_grad_(True)
+        mx(x).sum().backward()
+
+    t = median_seconds(step, 100)
+    print(f"pooling/MaxPool2d(3, 2, 1) (8, 64, 56, 56) forward + backward: {t * 1e3:.3f} ms")
+
+
+SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling}
 
 if __name__ == "__main__":
     torch.set_num_threads(2)

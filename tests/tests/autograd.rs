@@ -306,6 +306,39 @@ fn layout_operations() {
 }
 
 #[test]
+fn pooling() {
+    use nn::functional::{AvgPool2dOptions, MaxPool2dOptions, adaptive_avg_pool2d, avg_pool2d, max_pool2d};
+    let x = values(&[2, 2, 5, 6], 0.0);
+    let max = MaxPool2dOptions {
+        stride: Some((2, 1).into()),
+        padding: Some(1.into()),
+        dilation: Some((1, 2).into()),
+        ceil_mode: true,
+    };
+    gradcheck("max_pool2d (stride, padding, dilation, ceil)", vec![x.clone()], |x| {
+        max_pool2d(&x[0], 3, max)
+    });
+    let avg = AvgPool2dOptions {
+        stride: Some(2.into()),
+        padding: Some((1, 0).into()),
+        ceil_mode: true,
+        count_include_pad: false,
+        divisor_override: None,
+    };
+    gradcheck("avg_pool2d (padding not counted, ceil)", vec![x.clone()], |x| {
+        avg_pool2d(&x[0], (3, 2), avg)
+    });
+    gradcheck("adaptive_avg_pool2d to (3, 4)", vec![x.clone()], |x| {
+        adaptive_avg_pool2d(&x[0], (3, 4))
+    });
+    gradcheck(
+        "adaptive_avg_pool2d to 1, unbatched",
+        vec![values(&[2, 5, 6], 1.0)],
+        |x| adaptive_avg_pool2d(&x[0], 1),
+    );
+}
+
+#[test]
 fn activations_softmax_and_prelu() {
     let x = values(&[3, 5], 0.0);
     let all = [

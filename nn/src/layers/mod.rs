@@ -79,6 +79,7 @@ mod layer_norm;
 mod linear;
 mod loss;
 pub(crate) mod lstm;
+mod pooling;
 mod prelu;
 mod recurrent;
 mod rnn;
@@ -99,6 +100,7 @@ pub use loss::{
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 };
 pub use lstm::{LSTM, LstmOptions};
+pub use pooling::{AdaptiveAvgPool2d, AvgPool2d, MaxPool2d};
 pub use prelu::PReLU;
 pub use rnn::{GRU, GruOptions, Nonlinearity, RNN, RnnOptions};
 pub use rnn_cell::{GRUCell, LSTMCell, RNNCell};

@@ -1,0 +1,472 @@
+//! PyTorch's 2-d pooling: `max_pool2d`, `avg_pool2d` and `adaptive_avg_pool2d`, as compositions of recorded
+//! operations (`narrow`, `reshape`, `cat`, `stack`, `max_dim`, sums and products), so they run on every device
+//! those run on, and autograd differentiates them.
+//!
+//! A window of `k` taps at dilation `d` and stride `s` is read as `k` strided slices per dimension of the padded
+//! input: tap `j` of every window is `narrow(j·d, out·s)`, reshaped to `(out, s)` and the first of each `s` kept.
+//! Max pooling stacks the `kh·kw` taps (in PyTorch's scan order, rows then columns) and takes the first maximum,
+//! as PyTorch's kernel does; average pooling adds them in the same order and divides by PyTorch's divisor.
+
+use crate::{DType, Error, Result, Tensor};
+
+/// A pooling window's size, stride, padding or dilation: one number for both dimensions, or `(height, width)`.
+/// The layers print it as it was given, as PyTorch's do.
+///
+/// ```
+/// use nn::functional::Size2d;
+/// assert_eq!(Size2d::from(3).pair(), [3, 3]);
+/// assert_eq!(Size2d::from((2, 4)).to_string(), "(2, 4)");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Size2d {
+    /// The same for height and width (printed `3`).
+    Both(usize),
+    /// `(height, width)` (printed `(3, 2)`).
+    Each(usize, usize),
+}
+
+impl Size2d {
+    /// `[height, width]`.
+    pub fn pair(self) -> [usize; 2] {
+        match self {
+            Size2d::Both(n) => [n, n],
+            Size2d::Each(h, w) => [h, w],
+        }
+    }
+}
+
+impl From<usize> for Size2d {
+    fn from(n: usize) -> Size2d {
+        Size2d::Both(n)
+    }
+}
+
+impl From<(usize, usize)> for Size2d {
+    fn from((h, w): (usize, usize)) -> Size2d {
+        Size2d::Each(h, w)
+    }
+}
+
+impl From<[usize; 2]> for Size2d {
+    fn from([h, w]: [usize; 2]) -> Size2d {
+        Size2d::Each(h, w)
+    }
+}
+
+impl std::fmt::Display for Size2d {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Size2d::Both(n) => write!(f, "{n}"),
+            Size2d::Each(h, w) => write!(f, "({h}, {w})"),
+        }
+    }
+}
+
+/// The arguments of [`max_pool2d`] besides the input and the window: PyTorch's defaults (`stride` = the
+/// window, no padding, dilation 1, floor mode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MaxPool2dOptions {
+    /// Step between windows; `None`: the window's size.
+    pub stride: Option<Size2d>,
+    /// Implicit `-inf` added on both sides, at most half the dilated window.
+    pub padding: Option<Size2d>,
+    /// Spacing between a window's taps.
+    pub dilation: Option<Size2d>,
+    /// Sizes the output rounding up, so a last partial window that starts inside the input (or the left
+    /// padding) counts.
+    pub ceil_mode: bool,
+}
+
+/// The arguments of [`avg_pool2d`] besides the input and the window: PyTorch's defaults (`stride` = the
+/// window, no padding, floor mode, padding counted in the divisor, no divisor override).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AvgPool2dOptions {
+    /// Step between windows; `None`: the window's size.
+    pub stride: Option<Size2d>,
+    /// Implicit zeros added on both sides, at most half the window.
+    pub padding: Option<Size2d>,
+    /// As in [`MaxPool2dOptions::ceil_mode`].
+    pub ceil_mode: bool,
+    /// Whether the zero padding counts in a window's divisor.
+    pub count_include_pad: bool,
+    /// A divisor for every window instead of its size; positive.
+    pub divisor_override: Option<usize>,
+}
+
+impl Default for AvgPool2dOptions {
+    fn default() -> Self {
+        AvgPool2dOptions {
+            stride: None,
+            padding: None,
+            ceil_mode: false,
+            count_include_pad: true,
+            divisor_override: None,
+        }
+    }
+}
+
+/// One spatial dimension of a pooling: input size, window, stride, padding, dilation, and the output size.
+#[derive(Clone, Copy, Debug)]
+struct Axis {
+    input: usize,
+    kernel: usize,
+    stride: usize,
+    pad: usize,
+    dilation: usize,
+    output: usize,
+}
+
+impl Axis {
+    /// PyTorch's `pooling_output_shape`: floor (or ceil) of the windows that fit, the last window in ceil mode
+    /// starting inside the input or the left padding. `None` when no window fits.
+    fn new(input: usize, kernel: usize, stride: usize, pad: usize, dilation: usize, ceil: bool) -> Option<Axis> {
+        let span = (dilation * (kernel - 1) + 1) as i64;
+        let room = (input + 2 * pad) as i64 - span + if ceil { stride as i64 - 1 } else { 0 };
+        let mut output = room.div_euclid(stride as i64) + 1;
+        if ceil && (output - 1) * stride as i64 >= (input + pad) as i64 {
+            output -= 1;
+        }
+        (output >= 1).then_some(Axis {
+            input,
+            kernel,
+            stride,
+            pad,
+            dilation,
+            output: output as usize,
+        })
+    }
+
+    /// Padding after the input: enough for every tap's `narrow(j·d, out·s)`.
+    fn pad_after(&self) -> usize {
+        (self.dilation * (self.kernel - 1) + self.output * self.stride).saturating_sub(self.input + self.pad)
+    }
+
+    /// PyTorch's average-pooling window of output `o`: the window clipped to `input + pad` (its size with the
+    /// padding), and clipped to the input (what it holds).
+    fn window(&self, o: usize) -> (usize, usize) {
+        let start = (o * self.stride) as i64 - self.pad as i64;
+        let end = (start + self.kernel as i64).min((self.input + self.pad) as i64);
+        let with_pad = (end - start) as usize;
+        let held = (end.min(self.input as i64) - start.max(0)).max(0) as usize;
+        (with_pad, held)
+    }
+}
+
+/// `x` (`(N, C, H, W)`) padded with `value`: `before` rows and columns before, `after` after.
+fn padded(x: &Tensor, [h, w]: [Axis; 2], value: f64) -> Result<Tensor> {
+    let mut x = x.clone();
+    for (dim, axis) in [(2, h), (3, w)] {
+        let (before, after) = (axis.pad, axis.pad_after());
+        if before == 0 && after == 0 {
+            continue;
+        }
+        let fill = |n: usize| -> Result<Tensor> {
+            let mut shape = x.shape().to_vec();
+            shape[dim] = n;
+            Tensor::try_full(shape, value, x.dtype())?.to_device(x.device())
+        };
+        let (b, a) = (fill(before)?, fill(after)?);
+        x = Tensor::cat(&[&b, &x, &a], dim as isize)?;
+    }
+    Ok(x)
+}
+
+/// Tap `j` of every window along `dim` of the padded `x`: `out` entries `j·d + o·s`.
+fn tap(x: &Tensor, dim: usize, axis: Axis, j: usize) -> Result<Tensor> {
+    let span = x.narrow(dim as isize, j * axis.dilation, axis.output * axis.stride)?;
+    if axis.stride == 1 {
+        return Ok(span);
+    }
+    let mut split = span.shape().to_vec();
+    split[dim] = axis.output;
+    split.insert(dim + 1, axis.stride);
+    let mut kept = span.shape().to_vec();
+    kept[dim] = axis.output;
+    span.reshape(split)?.narrow(dim as isize + 1, 0, 1)?.reshape(kept)
+}
+
+/// Every window's taps of the padded `x`, in PyTorch's scan order (rows, then columns), each `(N, C, OH, OW)`.
+fn taps(x: &Tensor, [h, w]: [Axis; 2]) -> Result<Vec<Tensor>> {
+    let columns = (0..w.kernel).map(|j| tap(x, 3, w, j)).collect::<Result<Vec<_>>>()?;
+    let mut all = Vec::with_capacity(h.kernel * w.kernel);
+    for i in 0..h.kernel {
+        for column in &columns {
+            all.push(tap(column, 2, h, i)?);
+        }
+    }
+    Ok(all)
+}
+
+/// `x` as `(N, C, H, W)`, checked as PyTorch's `pool2d_shape_check` does (a float tensor of rank 3 or 4 with
+/// no empty dimension but the batch), and whether it was unbatched.
+fn batched(op: &'static str, x: &Tensor) -> Result<(Tensor, bool)> {
+    let adaptive = op.starts_with("adaptive");
+    if !matches!(x.rank(), 3 | 4) {
+        return Err(Error::invalid(
+            op,
+            if adaptive {
+                format!("{op}(): Expected 3D or 4D tensor, but got {}", x.shape())
+            } else {
+                "non-empty 3D or 4D (batch mode) tensor expected for input".to_string()
+            },
+        ));
+    }
+    if let Some(d) = (x.rank() - 3..x.rank()).find(|&d| x.shape()[d] == 0) {
+        return Err(Error::invalid(
+            op,
+            if adaptive {
+                format!(
+                    "{op}(): Expected input to have non-zero size for non-batch dimensions, but input has sizes {} \
+                     with dimension {d} being empty",
+                    x.shape()
+                )
+            } else {
+                format!(
+                    "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:{}",
+                    x.shape()
+                )
+            },
+        ));
+    }
+    Error::check_float(op, x.dtype())?;
+    if x.rank() == 3 {
+        Ok((x.unsqueeze(0)?, true))
+    } else {
+        Ok((x.clone(), false))
+    }
+}
+
+/// Checks the window's arguments as PyTorch does and sizes the output: the two [`Axis`].
+fn axes(
+    op: &'static str,
+    x: &Tensor,
+    kernel: [usize; 2],
+    stride: [usize; 2],
+    pad: [usize; 2],
+    dilation: [usize; 2],
+    ceil: bool,
+) -> Result<[Axis; 2]> {
+    let refuse = |message: String| Err(Error::invalid(op, message));
+    if stride.contains(&0) {
+        return refuse("stride should not be zero".into());
+    }
+    if kernel.contains(&0) {
+        return refuse(format!(
+            "kernel size should be greater than zero, but got kH: {} kW: {}",
+            kernel[0], kernel[1]
+        ));
+    }
+    if dilation.contains(&0) {
+        return refuse(format!(
+            "dilation should be greater than zero, but got dilationH: {} dilationW: {}",
+            dilation[0], dilation[1]
+        ));
+    }
+    for d in 0..2 {
+        if pad[d] > (dilation[d] * (kernel[d] - 1)).div_ceil(2) {
+            return refuse(format!(
+                "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and \
+                 dilation={}",
+                pad[d], kernel[d], dilation[d]
+            ));
+        }
+    }
+    if (0..2).any(|d| pad[d] > kernel[d] / 2) {
+        return refuse(format!(
+            "pad should be smaller than or equal to half of kernel size, but got padW = {}, padH = {}, kW = {}, \
+             kH = {}",
+            pad[1], pad[0], kernel[1], kernel[0]
+        ));
+    }
+    let (h, w) = (x.shape()[2], x.shape()[3]);
+    let axis = |d: usize, input: usize| Axis::new(input, kernel[d], stride[d], pad[d], dilation[d], ceil);
+    match (axis(0, h), axis(1, w)) {
+        (Some(a), Some(b)) => Ok([a, b]),
+        _ => {
+            let out = |d: usize, input: usize| {
+                let span = (dilation[d] * (kernel[d] - 1) + 1) as i64;
+                ((input + 2 * pad[d]) as i64 - span).div_euclid(stride[d] as i64) + 1
+            };
+            refuse(format!(
+                "Given input size: ({}x{}x{}). Calculated output size: ({}x{}x{}). Output size is too small",
+                x.shape()[1],
+                h,
+                w,
+                x.shape()[1],
+                out(0, h),
+                out(1, w)
+            ))
+        }
+    }
+}
+
+/// PyTorch's `F.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode)` on `(N, C, H, W)` or
+/// `(C, H, W)`: the largest entry of every window (NaN counts as the largest), the gradient going to the first
+/// largest in the window's row-major order.
+///
+/// ```
+/// use nn::Tensor;
+/// use nn::functional::{MaxPool2dOptions, max_pool2d};
+/// let x = Tensor::arange(0.0, 16.0, 1.0, nn::DType::F32)?.reshape([1, 1, 4, 4])?;
+/// let y = max_pool2d(&x, 2, MaxPool2dOptions::default())?;
+/// assert_eq!(y.to_vec::<f32>()?, vec![5.0, 7.0, 13.0, 15.0]);
+/// # Ok::<(), nn::Error>(())
+/// ```
+pub fn max_pool2d(x: &Tensor, kernel_size: impl Into<Size2d>, options: MaxPool2dOptions) -> Result<Tensor> {
+    let op = "max_pool2d";
+    let kernel = kernel_size.into().pair();
+    let (x4, unbatched) = batched(op, x)?;
+    let stride = options.stride.map_or(kernel, Size2d::pair);
+    let pad = options.padding.map_or([0, 0], Size2d::pair);
+    let dilation = options.dilation.map_or([1, 1], Size2d::pair);
+    let axes = axes(op, &x4, kernel, stride, pad, dilation, options.ceil_mode)?;
+    let padded = padded(&x4, axes, f64::NEG_INFINITY)?;
+    let taps = taps(&padded, axes)?;
+    let y = if taps.len() == 1 {
+        taps[0].clone()
+    } else {
+        Tensor::stack(&taps.iter().collect::<Vec<_>>(), 0)?.max_dim(0, false)?.0
+    };
+    if unbatched { y.squeeze(0) } else { Ok(y) }
+}
+
+/// PyTorch's `F.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)` on
+/// `(N, C, H, W)` or `(C, H, W)`: every window's sum (taps added in row-major order) over its size (with the
+/// padding when `count_include_pad`, never past `input + padding`), or over `divisor_override`.
+///
+/// ```
+/// use nn::Tensor;
+/// use nn::functional::{AvgPool2dOptions, avg_pool2d};
+/// let x = Tensor::arange(0.0, 16.0, 1.0, nn::DType::F32)?.reshape([1, 1, 4, 4])?;
+/// let y = avg_pool2d(&x, 2, AvgPool2dOptions::default())?;
+/// assert_eq!(y.to_vec::<f32>()?, vec![2.5, 4.5, 10.5, 12.5]);
+/// # Ok::<(), nn::Error>(())
+/// ```
+pub fn avg_pool2d(x: &Tensor, kernel_size: impl Into<Size2d>, options: AvgPool2dOptions) -> Result<Tensor> {
+    let op = "avg_pool2d";
+    let kernel = kernel_size.into().pair();
+    let (x4, unbatched) = batched(op, x)?;
+    if options.divisor_override == Some(0) {
+        return Err(Error::invalid(op, "divisor must be not zero"));
+    }
+    let stride = options.stride.map_or(kernel, Size2d::pair);
+    let pad = options.padding.map_or([0, 0], Size2d::pair);
+    let axes = axes(op, &x4, kernel, stride, pad, [1, 1], options.ceil_mode)?;
+    let padded = padded(&x4, axes, 0.0)?;
+    let taps = taps(&padded, axes)?;
+    let sum = taps[1..].iter().try_fold(taps[0].clone(), |sum, t| sum.add(t))?;
+    let divisor = divisors(axes, options, sum.dtype())?.to_device(sum.device())?;
+    let y = sum.div(&divisor)?;
+    if unbatched { y.squeeze(0) } else { Ok(y) }
+}
+
+/// Every output's divisor `(OH, OW)`, as PyTorch's kernel computes it; 1 for a window that holds no input
+/// (whose sum is 0, as PyTorch's output there).
+fn divisors([h, w]: [Axis; 2], options: AvgPool2dOptions, dtype: DType) -> Result<Tensor> {
+    let mut values = Vec::with_capacity(h.output * w.output);
+    for oh in 0..h.output {
+        let (h_pad, h_held) = h.window(oh);
+        for ow in 0..w.output {
+            let (w_pad, w_held) = w.window(ow);
+            let divisor = match options.divisor_override {
+                Some(d) => d,
+                None if h_held == 0 || w_held == 0 => 1,
+                None if options.count_include_pad => h_pad * w_pad,
+                None => h_held * w_held,
+            };
+            values.push(divisor as f64);
+        }
+    }
+    Tensor::from_vec(values, [h.output, w.output])?.to_dtype(dtype)
+}
+
+/// An adaptive pooling's output size: one number for both dimensions, or `(height, width)` where `None` keeps
+/// the input's size (PyTorch's `output_size=(None, 7)`).
+///
+/// ```
+/// use nn::functional::OutputSize2d;
+/// assert_eq!(OutputSize2d::from(1).to_string(), "1");
+/// assert_eq!(OutputSize2d::Each(None, Some(7)).to_string(), "(None, 7)");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputSize2d {
+    /// The same for height and width.
+    Both(usize),
+    /// `(height, width)`, `None` keeping the input's.
+    Each(Option<usize>, Option<usize>),
+}
+
+impl From<usize> for OutputSize2d {
+    fn from(n: usize) -> OutputSize2d {
+        OutputSize2d::Both(n)
+    }
+}
+
+impl From<(usize, usize)> for OutputSize2d {
+    fn from((h, w): (usize, usize)) -> OutputSize2d {
+        OutputSize2d::Each(Some(h), Some(w))
+    }
+}
+
+impl std::fmt::Display for OutputSize2d {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let one = |v: Option<usize>| v.map_or("None".to_string(), |n| n.to_string());
+        match self {
+            OutputSize2d::Both(n) => write!(f, "{n}"),
+            OutputSize2d::Each(h, w) => write!(f, "({}, {})", one(*h), one(*w)),
+        }
+    }
+}
+
+/// PyTorch's `F.adaptive_avg_pool2d(x, output_size)` on `(N, C, H, W)` or `(C, H, W)`: output `(i, j)` is the
+/// mean of rows `⌊i·H/OH⌋..⌈(i+1)·H/OH⌉` and the same columns.
+///
+/// ```
+/// use nn::Tensor;
+/// use nn::functional::adaptive_avg_pool2d;
+/// let x = Tensor::arange(0.0, 6.0, 1.0, nn::DType::F32)?.reshape([1, 2, 3])?;
+/// let y = adaptive_avg_pool2d(&x, (1, 2))?; // columns 0..2 and 1..3
+/// assert_eq!(y.to_vec::<f32>()?, vec![2.0, 3.0]);
+/// # Ok::<(), nn::Error>(())
+/// ```
+pub fn adaptive_avg_pool2d(x: &Tensor, output_size: impl Into<OutputSize2d>) -> Result<Tensor> {
+    let op = "adaptive_avg_pool2d";
+    let (x4, unbatched) = batched(op, x)?;
+    let (h, w) = (x4.shape()[2], x4.shape()[3]);
+    let [oh, ow] = match output_size.into() {
+        OutputSize2d::Both(n) => [n, n],
+        OutputSize2d::Each(a, b) => [a.unwrap_or(h), b.unwrap_or(w)],
+    };
+    let y = if oh == 0 || ow == 0 {
+        // An empty output, still recorded from the input.
+        let (n, c) = (x4.shape()[0] as isize, x4.shape()[1] as isize);
+        x4.sum_dims(&[2, 3], true)?.expand(&[n, c, oh as isize, ow as isize])?
+    } else if oh == 1 && ow == 1 {
+        x4.mean_dims(&[2, 3], true)?
+    } else {
+        // Each window's sum over its rows, then over its columns, over the window's size.
+        let windows = |out: usize, size: usize| {
+            (0..out)
+                .map(|i| (i * size / out, ((i + 1) * size).div_ceil(out)))
+                .collect::<Vec<_>>()
+        };
+        let (rows, cols) = (windows(oh, h), windows(ow, w));
+        let sums = |t: &Tensor, dim: usize, spans: &[(usize, usize)]| -> Result<Tensor> {
+            let parts = spans
+                .iter()
+                .map(|&(a, b)| t.narrow(dim as isize, a, b - a)?.sum_dims(&[dim as isize], true))
+                .collect::<Result<Vec<_>>>()?;
+            Tensor::cat(&parts.iter().collect::<Vec<_>>(), dim as isize)
+        };
+        let summed = sums(&sums(&x4, 2, &rows)?, 3, &cols)?;
+        let sizes: Vec<f64> = rows
+            .iter()
+            .flat_map(|r| cols.iter().map(move |c| ((r.1 - r.0) * (c.1 - c.0)) as f64))
+            .collect();
+        let divisor = Tensor::from_vec(sizes, [oh, ow])?
+            .to_dtype(x4.dtype())?
+            .to_device(x4.device())?;
+        summed.div(&divisor)?
+    };
+    if unbatched { y.squeeze(0) } else { Ok(y) }
+}

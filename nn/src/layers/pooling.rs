@@ -1,0 +1,159 @@
+//! [`MaxPool2d`], [`AvgPool2d`] and [`AdaptiveAvgPool2d`]: PyTorch's 2-d pooling layers, over
+//! [`functional::max_pool2d`](crate::functional::max_pool2d) and its siblings.
+
+use crate::Module;
+use crate::functional::{
+    AvgPool2dOptions, MaxPool2dOptions, OutputSize2d, Size2d, adaptive_avg_pool2d, avg_pool2d, max_pool2d,
+};
+use crate::module::ExtraRepr;
+
+/// PyTorch's `nn.MaxPool2d(kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False)` (without
+/// `return_indices`): the largest entry of every window of `(N, C, H, W)` or `(C, H, W)`.
+///
+/// ```
+/// use nn::prelude::*;
+/// use nn::functional::MaxPool2dOptions;
+/// let pool = MaxPool2d::with_options(3, MaxPool2dOptions { stride: Some(2.into()), padding: Some(1.into()), ..Default::default() });
+/// assert_eq!(pool.to_string(), "MaxPool2d(kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=False)");
+/// assert_eq!(pool.forward(Tensor::zeros([2, 8, 9, 9], DType::F32))?.shape(), &[2, 8, 5, 5]);
+/// # Ok::<(), nn::Error>(())
+/// ```
+#[derive(Module, Clone, Debug)]
+#[module(extra_repr)]
+pub struct MaxPool2d {
+    /// The window.
+    #[module(skip)]
+    pub kernel_size: Size2d,
+    /// Stride, padding, dilation and ceil mode.
+    #[module(skip)]
+    pub options: MaxPool2dOptions,
+    training: bool,
+    hooks: crate::Hooks,
+}
+
+impl MaxPool2d {
+    /// Windows of `kernel_size` (a number or `(h, w)`), stride the window, no padding.
+    pub fn new(kernel_size: impl Into<Size2d>) -> MaxPool2d {
+        MaxPool2d::with_options(kernel_size, MaxPool2dOptions::default())
+    }
+
+    /// Windows of `kernel_size` with PyTorch's other arguments; they are checked when the layer runs.
+    pub fn with_options(kernel_size: impl Into<Size2d>, options: MaxPool2dOptions) -> MaxPool2d {
+        MaxPool2d {
+            kernel_size: kernel_size.into(),
+            options,
+            training: true,
+            hooks: crate::Hooks::new(),
+        }
+    }
+}
+
+impl ExtraRepr for MaxPool2d {
+    fn extra_repr(&self) -> String {
+        let o = &self.options;
+        format!(
+            "kernel_size={}, stride={}, padding={}, dilation={}, ceil_mode={}",
+            self.kernel_size,
+            o.stride.unwrap_or(self.kernel_size),
+            o.padding.unwrap_or(Size2d::Both(0)),
+            o.dilation.unwrap_or(Size2d::Both(1)),
+            if o.ceil_mode { "True" } else { "False" }
+        )
+    }
+}
+
+reads_input!(MaxPool2d, |layer, x| max_pool2d(x, layer.kernel_size, layer.options));
+
+/// PyTorch's `nn.AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+/// divisor_override=None)`: the mean of every window of `(N, C, H, W)` or `(C, H, W)`. As PyTorch's, its
+/// `repr` prints the window, stride and padding only.
+///
+/// ```
+/// use nn::prelude::*;
+/// let pool = AvgPool2d::new((2, 3));
+/// assert_eq!(pool.to_string(), "AvgPool2d(kernel_size=(2, 3), stride=(2, 3), padding=0)");
+/// assert_eq!(pool.forward(Tensor::ones([1, 4, 6], DType::F32))?.to_vec::<f32>()?, vec![1.0; 4]);
+/// # Ok::<(), nn::Error>(())
+/// ```
+#[derive(Module, Clone, Debug)]
+#[module(extra_repr)]
+pub struct AvgPool2d {
+    /// The window.
+    #[module(skip)]
+    pub kernel_size: Size2d,
+    /// Stride, padding, ceil mode, and the divisor's rule.
+    #[module(skip)]
+    pub options: AvgPool2dOptions,
+    training: bool,
+    hooks: crate::Hooks,
+}
+
+impl AvgPool2d {
+    /// Windows of `kernel_size` (a number or `(h, w)`), stride the window, no padding.
+    pub fn new(kernel_size: impl Into<Size2d>) -> AvgPool2d {
+        AvgPool2d::with_options(kernel_size, AvgPool2dOptions::default())
+    }
+
+    /// Windows of `kernel_size` with PyTorch's other arguments; they are checked when the layer runs.
+    pub fn with_options(kernel_size: impl Into<Size2d>, options: AvgPool2dOptions) -> AvgPool2d {
+        AvgPool2d {
+            kernel_size: kernel_size.into(),
+            options,
+            training: true,
+            hooks: crate::Hooks::new(),
+        }
+    }
+}
+
+impl ExtraRepr for AvgPool2d {
+    fn extra_repr(&self) -> String {
+        let o = &self.options;
+        format!(
+            "kernel_size={}, stride={}, padding={}",
+            self.kernel_size,
+            o.stride.unwrap_or(self.kernel_size),
+            o.padding.unwrap_or(Size2d::Both(0))
+        )
+    }
+}
+
+reads_input!(AvgPool2d, |layer, x| avg_pool2d(x, layer.kernel_size, layer.options));
+
+/// PyTorch's `nn.AdaptiveAvgPool2d(output_size)`: `(N, C, H, W)` or `(C, H, W)` averaged to `output_size`
+/// (a number, or `(h, w)` with `None` keeping the input's size), whatever the input's size.
+///
+/// ```
+/// use nn::prelude::*;
+/// let pool = AdaptiveAvgPool2d::new(1);
+/// assert_eq!(pool.to_string(), "AdaptiveAvgPool2d(output_size=1)");
+/// assert_eq!(pool.forward(Tensor::ones([2, 3, 7, 5], DType::F32))?.shape(), &[2, 3, 1, 1]);
+/// # Ok::<(), nn::Error>(())
+/// ```
+#[derive(Module, Clone, Debug)]
+#[module(extra_repr)]
+pub struct AdaptiveAvgPool2d {
+    /// The output's spatial size.
+    #[module(skip)]
+    pub output_size: OutputSize2d,
+    training: bool,
+    hooks: crate::Hooks,
+}
+
+impl AdaptiveAvgPool2d {
+    /// Pools to `output_size`: `7`, `(5, 7)`, or `OutputSize2d::Each(None, Some(7))`.
+    pub fn new(output_size: impl Into<OutputSize2d>) -> AdaptiveAvgPool2d {
+        AdaptiveAvgPool2d {
+            output_size: output_size.into(),
+            training: true,
+            hooks: crate::Hooks::new(),
+        }
+    }
+}
+
+impl ExtraRepr for AdaptiveAvgPool2d {
+    fn extra_repr(&self) -> String {
+        format!("output_size={}", self.output_size)
+    }
+}
+
+reads_input!(AdaptiveAvgPool2d, |layer, x| adaptive_avg_pool2d(x, layer.output_size));

@@ -1,0 +1,238 @@
+//! `MaxPool2d`, `AvgPool2d` and `AdaptiveAvgPool2d` against PyTorch 2.5.1 over 96 random layers
+//! (`tests/fixtures/pool_sweep.{json,safetensors}`, from `tests/fixtures/generate/pool_sweep.py`: windows as an
+//! int or a pair, strides, padding, dilation, `ceil_mode`, `count_include_pad`, `divisor_override`, adaptive
+//! sizes with `None`; batched, unbatched and empty batches; float32 and float64; integer-valued inputs whose
+//! ties send the gradient to a window's first maximum): the repr, the output and the input's gradient, within
+//! `torch.testing.assert_close`'s defaults, on the CPU and on a device (wgpu, or `NN_TEST_DEVICE`; without one
+//! the device test skips, and fails under `CI=true`). Then PyTorch's refusals, with its messages.
+
+use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu};
+use nn::functional::{
+    AvgPool2dOptions, MaxPool2dOptions, OutputSize2d, Size2d, adaptive_avg_pool2d, avg_pool2d, max_pool2d,
+};
+use nn::prelude::*;
+use nn::{Device, StateDict};
+use serde_json::Value;
+
+const CASES: usize = 96;
+
+/// A size of the JSON: an int, or a list of two.
+fn size(v: &Value) -> Option<Size2d> {
+    match v {
+        Value::Null => None,
+        Value::Array(a) => Some(Size2d::Each(
+            a[0].as_u64().unwrap() as usize,
+            a[1].as_u64().unwrap() as usize,
+        )),
+        v => Some(Size2d::Both(v.as_u64().unwrap() as usize)),
+    }
+}
+
+/// The layer of a case's JSON, as a tensor-to-tensor module.
+fn layer(spec: &Value) -> Box<dyn TensorModule> {
+    let kernel = || size(&spec["kernel_size"]).unwrap();
+    match spec["kind"].as_str().unwrap() {
+        "max" => Box::new(MaxPool2d::with_options(
+            kernel(),
+            MaxPool2dOptions {
+                stride: size(&spec["stride"]),
+                padding: size(&spec["padding"]),
+                dilation: size(&spec["dilation"]),
+                ceil_mode: spec["ceil_mode"].as_bool().unwrap(),
+            },
+        )),
+        "avg" => Box::new(AvgPool2d::with_options(
+            kernel(),
+            AvgPool2dOptions {
+                stride: size(&spec["stride"]),
+                padding: size(&spec["padding"]),
+                ceil_mode: spec["ceil_mode"].as_bool().unwrap(),
+                count_include_pad: spec["count_include_pad"].as_bool().unwrap(),
+                divisor_override: spec["divisor_override"].as_u64().map(|d| d as usize),
+            },
+        )),
+        _ => {
+            let out = &spec["output_size"];
+            let one = |v: &Value| v.as_u64().map(|n| n as usize);
+            Box::new(AdaptiveAvgPool2d::new(match out {
+                Value::Array(a) => OutputSize2d::Each(one(&a[0]), one(&a[1])),
+                v => OutputSize2d::Both(one(v).unwrap()),
+            }))
+        }
+    }
+}
+
+/// Runs case `i` on `device`; returns whether it ran (false where the device lacks its dtype).
+fn run_case(f: &StateDict, spec: &Value, i: usize, device: Device) -> bool {
+    let get = |key: &str| &f[&format!("{i}.{key}")];
+    let x = get("x");
+    if lacks_dtype(device, x.dtype()) {
+        return false;
+    }
+    let what = format!("case {i} ({}, input {}) on {device}", spec["repr"], x.shape());
+    let layer = layer(spec);
+    assert_eq!(layer.to_string(), spec["repr"].as_str().unwrap(), "{what}");
+    let x = x.to_device(device).unwrap().requires_grad_(true).unwrap();
+    let y = layer.call_tensor(x.clone()).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_close(&format!("{what}: output"), &y, get("y"));
+    y.mul(&get("proj").to_device(device).unwrap())
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap_or_else(|e| panic!("{what}: backward: {e}"));
+    assert_close(&format!("{what}: grad"), &x.grad().unwrap(), get("grad"));
+    true
+}
+
+fn check(device: Device) {
+    let float32 = |f: &StateDict, _: &Value, i: usize| f[&format!("{i}.x")].dtype() == DType::F32;
+    integration_tests::sweep("pool_sweep", CASES, device, float32, run_case);
+}
+
+on_cpu_and_gpu!(
+    pooling_matches_pytorch_over_random_layers,
+    pooling_on_a_device_matches_pytorch_over_random_layers,
+    check
+);
+
+/// The refusals PyTorch 2.5.1 raises for the same calls, with its messages (each printed by
+/// `F.max_pool2d(...)` / `F.avg_pool2d(...)` / `F.adaptive_avg_pool2d(...)` there).
+#[test]
+fn refusals_carry_pytorchs_messages() {
+    let x = Tensor::zeros([2, 3, 5, 5], DType::F32);
+    let max = |x: &Tensor, k: usize, o: MaxPool2dOptions| max_pool2d(x, k, o).unwrap_err().to_string();
+    let avg = |x: &Tensor, k: usize, o: AvgPool2dOptions| avg_pool2d(x, k, o).unwrap_err().to_string();
+    let m = MaxPool2dOptions::default;
+    let a = AvgPool2dOptions::default;
+    let cases = [
+        (
+            max(
+                &x,
+                3,
+                MaxPool2dOptions {
+                    padding: Some(2.into()),
+                    ..m()
+                },
+            ),
+            "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1",
+        ),
+        (
+            max(
+                &x,
+                3,
+                MaxPool2dOptions {
+                    padding: Some(2.into()),
+                    dilation: Some(2.into()),
+                    ..m()
+                },
+            ),
+            "pad should be smaller than or equal to half of kernel size, but got padW = 2, padH = 2, kW = 3, kH = 3",
+        ),
+        (max(&x, 0, m()), "stride should not be zero"),
+        (
+            max(
+                &x,
+                2,
+                MaxPool2dOptions {
+                    stride: Some(0.into()),
+                    ..m()
+                },
+            ),
+            "stride should not be zero",
+        ),
+        (
+            max(
+                &x,
+                2,
+                MaxPool2dOptions {
+                    dilation: Some(0.into()),
+                    ..m()
+                },
+            ),
+            "dilation should be greater than zero, but got dilationH: 0 dilationW: 0",
+        ),
+        (
+            max(&Tensor::zeros([5, 5], DType::F32), 2, m()),
+            "non-empty 3D or 4D (batch mode) tensor expected for input",
+        ),
+        (
+            max(&Tensor::zeros([2, 0, 5, 5], DType::F32), 2, m()),
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:[2, 0, 5, 5]",
+        ),
+        (
+            max(&Tensor::zeros([2, 3, 2, 2], DType::F32), 3, m()),
+            "Given input size: (3x2x2). Calculated output size: (3x0x0). Output size is too small",
+        ),
+        (
+            avg(
+                &x,
+                3,
+                AvgPool2dOptions {
+                    padding: Some(2.into()),
+                    ..a()
+                },
+            ),
+            "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1",
+        ),
+        (
+            avg(&Tensor::zeros([2, 3, 2, 2], DType::F32), 3, a()),
+            "Given input size: (3x2x2). Calculated output size: (3x0x0). Output size is too small",
+        ),
+        (
+            avg(
+                &x,
+                2,
+                AvgPool2dOptions {
+                    divisor_override: Some(0),
+                    ..a()
+                },
+            ),
+            "divisor must be not zero",
+        ),
+        (
+            adaptive_avg_pool2d(&Tensor::zeros([5, 5], DType::F32), 2)
+                .unwrap_err()
+                .to_string(),
+            "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got [5, 5]",
+        ),
+        (
+            adaptive_avg_pool2d(&Tensor::zeros([2, 3, 0, 5], DType::F32), 2)
+                .unwrap_err()
+                .to_string(),
+            "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has \
+             sizes [2, 3, 0, 5] with dimension 2 being empty",
+        ),
+    ];
+    for (got, want) in cases {
+        assert!(got.contains(want), "{got:?} does not say {want:?}");
+    }
+    // An empty batch pools to an empty batch; an adaptive output of size 0 is empty, as PyTorch's.
+    let empty = max_pool2d(&Tensor::zeros([0, 3, 5, 5], DType::F32), 2, m()).unwrap();
+    assert_eq!(empty.shape(), &[0, 3, 2, 2]);
+    assert_eq!(adaptive_avg_pool2d(&x, 0).unwrap().shape(), &[2, 3, 0, 0]);
+    // Integer tensors are refused with a typed error (PyTorch pools them; nn's pooling is for floats).
+    let ids = Tensor::from_vec(vec![1i64; 16], [1, 1, 4, 4]).unwrap();
+    assert!(max_pool2d(&ids, 2, m()).is_err());
+}
+
+/// The layers' defaults print as PyTorch's: `MaxPool2d(3)`, `AvgPool2d(3)`, `AdaptiveAvgPool2d((None, 7))`.
+#[test]
+fn default_layers_print_as_pytorchs() {
+    assert_eq!(
+        MaxPool2d::new(3).to_string(),
+        "MaxPool2d(kernel_size=3, stride=3, padding=0, dilation=1, ceil_mode=False)"
+    );
+    assert_eq!(
+        AvgPool2d::new(3).to_string(),
+        "AvgPool2d(kernel_size=3, stride=3, padding=0)"
+    );
+    assert_eq!(
+        AdaptiveAvgPool2d::new(OutputSize2d::Each(None, Some(7))).to_string(),
+        "AdaptiveAvgPool2d(output_size=(None, 7))"
+    );
+    let model = Sequential::new()
+        .append(MaxPool2d::new(2))
+        .append(AdaptiveAvgPool2d::new(1));
+    assert!(model.state_dict().is_empty());
+}
