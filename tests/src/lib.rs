@@ -271,6 +271,13 @@ pub fn twin<M: nn::Module>(cpu: &M, make: impl Fn() -> M, dev: nn::Device) -> M 
     m
 }
 
+/// The backward of `(y · proj).sum()`, the loss the sweep generators differentiate: `y`'s gradient is `proj`
+/// (moved to `y`'s device); `what` names the case in a failure.
+pub fn backward_along(what: &str, y: &Tensor, proj: &Tensor) {
+    y.backward_with(&proj.to_device(y.device()).unwrap())
+        .unwrap_or_else(|e| panic!("{what}: backward: {e}"));
+}
+
 /// Runs the sweep fixture `{name}.safetensors` / `{name}.json` (a JSON list of `expected` cases) on `device`:
 /// `run(tensors, spec, i, device)` checks case `i` and returns whether it ran (false where the device lacks
 /// what it needs). Every case must run on the CPU, and on a device at least those `must_run(tensors, spec,

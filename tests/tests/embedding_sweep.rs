@@ -54,12 +54,7 @@ fn run_case(f: &StateDict, spec: &Value, i: usize, device: Device) -> bool {
     };
     assert_close(&format!("{what}: output"), &y, get("output"));
     assert_close(&format!("{what}: table after"), &emb.weight.data(), get("weight_after"));
-    y.mul(&get("proj").to_device(device).unwrap())
-        .unwrap()
-        .sum_all()
-        .unwrap()
-        .backward()
-        .unwrap_or_else(|e| panic!("{what}: backward: {e}"));
+    integration_tests::backward_along(&what, &y, get("proj"));
     assert_close(&format!("{what}: grad"), &emb.weight.grad().unwrap(), get("grad"));
     true
 }

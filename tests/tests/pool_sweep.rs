@@ -75,12 +75,7 @@ fn run_case(f: &StateDict, spec: &Value, i: usize, device: Device) -> bool {
     let x = x.to_device(device).unwrap().requires_grad_(true).unwrap();
     let y = layer.call_tensor(x.clone()).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_close(&format!("{what}: output"), &y, get("y"));
-    y.mul(&get("proj").to_device(device).unwrap())
-        .unwrap()
-        .sum_all()
-        .unwrap()
-        .backward()
-        .unwrap_or_else(|e| panic!("{what}: backward: {e}"));
+    integration_tests::backward_along(&what, &y, get("proj"));
     assert_close(&format!("{what}: grad"), &x.grad().unwrap(), get("grad"));
     true
 }
