@@ -206,6 +206,32 @@ fn refusals_carry_pytorchs_messages() {
     let empty = max_pool2d(&Tensor::zeros([0, 3, 5, 5], DType::F32), 2, m()).unwrap();
     assert_eq!(empty.shape(), &[0, 3, 2, 2]);
     assert_eq!(adaptive_avg_pool2d(&x, 0).unwrap().shape(), &[2, 3, 0, 0]);
+    // Arguments past any tensor's size are typed errors, never an overflow; an adaptive output too large to
+    // allocate is `Error::Allocation`, and an empty one is empty however large its spatial size.
+    let huge = 1usize << 40;
+    assert!(
+        max_pool2d(&x, huge, m())
+            .unwrap_err()
+            .to_string()
+            .contains("below 2^31")
+    );
+    assert!(
+        avg_pool2d(
+            &x,
+            2,
+            AvgPool2dOptions {
+                stride: Some(huge.into()),
+                ..a()
+            }
+        )
+        .is_err()
+    );
+    assert!(matches!(
+        adaptive_avg_pool2d(&x, usize::MAX),
+        Err(nn::Error::Allocation { .. })
+    ));
+    let none = adaptive_avg_pool2d(&Tensor::zeros([0, 3, 5, 5], DType::F32), huge).unwrap();
+    assert_eq!(none.shape(), &[0, 3, huge, huge]);
     // Integer tensors are refused with a typed error (PyTorch pools them; nn's pooling is for floats).
     let ids = Tensor::from_vec(vec![1i64; 16], [1, 1, 4, 4]).unwrap();
     assert!(max_pool2d(&ids, 2, m()).is_err());

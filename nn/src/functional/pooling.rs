@@ -7,7 +7,7 @@
 //! Max pooling stacks the `kh·kw` taps (in PyTorch's scan order, rows then columns) and takes the first maximum,
 //! as PyTorch's kernel does; average pooling adds them in the same order and divides by PyTorch's divisor.
 
-use crate::{DType, Error, Result, Tensor};
+use crate::{DType, Error, Result, Shape, Tensor};
 
 /// A pooling window's size, stride, padding or dilation: one number for both dimensions, or `(height, width)`.
 /// The layers print it as it was given, as PyTorch's do.
@@ -247,6 +247,16 @@ fn axes(
     ceil: bool,
 ) -> Result<[Axis; 2]> {
     let refuse = |message: String| Err(Error::invalid(op, message));
+    if [kernel, stride, pad, dilation]
+        .iter()
+        .flatten()
+        .any(|&v| v > i32::MAX as usize)
+    {
+        return refuse(format!(
+            "kernel_size {kernel:?}, stride {stride:?}, padding {pad:?} and dilation {dilation:?}: each must be \
+             below 2^31"
+        ));
+    }
     if stride.contains(&0) {
         return refuse("stride should not be zero".into());
     }
@@ -437,10 +447,21 @@ pub fn adaptive_avg_pool2d(x: &Tensor, output_size: impl Into<OutputSize2d>) -> 
         OutputSize2d::Both(n) => [n, n],
         OutputSize2d::Each(a, b) => [a.unwrap_or(h), b.unwrap_or(w)],
     };
-    let y = if oh == 0 || ow == 0 {
+    let (n, c) = (x4.shape()[0], x4.shape()[1]);
+    let out = Shape::from(vec![n, c, oh, ow]);
+    let bytes = out.numel().saturating_mul(x4.dtype().size_in_bytes());
+    if bytes > isize::MAX as usize {
+        return Err(Error::Allocation {
+            op,
+            shape: out,
+            dtype: x4.dtype(),
+            bytes,
+        });
+    }
+    let y = if out.numel() == 0 {
         // An empty output, still recorded from the input.
-        let (n, c) = (x4.shape()[0] as isize, x4.shape()[1] as isize);
-        x4.sum_dims(&[2, 3], true)?.expand(&[n, c, oh as isize, ow as isize])?
+        let sizes: Vec<isize> = out.iter().map(|&s| s as isize).collect();
+        x4.sum_dims(&[2, 3], true)?.expand(&sizes)?
     } else if oh == 1 && ow == 1 {
         x4.mean_dims(&[2, 3], true)?
     } else {
