@@ -27,6 +27,7 @@ pub mod lstm;
 mod math;
 mod moments;
 pub mod norm;
+pub mod pool2d;
 pub mod prelu;
 mod reduce;
 mod slices;

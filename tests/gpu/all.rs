@@ -44,6 +44,8 @@ mod norm_sweep;
 mod optim;
 #[path = "../tests/optim_sweep.rs"]
 mod optim_sweep;
+#[path = "../tests/pool_sweep.rs"]
+mod pool_sweep;
 #[path = "../tests/rnn_sweep.rs"]
 mod rnn_sweep;
 #[path = "../tests/split.rs"]

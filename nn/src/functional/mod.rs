@@ -15,4 +15,5 @@ pub use loss::{
 };
 pub use pooling::{
     AvgPool2dOptions, MaxPool2dOptions, OutputSize2d, Size2d, adaptive_avg_pool2d, avg_pool2d, max_pool2d,
+    max_pool2d_with_indices,
 };

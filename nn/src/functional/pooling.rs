@@ -1,13 +1,19 @@
-//! PyTorch's 2-d pooling: `max_pool2d`, `avg_pool2d` and `adaptive_avg_pool2d`, as compositions of recorded
-//! operations (`narrow`, `reshape`, `cat`, `stack`, `max_dim`, sums and products), so they run on every device
-//! those run on, and autograd differentiates them.
+//! PyTorch's 2-d pooling: `max_pool2d` (with or without its indices), `avg_pool2d` and `adaptive_avg_pool2d`.
 //!
-//! A window of `k` taps at dilation `d` and stride `s` is read as `k` strided slices per dimension of the padded
-//! input: tap `j` of every window is `narrow(j·d, out·s)`, reshaped to `(out, s)` and the first of each `s` kept.
-//! Max pooling stacks the `kh·kw` taps (in PyTorch's scan order, rows then columns) and takes the first maximum,
-//! as PyTorch's kernel does; average pooling adds them in the same order and divides by PyTorch's divisor.
+//! Each checks PyTorch's arguments and turns them into a table of windows per axis (`kernels::pool2d::Pooling`:
+//! which input positions each output reads, and the mean's divisor), which the pooling ops of `ops::pool`
+//! run on the CPU and on devices, with their gradients.
+//!
+//! On a device, a window row of more than 16,384 taps (or an input column read by more than 16,384 windows) is
+//! refused with a typed error: the kernels' units would pass the loop iterations lavapipe allows.
 
-use crate::{DType, Error, Result, Shape, Tensor};
+use std::sync::Arc;
+
+use kernels::pool2d::{self, Divisor, Pooling, Windows};
+
+use crate::ops::pool::{AvgPool2d, MaxPool2d};
+use crate::ops::run;
+use crate::{Error, Result, Shape, Tensor};
 
 /// A pooling window's size, stride, padding or dilation: one number for both dimensions, or `(height, width)`.
 /// The layers print it as it was given, as PyTorch's do.
@@ -136,9 +142,28 @@ impl Axis {
         })
     }
 
-    /// Padding after the input: enough for every tap's `narrow(j·d, out·s)`.
-    fn pad_after(&self) -> usize {
-        (self.dilation * (self.kernel - 1) + self.output * self.stride).saturating_sub(self.input + self.pad)
+    /// The windows along this axis as the pooling ops read them (PyTorch's `max_pool2d` / `avg_pool2d` CPU
+    /// kernels': the taps inside the input), each output's divisor factor `divisor(with padding, held)`.
+    fn windows(&self, divisor: impl Fn(usize, usize) -> usize) -> Windows {
+        let (d, input) = (self.dilation as i64, self.input as i64);
+        let mut w = Windows {
+            input: self.input,
+            step: self.dilation,
+            first: Vec::with_capacity(self.output),
+            count: Vec::with_capacity(self.output),
+            divisor: Vec::with_capacity(self.output),
+        };
+        for o in 0..self.output {
+            let start = (o * self.stride) as i64 - self.pad as i64;
+            let skipped = if start < 0 { (-start + d - 1) / d } else { 0 };
+            let inside = ((input - start + d - 1) / d).clamp(0, self.kernel as i64);
+            let count = (inside - skipped).max(0);
+            w.first.push(if count > 0 { (start + skipped * d) as usize } else { 0 });
+            w.count.push(count as usize);
+            let (with_pad, held) = self.window(o);
+            w.divisor.push(divisor(with_pad, held).max(1));
+        }
+        w
     }
 
     /// PyTorch's average-pooling window of output `o`: the window clipped to `input + pad` (its size with the
@@ -150,51 +175,6 @@ impl Axis {
         let held = (end.min(self.input as i64) - start.max(0)).max(0) as usize;
         (with_pad, held)
     }
-}
-
-/// `x` (`(N, C, H, W)`) padded with `value`: `before` rows and columns before, `after` after.
-fn padded(x: &Tensor, [h, w]: [Axis; 2], value: f64) -> Result<Tensor> {
-    let mut x = x.clone();
-    for (dim, axis) in [(2, h), (3, w)] {
-        let (before, after) = (axis.pad, axis.pad_after());
-        if before == 0 && after == 0 {
-            continue;
-        }
-        let fill = |n: usize| -> Result<Tensor> {
-            let mut shape = x.shape().to_vec();
-            shape[dim] = n;
-            Tensor::try_full(shape, value, x.dtype())?.to_device(x.device())
-        };
-        let (b, a) = (fill(before)?, fill(after)?);
-        x = Tensor::cat(&[&b, &x, &a], dim as isize)?;
-    }
-    Ok(x)
-}
-
-/// Tap `j` of every window along `dim` of the padded `x`: `out` entries `j·d + o·s`.
-fn tap(x: &Tensor, dim: usize, axis: Axis, j: usize) -> Result<Tensor> {
-    let span = x.narrow(dim as isize, j * axis.dilation, axis.output * axis.stride)?;
-    if axis.stride == 1 {
-        return Ok(span);
-    }
-    let mut split = span.shape().to_vec();
-    split[dim] = axis.output;
-    split.insert(dim + 1, axis.stride);
-    let mut kept = span.shape().to_vec();
-    kept[dim] = axis.output;
-    span.reshape(split)?.narrow(dim as isize + 1, 0, 1)?.reshape(kept)
-}
-
-/// Every window's taps of the padded `x`, in PyTorch's scan order (rows, then columns), each `(N, C, OH, OW)`.
-fn taps(x: &Tensor, [h, w]: [Axis; 2]) -> Result<Vec<Tensor>> {
-    let columns = (0..w.kernel).map(|j| tap(x, 3, w, j)).collect::<Result<Vec<_>>>()?;
-    let mut all = Vec::with_capacity(h.kernel * w.kernel);
-    for i in 0..h.kernel {
-        for column in &columns {
-            all.push(tap(column, 2, h, i)?);
-        }
-    }
-    Ok(all)
 }
 
 /// `x` as `(N, C, H, W)`, checked as PyTorch's `pool2d_shape_check` does (a float tensor of rank 3 or 4 with
@@ -323,21 +303,87 @@ fn axes(
 /// # Ok::<(), nn::Error>(())
 /// ```
 pub fn max_pool2d(x: &Tensor, kernel_size: impl Into<Size2d>, options: MaxPool2dOptions) -> Result<Tensor> {
+    let (x4, unbatched, axes) = max_pool_axes(x, kernel_size.into(), options)?;
+    let pooling = pooling(&x4, axes, |_, _| 1, |_, _| 1);
+    check_device("max_pool2d", &x4, &pooling)?;
+    let y = run(&MaxPool2d { pooling }, &[&x4])?.0;
+    if unbatched { y.squeeze(0) } else { Ok(y) }
+}
+
+/// PyTorch's `F.max_pool2d(..., return_indices=True)`: [`max_pool2d`]'s output and each maximum's position in
+/// its `H·W` plane (`int64`, row-major; the first of equal values, the last NaN), the indices
+/// `F.max_unpool2d` takes.
+///
+/// ```
+/// use nn::Tensor;
+/// use nn::functional::{MaxPool2dOptions, max_pool2d_with_indices};
+/// let x = Tensor::from_vec(vec![1.0f32, 4.0, 3.0, 2.0, 0.0, 4.0, 6.0, 5.0], [1, 2, 4])?;
+/// let (y, at) = max_pool2d_with_indices(&x, (2, 2), MaxPool2dOptions::default())?;
+/// assert_eq!(y.to_vec::<f32>()?, vec![4.0, 6.0]);
+/// assert_eq!(at.to_vec::<i64>()?, vec![1, 6]); // the first of the two 4s
+/// # Ok::<(), nn::Error>(())
+/// ```
+pub fn max_pool2d_with_indices(
+    x: &Tensor,
+    kernel_size: impl Into<Size2d>,
+    options: MaxPool2dOptions,
+) -> Result<(Tensor, Tensor)> {
+    let op = "max_pool2d_with_indices";
+    let (x4, unbatched, axes) = max_pool_axes(x, kernel_size.into(), options)?;
+    let pooling = pooling(&x4, axes, |_, _| 1, |_, _| 1);
+    check_device(op, &x4, &pooling)?;
+    let (y, at) = run(&MaxPool2d { pooling }, &[&x4])?;
+    if unbatched {
+        Ok((y.squeeze(0)?, at.squeeze(0)?))
+    } else {
+        Ok((y, at))
+    }
+}
+
+/// [`max_pool2d`]'s input as `(N, C, H, W)`, whether it was unbatched, and its axes, checked as PyTorch does.
+fn max_pool_axes(x: &Tensor, kernel: Size2d, options: MaxPool2dOptions) -> Result<(Tensor, bool, [Axis; 2])> {
     let op = "max_pool2d";
-    let kernel = kernel_size.into().pair();
+    let kernel = kernel.pair();
     let (x4, unbatched) = batched(op, x)?;
     let stride = options.stride.map_or(kernel, Size2d::pair);
     let pad = options.padding.map_or([0, 0], Size2d::pair);
     let dilation = options.dilation.map_or([1, 1], Size2d::pair);
     let axes = axes(op, &x4, kernel, stride, pad, dilation, options.ceil_mode)?;
-    let padded = padded(&x4, axes, f64::NEG_INFINITY)?;
-    let taps = taps(&padded, axes)?;
-    let y = if taps.len() == 1 {
-        taps[0].clone()
-    } else {
-        Tensor::stack(&taps.iter().collect::<Vec<_>>(), 0)?.max_dim(0, false)?.0
-    };
-    if unbatched { y.squeeze(0) } else { Ok(y) }
+    Ok((x4, unbatched, axes))
+}
+
+/// The pooling of `x4`'s planes over `axes`, the rows' and columns' divisor factors given by `divisor(with
+/// padding, held)` each.
+fn pooling(
+    x4: &Tensor,
+    [h, w]: [Axis; 2],
+    rows: impl Fn(usize, usize) -> usize,
+    cols: impl Fn(usize, usize) -> usize,
+) -> Arc<Pooling> {
+    Arc::new(Pooling {
+        planes: x4.shape()[0] * x4.shape()[1],
+        rows: h.windows(rows),
+        cols: w.windows(cols),
+    })
+}
+
+/// Fails for `x4` on a device whose pooling kernels cannot take these windows ([`pool2d::fits`]: a row of more
+/// than 16,384 taps, or an input column read by more than 16,384 windows).
+fn check_device(op: &'static str, x4: &Tensor, pooling: &Pooling) -> Result<()> {
+    if x4.device().is_cpu() || pool2d::fits(pooling) {
+        return Ok(());
+    }
+    Err(Error::UnsupportedOnDevice {
+        op,
+        dtype: x4.dtype(),
+        device: x4.device(),
+        reason: format!(
+            "windows of {} columns, or an input column read by {} windows, pass the 16,384 one device unit takes; \
+             pool on the CPU (.cpu())",
+            pooling.cols.widest(),
+            pooling.cols.most_readers()
+        ),
+    })
 }
 
 /// PyTorch's `F.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)` on
@@ -362,32 +408,21 @@ pub fn avg_pool2d(x: &Tensor, kernel_size: impl Into<Size2d>, options: AvgPool2d
     let stride = options.stride.map_or(kernel, Size2d::pair);
     let pad = options.padding.map_or([0, 0], Size2d::pair);
     let axes = axes(op, &x4, kernel, stride, pad, [1, 1], options.ceil_mode)?;
-    let padded = padded(&x4, axes, 0.0)?;
-    let taps = taps(&padded, axes)?;
-    let sum = taps[1..].iter().try_fold(taps[0].clone(), |sum, t| sum.add(t))?;
-    let divisor = divisors(axes, options, sum.dtype())?.to_device(sum.device())?;
-    let y = sum.div(&divisor)?;
+    // PyTorch's divisor: the override, or the window's size with (or without) the padding.
+    let pooling = match options.divisor_override {
+        Some(d) => pooling(&x4, axes, |_, _| d, |_, _| 1),
+        None if options.count_include_pad => pooling(&x4, axes, |with_pad, _| with_pad, |with_pad, _| with_pad),
+        None => pooling(&x4, axes, |_, held| held, |_, held| held),
+    };
+    check_device(op, &x4, &pooling)?;
+    let y = run(
+        &AvgPool2d {
+            pooling,
+            divisor: Divisor::Product,
+        },
+        &[&x4],
+    )?;
     if unbatched { y.squeeze(0) } else { Ok(y) }
-}
-
-/// Every output's divisor `(OH, OW)`, as PyTorch's kernel computes it; 1 for a window that holds no input
-/// (whose sum is 0, as PyTorch's output there).
-fn divisors([h, w]: [Axis; 2], options: AvgPool2dOptions, dtype: DType) -> Result<Tensor> {
-    let mut values = Vec::with_capacity(h.output * w.output);
-    for oh in 0..h.output {
-        let (h_pad, h_held) = h.window(oh);
-        for ow in 0..w.output {
-            let (w_pad, w_held) = w.window(ow);
-            let divisor = match options.divisor_override {
-                Some(d) => d,
-                None if h_held == 0 || w_held == 0 => 1,
-                None if options.count_include_pad => h_pad * w_pad,
-                None => h_held * w_held,
-            };
-            values.push(divisor as f64);
-        }
-    }
-    Tensor::from_vec(values, [h.output, w.output])?.to_dtype(dtype)
 }
 
 /// An adaptive pooling's output size: one number for both dimensions, or `(height, width)` where `None` keeps
@@ -465,29 +500,26 @@ pub fn adaptive_avg_pool2d(x: &Tensor, output_size: impl Into<OutputSize2d>) -> 
     } else if oh == 1 && ow == 1 {
         x4.mean_dims(&[2, 3], true)?
     } else {
-        // Each window's sum over its rows, then over its columns, over the window's size.
-        let windows = |out: usize, size: usize| {
-            (0..out)
-                .map(|i| (i * size / out, ((i + 1) * size).div_ceil(out)))
-                .collect::<Vec<_>>()
+        // Rows `⌊i·H/OH⌋..⌈(i+1)·H/OH⌉`, each sum divided by the rows' count, then by the columns'.
+        let windows = |out: usize, input: usize| {
+            let first: Vec<usize> = (0..out).map(|i| i * input / out).collect();
+            let count: Vec<usize> = (0..out).map(|i| ((i + 1) * input).div_ceil(out) - first[i]).collect();
+            Windows {
+                input,
+                step: 1,
+                first,
+                divisor: count.clone(),
+                count,
+            }
         };
-        let (rows, cols) = (windows(oh, h), windows(ow, w));
-        let sums = |t: &Tensor, dim: usize, spans: &[(usize, usize)]| -> Result<Tensor> {
-            let parts = spans
-                .iter()
-                .map(|&(a, b)| t.narrow(dim as isize, a, b - a)?.sum_dims(&[dim as isize], true))
-                .collect::<Result<Vec<_>>>()?;
-            Tensor::cat(&parts.iter().collect::<Vec<_>>(), dim as isize)
-        };
-        let summed = sums(&sums(&x4, 2, &rows)?, 3, &cols)?;
-        let sizes: Vec<f64> = rows
-            .iter()
-            .flat_map(|r| cols.iter().map(move |c| ((r.1 - r.0) * (c.1 - c.0)) as f64))
-            .collect();
-        let divisor = Tensor::from_vec(sizes, [oh, ow])?
-            .to_dtype(x4.dtype())?
-            .to_device(x4.device())?;
-        summed.div(&divisor)?
+        let pooling = Arc::new(Pooling {
+            planes: n * c,
+            rows: windows(oh, h),
+            cols: windows(ow, w),
+        });
+        check_device(op, &x4, &pooling)?;
+        let divisor = Divisor::PerAxis;
+        run(&AvgPool2d { pooling, divisor }, &[&x4])?
     };
     if unbatched { y.squeeze(0) } else { Ok(y) }
 }

@@ -1,14 +1,16 @@
 //! [`MaxPool2d`], [`AvgPool2d`] and [`AdaptiveAvgPool2d`]: PyTorch's 2-d pooling layers, over
 //! [`functional::max_pool2d`](crate::functional::max_pool2d) and its siblings.
 
-use crate::Module;
 use crate::functional::{
     AvgPool2dOptions, MaxPool2dOptions, OutputSize2d, Size2d, adaptive_avg_pool2d, avg_pool2d, max_pool2d,
+    max_pool2d_with_indices,
 };
 use crate::module::ExtraRepr;
+use crate::{Module, Result, Tensor};
 
-/// PyTorch's `nn.MaxPool2d(kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False)` (without
-/// `return_indices`): the largest entry of every window of `(N, C, H, W)` or `(C, H, W)`.
+/// PyTorch's `nn.MaxPool2d(kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False)`: the largest
+/// entry of every window of `(N, C, H, W)` or `(C, H, W)`. With `return_indices=True`, PyTorch's forward also
+/// returns each maximum's position: here [`MaxPool2d::forward_with_indices`].
 ///
 /// ```
 /// use nn::prelude::*;
@@ -45,6 +47,21 @@ impl MaxPool2d {
             training: true,
             hooks: crate::Hooks::new(),
         }
+    }
+
+    /// The output and each maximum's position in its `H·W` plane (`int64`), as PyTorch's layer with
+    /// `return_indices=True` returns them ([`max_pool2d_with_indices`]). The layer's forward hooks, which
+    /// see one output tensor, do not run for this form.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0f32, 4.0, 3.0, 2.0], [1, 1, 2, 2])?;
+    /// let (y, at) = MaxPool2d::new(2).forward_with_indices(&x)?;
+    /// assert_eq!((y.to_vec::<f32>()?, at.to_vec::<i64>()?), (vec![4.0], vec![1]));
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn forward_with_indices(&self, x: &Tensor) -> Result<(Tensor, Tensor)> {
+        max_pool2d_with_indices(x, self.kernel_size, self.options)
     }
 }
 
