@@ -188,6 +188,21 @@ fn output_at(u: usize, s: &Sizes) -> (usize, usize, usize) {
     (u / (s.out_h * s.out_w), (u / s.out_w) % s.out_h, u % s.out_w)
 }
 
+/// The part of the rows `lo..hi` (a window's, or an input element's readers') that a launch for rows
+/// `begin..end` (counted from `lo`) takes.
+#[cube]
+fn launch_rows(lo: usize, hi: usize, begin: usize, end: usize) -> (usize, usize) {
+    let mut from = lo + begin;
+    if from > hi {
+        from = hi;
+    }
+    let mut to = lo + end;
+    if to > hi {
+        to = hi;
+    }
+    (from, to)
+}
+
 /// `out[u]`: the largest of output `u`'s window (the first of equals; NaN wins, and a later NaN replaces it),
 /// `at[u]` its position in the plane as an `int64` (low word, zero high word), over the window's rows
 /// `begin..end`: a launch with `begin > 0` goes on from what the launch before left in `out` and `at`. `N` is
@@ -216,11 +231,8 @@ fn max_kernel<F: Float, N: Size>(
             best_at = at[2 * u] as usize;
             best = out[u];
         }
-        let mut stop = end;
-        if stop > hc {
-            stop = hc;
-        }
-        for i in begin..stop {
+        let (from, to) = launch_rows(0, hc, begin, end);
+        for i in from..to {
             let row = (h0 + i * s.step_h) * s.width + w0;
             for j in 0..wc {
                 let p = row + j * s.step_w;
@@ -273,11 +285,8 @@ fn mean_kernel<F: Float, C: Float>(
         if begin > 0 {
             sum = partial[u];
         }
-        let mut stop = end;
-        if stop > hc {
-            stop = hc;
-        }
-        for i in begin..stop {
+        let (from, to) = launch_rows(0, hc, begin, end);
+        for i in from..to {
             let row = base + (h0 + i) * s.width + w0;
             for j in 0..wc {
                 sum += C::cast_from(x[row + j]);
@@ -303,20 +312,6 @@ fn readers_of(u: usize, rows: &[u32], cols: &[u32], s: &Sizes) -> (usize, usize,
         cols[rw + iw] as usize,
         cols[rw + s.width + iw] as usize,
     )
-}
-
-/// The first and the end of the reader rows `lo..hi` a launch for readers `begin..end` of each input takes.
-#[cube]
-fn launch_rows(lo: usize, hi: usize, begin: usize, end: usize) -> (usize, usize) {
-    let mut from = lo + begin;
-    if from > hi {
-        from = hi;
-    }
-    let mut to = lo + end;
-    if to > hi {
-        to = hi;
-    }
-    (from, to)
 }
 
 /// `dx[u]`: the sum, in output order, of the gradients `g` of the outputs whose maximum was input element `u`
