@@ -122,7 +122,9 @@ fn per_plane<T: Send>(out: &mut [T], per_plane: usize, taps: usize, f: impl Fn(u
 /// The taps all windows of `p` read, for the thread split.
 fn taps(p: &Pooling) -> usize {
     let sum = |c: &[usize]| c.iter().sum::<usize>();
-    p.planes * sum(&p.rows.count) * sum(&p.cols.count)
+    p.planes
+        .saturating_mul(sum(&p.rows.count))
+        .saturating_mul(sum(&p.cols.count))
 }
 
 /// Each output's maximum's position in its plane of `x`.
