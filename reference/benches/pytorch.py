@@ -301,7 +301,33 @@ def pooling():
     print(f"pooling/MaxPool2d(3, 2, 1) (8, 64, 56, 56) forward + backward: {t * 1e3:.3f} ms")
 
 
-SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling}
+def reductions():
+    """nn's rows "reductions/...": `nn/benches/reductions.rs`, sums and means at the shapes training meets."""
+    torch.manual_seed(0)
+    batch, maps = torch.randn(256, 512), torch.randn(8, 64, 56, 56)
+    head, rows = torch.randn(8, 512, 7, 7), torch.randn(4096, 1024)
+    with torch.no_grad():
+        for name, f in [("sum (256, 512) over 0", lambda: batch.sum(0)),
+                        ("sum (8, 64, 56, 56) over 0, 2, 3", lambda: maps.sum((0, 2, 3))),
+                        ("mean (8, 512, 7, 7) over 2, 3", lambda: head.mean((2, 3), keepdim=True)),
+                        ("mean (4096, 1024) over 1", lambda: rows.mean(1, keepdim=True)),
+                        ("sum (8, 64, 56, 56) of all", lambda: maps.sum())]:
+            t = median_seconds(f, 200)
+            print(f"reductions/{name}: {t * 1e6:.1f} µs")
+        logits, grad = torch.randn(512, 1000), torch.randn(512, 1000)
+        probs, log_probs = logits.softmax(1), logits.log_softmax(1)
+        planes, plane_grad = torch.randn(32, 64, 32, 32).softmax(1), torch.randn(32, 64, 32, 32)
+        for name, f in [("softmax backward (512, 1000) along 1",
+                         lambda: torch._softmax_backward_data(grad, probs, 1, torch.float32)),
+                        ("log_softmax backward (512, 1000) along 1",
+                         lambda: torch._log_softmax_backward_data(grad, log_probs, 1, torch.float32)),
+                        ("softmax backward (32, 64, 32, 32) along 1",
+                         lambda: torch._softmax_backward_data(plane_grad, planes, 1, torch.float32))]:
+            t = median_seconds(f, 200)
+            print(f"reductions/{name}: {t * 1e6:.1f} µs")
+
+
+SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling, "reductions": reductions}
 
 if __name__ == "__main__":
     torch.set_num_threads(2)

@@ -1,9 +1,11 @@
-//! Reductions over any set of dimensions (sum, mean, variance): on the CPU accumulated in `f64` as PyTorch's
-//! CPU kernels accumulate `f32` in `double`; on a device by `kernels::sum` (pairwise summation), the
-//! variance as a composition of the others.
+//! Reductions over any set of dimensions (sum, mean, variance): on the CPU accumulated in `f64`, read in place
+//! and split over nn's threads ([`host_sum`](super::host_sum)) (PyTorch's variance accumulates in `double`
+//! too; its sums add `f32` pairwise in `f32`, which `f64` matches within the tolerance); on a device by
+//! `kernels::sum` (pairwise summation), the variance as a composition of the others.
 
 use kernels::GpuDevice;
 
+use super::host_sum::sum_dims_into;
 use super::{Op, run};
 use crate::tensor::autograd::Backward;
 use crate::tensor::cast::cast_data;
@@ -44,18 +46,18 @@ impl Op for Reduce<'_> {
         let (x, dims, keepdim) = (inputs[0], self.dims, self.keepdim);
         match self.reduction {
             Reduction::Sum => {
-                let (acc, keep, reduce, _) = x.sums("sum", dims, |x| x)?;
+                let (acc, keep, reduce, _) = x.sums("sum", dims, false)?;
                 Ok(x.finish_reduction(acc, keep, &reduce, keepdim))
             }
             Reduction::Mean => {
-                let (mut acc, keep, reduce, count) = x.sums("mean", dims, |x| x)?;
+                let (mut acc, keep, reduce, count) = x.sums("mean", dims, false)?;
                 acc.iter_mut().for_each(|a| *a /= count as f64);
                 Ok(x.finish_reduction(acc, keep, &reduce, keepdim))
             }
             Reduction::Var { unbiased } => {
                 let mean = x.mean_dims(dims, true)?.to_dtype(DType::F64)?;
                 let centered = x.to_dtype(DType::F64)?.sub(&mean)?;
-                let (mut acc, keep, reduce, count) = centered.sums("var", dims, |x| x * x)?;
+                let (mut acc, keep, reduce, count) = centered.sums("var", dims, true)?;
                 let denom = if unbiased { count as f64 - 1.0 } else { count as f64 };
                 acc.iter_mut().for_each(|a| *a /= denom);
                 let out = Tensor::from_f64_values(acc, keep.clone(), DType::F64);
@@ -200,65 +202,24 @@ impl Tensor {
         Tensor::from_f64_values(values, shape, self.dtype())
     }
 
-    /// Sums of `x` over `dims` (all dimensions when empty), in f64, into the kept shape.
-    fn sums(
-        &self,
-        op: &'static str,
-        dims: &[isize],
-        map: impl Fn(f64) -> f64,
-    ) -> Result<(Vec<f64>, Shape, Vec<bool>, usize)> {
+    /// Sums of `x` (of `x²` when `square`) over `dims` (all dimensions when empty), in f64, into the kept
+    /// shape; read in place.
+    fn sums(&self, op: &'static str, dims: &[isize], square: bool) -> Result<(Vec<f64>, Shape, Vec<bool>, usize)> {
+        Error::check_float(op, self.dtype())?;
         let (keep, reduce) = self.reduced_shape(op, dims)?;
-        let values = self.f64_values(op)?;
+        let count = self.reduced_count(&reduce);
         let mut acc = vec![0.0f64; keep.numel()];
-        let count = self
-            .shape()
-            .iter()
-            .zip(&reduce)
-            .filter(|(_, r)| **r)
-            .map(|(&s, _)| s)
-            .product::<usize>();
-        if !values.is_empty() {
-            // Consecutive dimensions with the same role merge into runs; the last run is a contiguous block,
-            // summed into one slot (reduced) or added slot by slot (kept).
-            let mut runs: Vec<(usize, bool)> = Vec::new();
-            for (&size, &reduced) in self.shape().iter().zip(&reduce) {
-                match runs.last_mut() {
-                    _ if size == 1 => {}
-                    Some((s, r)) if *r == reduced => *s *= size,
-                    _ => runs.push((size, reduced)),
-                }
+        let shape = self.shape().dims();
+        self.read_cpu(op, |d| match d {
+            CpuData::F32(x) => sum_dims_into(x, shape, &reduce, square, &mut acc),
+            CpuData::F64(x) => sum_dims_into(x, shape, &reduce, square, &mut acc),
+            other => {
+                let CpuData::F32(wide) = cast_data(other, DType::F32) else {
+                    unreachable!("cast_data returns the dtype asked for")
+                };
+                sum_dims_into(&wide, shape, &reduce, square, &mut acc)
             }
-            let (inner, inner_reduced) = runs.pop().unwrap_or((1, true));
-            // Strides of the outer runs in the output (0 for a reduced run), and the inner block's.
-            let mut strides = vec![0usize; runs.len()];
-            let mut stride = if inner_reduced { 1 } else { inner };
-            for (i, &(size, reduced)) in runs.iter().enumerate().rev() {
-                if !reduced {
-                    strides[i] = stride;
-                    stride *= size;
-                }
-            }
-            let mut index = vec![0usize; runs.len()];
-            let mut out = 0usize;
-            for block in values.chunks(inner) {
-                if inner_reduced {
-                    acc[out] += block.iter().map(|&x| map(x)).sum::<f64>();
-                } else {
-                    for (a, &x) in acc[out..out + inner].iter_mut().zip(block) {
-                        *a += map(x);
-                    }
-                }
-                for d in (0..runs.len()).rev() {
-                    index[d] += 1;
-                    out += strides[d];
-                    if index[d] < runs[d].0 {
-                        break;
-                    }
-                    out -= strides[d] * runs[d].0;
-                    index[d] = 0;
-                }
-            }
-        }
+        })?;
         Ok((acc, keep, reduce, count))
     }
 
