@@ -163,6 +163,7 @@ fn softmax_rows_backward_kernel<F: Float, C: Float, N: Size>(
     size: usize,
     inner: usize,
     #[comptime] log: bool,
+    #[comptime] round_sum: bool,
 ) {
     let r = CUBE_POS;
     let mut partial = Shared::<[C]>::new_slice(CUBE_SIZE as usize);
@@ -179,7 +180,10 @@ fn softmax_rows_backward_kernel<F: Float, C: Float, N: Size>(
         }
         s += CUBE_SIZE as usize;
     }
-    let sum = cube_sum::<C>(sum, &mut partial);
+    let mut sum = cube_sum::<C>(sum, &mut partial);
+    if round_sum {
+        sum = C::cast_from(F::cast_from(sum));
+    }
     if r < rows {
         s = unit;
         while s < size {
@@ -204,6 +208,7 @@ fn softmax_backward_kernel<F: Float, C: Float, N: Size>(
     dx: &mut [Vector<F, N>],
     lines: Lines,
     #[comptime] log: bool,
+    #[comptime] round_sum: bool,
 ) {
     let line = ABSOLUTE_POS;
     if line < lines.count {
@@ -223,6 +228,9 @@ fn softmax_backward_kernel<F: Float, C: Float, N: Size>(
             }
         }
         sum += block;
+        if round_sum {
+            sum = Vector::<C, N>::cast_from(Vector::<F, N>::cast_from(sum));
+        }
         for s in 0..lines.size {
             let k = at(&lines, line, s);
             let out = Vector::<C, N>::cast_from(y[k]);
@@ -247,14 +255,23 @@ pub fn forward(dtype: FloatType, x: &GpuBuffer, layout: Layout, log: bool) -> Re
     Ok(output)
 }
 
-/// The input gradient of `softmax` (or `log_softmax` when `log`) from its output `y` and `dy`.
-pub fn backward(dtype: FloatType, y: &GpuBuffer, dy: &GpuBuffer, layout: Layout, log: bool) -> Result<GpuBuffer> {
+/// The input gradient of `softmax` (or `log_softmax` when `log`) from its output `y` and `dy`. With `round_sum`
+/// each line's sum (`Σ dy·y`, or `Σ dy`) is rounded to the element type before it is used, as PyTorch's CPU
+/// kernel along the last dimension rounds it for `f16` and `bf16` (for `f32` and `f64` it changes nothing).
+pub fn backward(
+    dtype: FloatType,
+    y: &GpuBuffer,
+    dy: &GpuBuffer,
+    layout: Layout,
+    log: bool,
+    round_sum: bool,
+) -> Result<GpuBuffer> {
     let len = layout.check("softmax backward", dtype, y)?;
     check_same("softmax backward", y, &[dy])?;
     y.device().check_math("softmax backward", dtype)?;
     let dx = GpuBuffer::uninit(y.device(), y.len());
     if len > 0 {
-        with_float_type!(dtype, F => launch::<F>(Buffers::Backward { y, dy, dx: &dx }, layout, log));
+        with_float_type!(dtype, F => launch::<F>(Buffers::Backward { y, dy, dx: &dx, round_sum }, layout, log));
     }
     Ok(dx)
 }
@@ -269,6 +286,7 @@ enum Buffers<'a> {
         y: &'a GpuBuffer,
         dy: &'a GpuBuffer,
         dx: &'a GpuBuffer,
+        round_sum: bool,
     },
 }
 
@@ -283,7 +301,9 @@ fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
         unsafe {
             match buffers {
                 Buffers::Forward { x, output } => softmax_slices::forward::<F>(x, output, layout, log),
-                Buffers::Backward { y, dy, dx } => softmax_slices::backward::<F>(y, dy, dx, layout, log),
+                Buffers::Backward { y, dy, dx, round_sum } => {
+                    softmax_slices::backward::<F>(y, dy, dx, layout, log, round_sum)
+                }
             }
         }
         return;
@@ -309,7 +329,7 @@ fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
                     inner,
                     log,
                 ),
-                Buffers::Backward { y, dy, dx } => launch!(
+                Buffers::Backward { y, dy, dx, round_sum } => launch!(
                     softmax_rows_backward_kernel::<F, F::C>,
                     y,
                     cubes,
@@ -321,6 +341,7 @@ fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
                     size,
                     inner,
                     log,
+                    round_sum,
                 ),
             }
         }
@@ -343,7 +364,7 @@ fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
                 walk(),
                 log,
             ),
-            Buffers::Backward { y, dy, dx } => launch!(
+            Buffers::Backward { y, dy, dx, round_sum } => launch!(
                 softmax_backward_kernel::<F, F::C>,
                 y,
                 lines,
@@ -353,6 +374,7 @@ fn launch<F: Compute>(buffers: Buffers<'_>, layout: Layout, log: bool) {
                 arg(dx, len),
                 walk(),
                 log,
+                round_sum,
             ),
         }
     }

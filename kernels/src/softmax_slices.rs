@@ -164,10 +164,14 @@ fn backward_apply_kernel<F: Float, C: Float, N: Size>(
     dx: &mut [F],
     lines: Lines,
     #[comptime] log: bool,
+    #[comptime] round_sum: bool,
 ) {
     let i = ABSOLUTE_POS;
     if i < dx.len() {
-        let sum = sums[line_of(&lines, i)];
+        let mut sum = sums[line_of(&lines, i)];
+        if round_sum {
+            sum = C::cast_from(F::cast_from(sum));
+        }
         let (out, g) = (C::cast_from(y[i]), C::cast_from(dy[i]));
         if log {
             let e = exp_reduced::<C, N>(Vector::<C, N>::new(out)).extract(0usize);
@@ -233,11 +237,19 @@ pub(crate) unsafe fn forward<F: Compute>(x: &GpuBuffer, output: &GpuBuffer, layo
     }
 }
 
-/// The input gradient of `softmax` (or `log_softmax` when `log`) into `dx`, from its output `y` and `dy`.
+/// The input gradient of `softmax` (or `log_softmax` when `log`) into `dx`, from its output `y` and `dy`; each
+/// line's sum rounded to `F` first when `round_sum` (see [`crate::softmax::backward`]).
 ///
 /// # Safety
 /// `y`, `dy` and `dx` hold `layout.len() ≥ 1` elements of `F`.
-pub(crate) unsafe fn backward<F: Compute>(y: &GpuBuffer, dy: &GpuBuffer, dx: &GpuBuffer, layout: Layout, log: bool) {
+pub(crate) unsafe fn backward<F: Compute>(
+    y: &GpuBuffer,
+    dy: &GpuBuffer,
+    dx: &GpuBuffer,
+    layout: Layout,
+    log: bool,
+    round_sum: bool,
+) {
     let len = layout.len();
     let (rows, slices) = sizes(layout);
     let c_size = size_of::<F::C>();
@@ -276,6 +288,7 @@ pub(crate) unsafe fn backward<F: Compute>(y: &GpuBuffer, dy: &GpuBuffer, dx: &Gp
             arg(dx, len),
             walk(),
             log,
+            round_sum,
         );
     }
 }

@@ -32,6 +32,13 @@ fn bench(c: &mut Criterion) {
         b.iter(|| rows.mean_dims(&[1], true).unwrap())
     });
     group.bench_function("sum (8, 64, 56, 56) of all", |b| b.iter(|| maps.sum_all().unwrap()));
+    // The limit: a copy of the same tensors (a sum reads its input once; a copy reads it and writes as much).
+    let (maps_copy, rows_copy) = (
+        Tensor::zeros([8, 64, 56, 56], DType::F32),
+        Tensor::zeros([4096, 1024], DType::F32),
+    );
+    group.bench_function("memcpy (8, 64, 56, 56)", |b| b.iter(|| maps_copy.copy_(&maps).unwrap()));
+    group.bench_function("memcpy (4096, 1024)", |b| b.iter(|| rows_copy.copy_(&rows).unwrap()));
     let logits = Tensor::randn([512, 1000], DType::F32);
     let (probs, log_probs) = (logits.softmax(1).unwrap(), logits.log_softmax(1).unwrap());
     let grad = Tensor::randn([512, 1000], DType::F32);

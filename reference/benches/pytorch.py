@@ -306,12 +306,15 @@ def reductions():
     torch.manual_seed(0)
     batch, maps = torch.randn(256, 512), torch.randn(8, 64, 56, 56)
     head, rows = torch.randn(8, 512, 7, 7), torch.randn(4096, 1024)
+    maps_copy, rows_copy = torch.zeros_like(maps), torch.zeros_like(rows)
     with torch.no_grad():
         for name, f in [("sum (256, 512) over 0", lambda: batch.sum(0)),
                         ("sum (8, 64, 56, 56) over 0, 2, 3", lambda: maps.sum((0, 2, 3))),
                         ("mean (8, 512, 7, 7) over 2, 3", lambda: head.mean((2, 3), keepdim=True)),
                         ("mean (4096, 1024) over 1", lambda: rows.mean(1, keepdim=True)),
-                        ("sum (8, 64, 56, 56) of all", lambda: maps.sum())]:
+                        ("sum (8, 64, 56, 56) of all", lambda: maps.sum()),
+                        ("memcpy (8, 64, 56, 56)", lambda: maps_copy.copy_(maps)),
+                        ("memcpy (4096, 1024)", lambda: rows_copy.copy_(rows))]:
             t = median_seconds(f, 200)
             print(f"reductions/{name}: {t * 1e6:.1f} µs")
         logits, grad = torch.randn(512, 1000), torch.randn(512, 1000)

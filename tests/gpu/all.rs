@@ -48,5 +48,7 @@ mod optim_sweep;
 mod pool_sweep;
 #[path = "../tests/rnn_sweep.rs"]
 mod rnn_sweep;
+#[path = "../tests/softmax_backward.rs"]
+mod softmax_backward;
 #[path = "../tests/split.rs"]
 mod split;

@@ -129,18 +129,6 @@ impl Op for Reduce<'_> {
 }
 
 impl Tensor {
-    /// The elements as `f64` values, for math that accumulates in double precision.
-    pub(crate) fn f64_values(&self, op: &'static str) -> Result<Vec<f64>> {
-        Error::check_float(op, self.dtype())?;
-        self.read_cpu(op, |d| match d {
-            CpuData::F64(v) => v.clone(),
-            other => match cast_data(other, DType::F64) {
-                CpuData::F64(v) => v,
-                _ => unreachable!("cast_data returns the dtype asked for"),
-            },
-        })
-    }
-
     /// A tensor of `dtype` made from `f64` values (rounded as PyTorch rounds a float result).
     pub(crate) fn from_f64_values(values: Vec<f64>, shape: Shape, dtype: DType) -> Tensor {
         let data = CpuData::F64(values);

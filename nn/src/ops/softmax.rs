@@ -1,16 +1,19 @@
 //! Softmax and log-softmax along one dimension, and their backward from the forward's output: on the CPU
-//! vectorised row and column loops (sums in `f64` for the backward), on a device the softmax kernels.
+//! vectorised row and column loops split over nn's threads (the backward's sums in `f64`), on a device the
+//! softmax kernels.
 
+use half::{bf16, f16};
 use kernels::{GpuDevice, Real};
 
 use super::elementwise::widened;
 use super::map::{self, CHUNK, multiversion};
 use super::{GRADIENT, Op, check_like, run};
 use crate::tensor::autograd::{Backward, Saved};
+use crate::tensor::cast::cast_data;
 use crate::tensor::device::probe;
 use crate::tensor::storage::CpuData;
 use crate::threads;
-use crate::{DType, Result, Tensor};
+use crate::{DType, Error, Result, Tensor};
 
 /// Softmax (or log-softmax) along `dim`; inputs `[x]`.
 #[derive(Clone, Copy)]
@@ -97,40 +100,46 @@ impl Op for SoftmaxBackward {
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
-        let (y, dy) = (inputs[0], inputs[1]);
-        let op = self.name();
+        let (y, op) = (inputs[0], self.name());
+        let dy = match inputs[1].dtype() == y.dtype() {
+            true => inputs[1].clone(),
+            false => inputs[1].to_dtype(y.dtype())?,
+        };
         let (_, size, inner) = y.split_at_dim(self.0.dim);
-        let log = self.0.log;
-        let ys = y.f64_values(op)?;
-        let g = dy.f64_values(op)?;
-        let mut dx = vec![0.0f64; ys.len()];
-        let block = size * inner;
-        if block > 0 {
-            for ((y, g), dx) in ys.chunks(block).zip(g.chunks(block)).zip(dx.chunks_mut(block)) {
-                for lane in 0..inner {
-                    let at = |k: usize| k * inner + lane;
-                    let sum: f64 = (0..size)
-                        .map(|k| if log { g[at(k)] } else { g[at(k)] * y[at(k)] })
-                        .sum();
-                    for k in 0..size {
-                        let i = at(k);
-                        dx[i] = if log {
-                            g[i] - y[i].exp() * sum
-                        } else {
-                            y[i] * (g[i] - sum)
-                        };
-                    }
-                }
-            }
-        }
-        Ok(Tensor::from_f64_values(dx, y.shape().clone(), y.dtype()))
+        let (n, log) = (y.numel(), self.0.log);
+        // PyTorch's kernel along the last dimension rounds each row's sum to the dtype (for f16 and bf16).
+        let last = self.0.dim + 1 == y.rank();
+        let round_sum: fn(f64) -> f64 = match y.dtype() {
+            DType::F16 if last => |s| f16::from_f64(s).to_f64(),
+            DType::BF16 if last => |s| bf16::from_f64(s).to_f64(),
+            _ => |s| s,
+        };
+        let data = y.read_cpu(op, |yd| {
+            dy.read_cpu(op, |gd| match (yd, gd) {
+                (CpuData::F32(y), CpuData::F32(g)) => Ok(map::filled(n, |dx| {
+                    host_backward(y, g, dx, size, inner, log, round_sum)
+                })),
+                (CpuData::F64(y), CpuData::F64(g)) => Ok(map::filled(n, |dx| {
+                    host_backward(y, g, dx, size, inner, log, round_sum)
+                })),
+                (CpuData::F16(_) | CpuData::BF16(_), _) => Ok(widened(yd, |y| {
+                    let CpuData::F32(g) = cast_data(gd, DType::F32) else {
+                        unreachable!("cast to f32")
+                    };
+                    map::filled(n, |dx| host_backward(y, &g, dx, size, inner, log, round_sum))
+                })),
+                _ => Err(Error::float_only(op, yd.dtype())),
+            })
+        })???;
+        Ok(Tensor::from_cpu(data, y.shape().clone()))
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
         let (y, op) = (inputs[0], self.name());
         let dy = inputs[1].gpu_buffer(op)?;
         y.map_gpu(op, |dtype, yb| {
-            kernels::softmax::backward(dtype, yb, &dy, layout(y, self.0.dim), self.0.log)
+            let last = self.0.dim + 1 == y.rank();
+            kernels::softmax::backward(dtype, yb, &dy, layout(y, self.0.dim), self.0.log, last)
         })
     }
 
@@ -319,4 +328,77 @@ fn softmax<R: Real>(x: &[R], out: &mut [R], size: usize, inner: usize, log: bool
     };
     let parts = threads::parts_for(x.len(), CHUNK);
     threads::for_each_piece(out, per_task, parts, |at, out| run(&x[at..at + out.len()], out));
+}
+
+/// Softmax's (or log-softmax's) input gradient `dx` from its output `y` and `dy`, read as `(outer, size,
+/// inner)` along the middle dimension: `y · (dy - Σ dy·y)` (or `dy - e^y · Σ dy`), each sum in `f64`, passed
+/// through `round_sum` for rows (`inner` 1).
+fn host_backward<R: Real>(
+    y: &[R],
+    dy: &[R],
+    dx: &mut [R],
+    size: usize,
+    inner: usize,
+    log: bool,
+    round_sum: fn(f64) -> f64,
+) {
+    if size == 0 || y.is_empty() {
+        return;
+    }
+    let block = size * inner;
+    let per_task = (CHUNK / block).max(1) * block;
+    let parts = threads::parts_for(y.len(), CHUNK);
+    threads::for_each_piece(dx, per_task, parts, |at, dx| {
+        let (y, dy) = (&y[at..at + dx.len()], &dy[at..at + dx.len()]);
+        if inner == 1 {
+            backward_rows(y, dy, dx, size, log, round_sum);
+        } else {
+            for ((y, dy), dx) in y.chunks(block).zip(dy.chunks(block)).zip(dx.chunks_mut(block)) {
+                backward_columns(y, dy, dx, size, inner, log);
+            }
+        }
+    });
+}
+
+multiversion! {
+    fn backward_rows<R: Real>(y: &[R], dy: &[R], dx: &mut [R], size: usize, log: bool, round_sum: fn(f64) -> f64) {
+        for ((y, dy), dx) in y.chunks(size).zip(dy.chunks(size)).zip(dx.chunks_mut(size)) {
+            let mut acc = [0.0f64; LANES];
+            let (mut ys, mut gs) = (y.chunks_exact(LANES), dy.chunks_exact(LANES));
+            for (y, g) in (&mut ys).zip(&mut gs) {
+                for ((a, &y), &g) in acc.iter_mut().zip(y).zip(g) {
+                    *a += if log { g.f64() } else { g.f64() * y.f64() };
+                }
+            }
+            let mut sum = acc.iter().sum::<f64>();
+            for (&y, &g) in ys.remainder().iter().zip(gs.remainder()) {
+                sum += if log { g.f64() } else { g.f64() * y.f64() };
+            }
+            let sum = R::of(round_sum(sum));
+            for ((d, &y), &g) in dx.iter_mut().zip(y).zip(dy) {
+                *d = if log { g - y.exp() * sum } else { y * (g - sum) };
+            }
+        }
+    }
+}
+
+multiversion! {
+    fn backward_columns<R: Real>(y: &[R], dy: &[R], dx: &mut [R], size: usize, inner: usize, log: bool) {
+        // One block of `size` rows of `inner` contiguous lanes: each lane's sum down the rows, then the rows.
+        let mut sum = vec![0.0f64; inner];
+        for k in 0..size {
+            let (y, g) = (&y[k * inner..(k + 1) * inner], &dy[k * inner..(k + 1) * inner]);
+            for ((s, &y), &g) in sum.iter_mut().zip(y).zip(g) {
+                *s += if log { g.f64() } else { g.f64() * y.f64() };
+            }
+        }
+        let sum: Vec<R> = sum.into_iter().map(R::of).collect();
+        for k in 0..size {
+            let rows = k * inner..(k + 1) * inner;
+            let (y, g, d) = (&y[rows.clone()], &dy[rows.clone()], &mut dx[rows]);
+            for (((d, &y), &g), &s) in d.iter_mut().zip(y).zip(g).zip(&sum) {
+                *d = if log { g - y.exp() * s } else { y * (g - s) };
+            }
+        }
+    }
 }
