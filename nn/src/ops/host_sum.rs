@@ -253,6 +253,28 @@ mod tests {
     }
 
     #[test]
+    fn sums_do_not_depend_on_the_number_of_threads() {
+        // Terms whose sum rounds differently in different orders: one thread and two must add them alike.
+        let shape = [3usize, 70_001];
+        let x: Vec<f32> = (0..3 * 70_001).map(|i| (i as f32 * 0.37).sin() * 1e3).collect();
+        for reduce in [[true, true], [false, true], [true, false]] {
+            let slots: usize = shape
+                .iter()
+                .zip(&reduce)
+                .map(|(&s, &r)| if r { 1 } else { s })
+                .product();
+            let sums = |threads| {
+                crate::set_num_threads(threads);
+                let mut out = vec![0.0; slots];
+                sum_dims_into(&x, &shape, &reduce, false, &mut out);
+                out
+            };
+            let (one, all) = (sums(1), sums(0));
+            assert_eq!(one, all, "reduce {reduce:?}");
+        }
+    }
+
+    #[test]
     fn large_sums_split_over_threads_match_the_definition() {
         // Past the split threshold, and past a chunk, in each of the three walks.
         let shape = [3usize, 70_001];

@@ -101,9 +101,10 @@ impl Op for SoftmaxBackward {
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let (y, op) = (inputs[0], self.name());
-        let dy = match inputs[1].dtype() == y.dtype() {
-            true => inputs[1].clone(),
-            false => inputs[1].to_dtype(y.dtype())?,
+        let dy = if inputs[1].dtype() == y.dtype() {
+            inputs[1].clone()
+        } else {
+            inputs[1].to_dtype(y.dtype())?
         };
         let (_, size, inner) = y.split_at_dim(self.0.dim);
         let (n, log) = (y.numel(), self.0.log);
