@@ -254,9 +254,10 @@ mod tests {
 
     #[test]
     fn sums_do_not_depend_on_the_number_of_threads() {
-        // Terms whose sum rounds differently in different orders: one thread and two must add them alike.
+        // f64 terms of full precision, whose sums round differently in different orders (f32 terms would add
+        // exactly in f64, in any order): one thread and all must add them alike.
         let shape = [3usize, 70_001];
-        let x: Vec<f32> = (0..3 * 70_001).map(|i| (i as f32 * 0.37).sin() * 1e3).collect();
+        let x: Vec<f64> = (0..3 * 70_001).map(|i| (i as f64 * 0.37).sin() * 1e3).collect();
         for reduce in [[true, true], [false, true], [true, false]] {
             let slots: usize = shape
                 .iter()
