@@ -316,8 +316,6 @@ fn softmax<R: Real>(x: &[R], out: &mut [R], size: usize, inner: usize, log: bool
         return;
     }
     let block = size * inner;
-    // Whole blocks per task, about a chunk's worth of elements.
-    let per_task = (CHUNK / block).max(1) * block;
     let run = move |x: &[R], out: &mut [R]| {
         if inner == 1 {
             softmax_rows(x, out, size, log);
@@ -327,8 +325,15 @@ fn softmax<R: Real>(x: &[R], out: &mut [R], size: usize, inner: usize, log: bool
             }
         }
     };
-    let parts = threads::parts_for(x.len(), CHUNK);
-    threads::for_each_piece(out, per_task, parts, |at, out| run(&x[at..at + out.len()], out));
+    in_blocks(out, block, |at, out| run(&x[at..at + out.len()], out));
+}
+
+/// Runs `f(first element, piece)` on pieces of `out` of whole `block`-element blocks, about a chunk's worth of
+/// elements each, split over the threads when `out` is large enough.
+fn in_blocks<R: Send>(out: &mut [R], block: usize, f: impl Fn(usize, &mut [R]) + Sync) {
+    let per_task = (CHUNK / block).max(1) * block;
+    let parts = threads::parts_for(out.len(), CHUNK);
+    threads::for_each_piece(out, per_task, parts, f);
 }
 
 /// Softmax's (or log-softmax's) input gradient `dx` from its output `y` and `dy`, read as `(outer, size,
@@ -347,9 +352,7 @@ fn host_backward<R: Real>(
         return;
     }
     let block = size * inner;
-    let per_task = (CHUNK / block).max(1) * block;
-    let parts = threads::parts_for(y.len(), CHUNK);
-    threads::for_each_piece(dx, per_task, parts, |at, dx| {
+    in_blocks(dx, block, |at, dx| {
         let (y, dy) = (&y[at..at + dx.len()], &dy[at..at + dx.len()]);
         if inner == 1 {
             backward_rows(y, dy, dx, size, log, round_sum);
