@@ -30,6 +30,8 @@ mod embedding_sweep;
 mod fusion;
 #[path = "../tests/grad_utils.rs"]
 mod grad_utils;
+#[path = "../tests/group_norm_sweep.rs"]
+mod group_norm_sweep;
 #[path = "../tests/loss_sweep.rs"]
 mod loss_sweep;
 #[path = "../tests/losses.rs"]

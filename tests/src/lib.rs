@@ -192,14 +192,14 @@ pub fn assert_close(what: &str, actual: &Tensor, expected: &Tensor) {
     }
 }
 
-/// Asserts a float32 result `got` is close to the `exact` one (computed in float64, rounded to float32): each
-/// element within `torch.testing.assert_close`'s float32 defaults of it, or within twice
-/// (`reference::parity::SPREAD_MARGIN`) PyTorch's own float32 result's largest distance from it, whichever is
-/// larger. For reductions over thousands of terms, where two
-/// correct float32 summation orders differ by more than the defaults.
+/// Asserts a float32 (or half-precision) result `got` is close to the `exact` one (computed in float64, rounded
+/// to `got`'s dtype): each element within `torch.testing.assert_close`'s defaults for that dtype of it, or
+/// within twice (`reference::parity::SPREAD_MARGIN`) PyTorch's own result's largest distance from it, whichever
+/// is larger. For reductions over thousands of terms, where two correct float32 summation orders differ by more
+/// than the defaults, and for PyTorch's half-precision kernels that round intermediates to the dtype.
 pub fn assert_close_to_exact(what: &str, got: &Tensor, pytorch: &Tensor, exact: &Tensor) {
     assert_eq!(got.shape(), exact.shape(), "{what}: shapes differ");
-    let (rtol, atol) = default_tolerance(DType::F32);
+    let (rtol, atol) = default_tolerance(exact.dtype());
     let got = got.cpu().unwrap();
     let (got, pytorch, exact) = (
         got.to_vec_f64().unwrap(),
@@ -215,7 +215,7 @@ pub fn assert_close_to_exact(what: &str, got: &Tensor, pytorch: &Tensor, exact: 
         let bound = (atol + rtol * e.abs()).max(reference::parity::SPREAD_MARGIN * pytorch_err);
         assert!(
             (g - e).abs() <= bound,
-            "{what}[{j}]: {g}, exact {e} (bound {bound:e}; PyTorch's float32 is {pytorch_err:e} off at most)"
+            "{what}[{j}]: {g}, exact {e} (bound {bound:e}; PyTorch's result is {pytorch_err:e} off at most)"
         );
     }
 }

@@ -8,7 +8,8 @@ pub use crate::ops::prelu::{
 pub use crate::ops::softmax::{log_softmax_backward, softmax_backward};
 pub use kernels::activation::{SELU_ALPHA, SELU_SCALE};
 
-use crate::{DType, Error, Result, Tensor};
+use super::widened;
+use crate::{Error, Result, Tensor};
 
 /// Softmax along `dim`.
 pub fn softmax(x: &Tensor, dim: isize) -> Result<Tensor> {
@@ -107,12 +108,4 @@ fn glu_halves(op: &'static str, x: &Tensor, dim: isize) -> Result<(Tensor, Tenso
     }
     let half = size / 2;
     Ok((x.narrow(d as isize, 0, half)?, x.narrow(d as isize, half, half)?, d))
-}
-
-/// `x` in `f32` when it is half precision (PyTorch's compute type), else `x`.
-fn widened(x: &Tensor) -> Result<Tensor> {
-    match x.dtype() {
-        DType::F16 | DType::BF16 => x.to_dtype(DType::F32),
-        _ => Ok(x.clone()),
-    }
 }

@@ -2,6 +2,7 @@
 //! (`crate::ops`), so it runs on the tensor's device.
 
 pub mod activation;
+mod group_norm;
 pub mod loss;
 mod pooling;
 
@@ -9,6 +10,7 @@ pub use crate::ops::conv::{Conv2dOptions, Padding2d, conv2d};
 pub use crate::ops::norm::{RunningStats, batch_norm, layer_norm};
 pub use crate::ops::{EmbeddingOptions, dropout, embedding, embedding_padded, embedding_with};
 pub use activation::*;
+pub use group_norm::group_norm;
 pub use loss::{
     ClassLossOptions, KlReduction, Reduction, binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
     huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss,
@@ -17,3 +19,13 @@ pub use pooling::{
     AvgPool2dOptions, MaxPool2dOptions, OutputSize2d, Size2d, adaptive_avg_pool2d, avg_pool2d, max_pool2d,
     max_pool2d_with_indices,
 };
+
+use crate::{DType, Result, Tensor};
+
+/// `x` in `f32` when it is half precision (PyTorch's compute type), else `x`.
+fn widened(x: &Tensor) -> Result<Tensor> {
+    match x.dtype() {
+        DType::F16 | DType::BF16 => x.to_dtype(DType::F32),
+        _ => Ok(x.clone()),
+    }
+}
