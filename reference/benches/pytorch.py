@@ -330,7 +330,25 @@ def reductions():
             print(f"reductions/{name}: {t * 1e6:.1f} µs")
 
 
-SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling, "reductions": reductions}
+def norms():
+    """nn's rows "norms/...": `nn/benches/norms.rs`, layer and group norms forward and forward + backward."""
+    torch.manual_seed(0)
+    for name, layer, x in [("LayerNorm(1024) over (4096, 1024)", torch.nn.LayerNorm(1024), torch.randn(4096, 1024)),
+                           ("GroupNorm(32, 128) over (8, 128, 32, 32)", torch.nn.GroupNorm(32, 128),
+                            torch.randn(8, 128, 32, 32))]:
+        dy, copy = torch.randn_like(x), torch.zeros_like(x)
+        with torch.no_grad():
+            t = median_seconds(lambda: layer(x), 100)
+        print(f"norms/{name}, forward: {t * 1e6:.1f} µs")
+        leaf = x.clone().requires_grad_()
+        t = median_seconds(lambda: layer(leaf).backward(dy), 50)
+        print(f"norms/{name}, forward + backward: {t * 1e6:.1f} µs")
+        with torch.no_grad():
+            t = median_seconds(lambda: copy.copy_(x), 100)
+        print(f"norms/{name}, memcpy of the input: {t * 1e6:.1f} µs")
+
+
+SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling, "reductions": reductions, "norms": norms}
 
 if __name__ == "__main__":
     torch.set_num_threads(2)

@@ -182,23 +182,45 @@ const LANES: usize = 16;
 /// The sum of `block` (of its squares when `square`), in [`LANES`] interleaved partial sums.
 #[inline(always)]
 fn block_sum<T: Summand>(block: &[T], square: bool) -> f64 {
-    #[inline(always)]
-    fn lanes<T: Summand>(block: &[T], term: impl Fn(T) -> f64) -> f64 {
-        let mut lanes = [0.0f64; LANES];
-        let mut chunks = block.chunks_exact(LANES);
-        for chunk in &mut chunks {
-            for (lane, &v) in lanes.iter_mut().zip(chunk) {
-                *lane += term(v);
-            }
-        }
-        let rest: f64 = chunks.remainder().iter().map(|&v| term(v)).sum();
-        lanes.iter().sum::<f64>() + rest
-    }
     if square {
-        lanes(block, |v| v.wide() * v.wide())
+        lane_sum(block, |v| v.wide() * v.wide())
     } else {
-        lanes(block, |v| v.wide())
+        lane_sum(block, |v| v.wide())
     }
+}
+
+/// `Σ term(v)` over `block`, in [`LANES`] interleaved `f64` partial sums (then the rest in order): the adds of
+/// several vectors overlap, and the order does not depend on where the block sits.
+#[inline(always)]
+pub(super) fn lane_sum<T: Copy>(block: &[T], term: impl Fn(T) -> f64) -> f64 {
+    let mut lanes = [0.0f64; LANES];
+    let mut chunks = block.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for (lane, &v) in lanes.iter_mut().zip(chunk) {
+            *lane += term(v);
+        }
+    }
+    let rest: f64 = chunks.remainder().iter().map(|&v| term(v)).sum();
+    lanes.iter().sum::<f64>() + rest
+}
+
+/// [`lane_sum`] over two blocks of one length, element by element: `Σ term(a, b)`.
+#[inline(always)]
+pub(super) fn lane_sum2<A: Copy, B: Copy>(a: &[A], b: &[B], term: impl Fn(A, B) -> f64) -> f64 {
+    let mut lanes = [0.0f64; LANES];
+    let (mut xs, mut ys) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    for (x, y) in (&mut xs).zip(&mut ys) {
+        for ((lane, &x), &y) in lanes.iter_mut().zip(x).zip(y) {
+            *lane += term(x, y);
+        }
+    }
+    let rest: f64 = xs
+        .remainder()
+        .iter()
+        .zip(ys.remainder())
+        .map(|(&x, &y)| term(x, y))
+        .sum();
+    lanes.iter().sum::<f64>() + rest
 }
 
 #[cfg(test)]

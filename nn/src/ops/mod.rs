@@ -19,6 +19,7 @@ pub(crate) mod elementwise;
 mod embedding;
 pub(crate) mod float;
 pub(crate) mod gemm;
+mod host_layer_norm;
 mod host_sum;
 pub(crate) mod index;
 mod layout;

@@ -7,10 +7,12 @@ use smallvec::SmallVec;
 
 use super::arith::Affine;
 use super::float::{Float, with_float_type};
+use super::host_layer_norm;
 use super::map::multiversion;
 use super::{Op, Outputs, probe_tensor, run, same_dtype, with_optional};
 use crate::tensor::autograd::{Backward, Saved};
 use crate::{DType, Error, Result, Shape, Tensor};
+use kernels::Real;
 
 /// Running statistics a batch norm reads (evaluation) or updates (training).
 pub struct RunningStats<'a> {
@@ -609,7 +611,8 @@ impl Op for LayerNorm {
             let xs = x.float_ref::<T>(op)?;
             let ws = weight.map(|w| w.float_ref::<T>(op)).transpose()?;
             let bs = bias.map(|b| b.float_ref::<T>(op)).transpose()?;
-            let out = layer_norm_rows::<T>(&xs, inner, ws.as_deref(), bs.as_deref(), self.eps);
+            let mut out = vec![T::ZERO; xs.len()];
+            host_layer_norm::forward::<T>(&xs, inner, ws.as_deref(), bs.as_deref(), self.eps, &mut out);
             Tensor::from_computed(out, x.shape().clone(), x.dtype())
         })
     }
@@ -645,55 +648,101 @@ impl Op for LayerNorm {
 
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let (x, weight, _, _) = self.operands(inputs);
-        let rank = x.rank() as isize;
-        let dims: Vec<isize> = (rank - self.dims as isize..rank).collect();
-        let rows: Vec<isize> = (0..rank - self.dims as isize).collect();
-        let around: Shape = x.shape()[x.rank() - self.dims..].iter().copied().collect();
         let (x, weight) = (Saved::new(x), weight.map(Saved::new));
-        let (eps, has_weight, has_bias, op) = (self.eps, self.weight, self.bias, "layer_norm");
+        let (dims, eps, has_weight, has_bias, op) = (self.dims, self.eps, self.weight, self.bias, "layer_norm");
         Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
             let w = weight.as_ref().map(|w| w.get(op)).transpose()?;
-            let norm = Normalization {
-                dims: &dims,
-                param_dims: &rows,
-                around: &around,
-                param: &around,
+            let grad = LayerNormGrad {
+                dims,
+                weight: has_weight,
+                params: has_weight || has_bias,
                 eps,
             };
-            let (dx, dw, db) = norm.grads(x.get(op)?, &g[0], w, None)?;
-            let mut grads = vec![needs[0].then_some(dx)];
+            let mut operands = vec![x.get(op)?, &g[0]];
+            operands.extend(w);
+            let mut computed = run(&grad, &operands)?.into_iter();
+            let mut grads = vec![computed.next().filter(|_| needs[0])];
+            let (dw, db) = (computed.next(), computed.next());
             if has_weight {
-                grads.push(Some(dw));
+                grads.push(dw);
             }
             if has_bias {
-                grads.push(Some(db));
+                grads.push(db);
             }
             Ok(grads)
         }))
     }
 }
 
-fn layer_norm_rows<T: Float>(x: &[T], inner: usize, w: Option<&[T]>, b: Option<&[T]>, eps: f64) -> Vec<T> {
-    let mut out = vec![T::ZERO; x.len()];
-    if inner == 0 {
-        return out;
-    }
-    for (row, dst) in x.chunks(inner).zip(out.chunks_mut(inner)) {
-        let mean = row.iter().map(|v| v.f64()).sum::<f64>() / inner as f64;
-        let var = row.iter().map(|v| (v.f64() - mean) * (v.f64() - mean)).sum::<f64>() / inner as f64;
-        let rstd = 1.0 / (var + eps).sqrt();
-        for (i, (d, v)) in dst.iter_mut().zip(row).enumerate() {
-            let mut y = (v.f64() - mean) * rstd;
-            if let Some(w) = w {
-                y *= w[i].f64();
+/// A layer norm's gradients `(dx, dweight, dbias)` over the last `dims` dimensions from inputs `[x, dy]`, then
+/// the weight when it has one; the parameters' gradients only when `params`. On the CPU the fused loops of
+/// `host_layer_norm.rs`; on a device the same formulas composed of tensor ops ([`Normalization`]).
+struct LayerNormGrad {
+    dims: usize,
+    weight: bool,
+    params: bool,
+    eps: f64,
+}
+
+impl Op for LayerNormGrad {
+    /// `[dx]`, or `[dx, dweight, dbias]` with `params`.
+    type Output = Vec<Tensor>;
+    const NAME: &'static str = "layer_norm_backward";
+
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Self::Output> {
+        let (x, dy, op) = (inputs[0], inputs[1], Self::NAME);
+        let weight = self.weight.then(|| inputs[2]);
+        let around: Shape = x.shape()[x.rank() - self.dims..].iter().copied().collect();
+        let inner = around.numel();
+        with_float_type!(x.dtype(), T => {
+            let (xs, gs) = (x.float_ref::<T>(op)?, dy.float_ref::<T>(op)?);
+            let ws = weight.map(|w| w.float_ref::<T>(op)).transpose()?;
+            let mut dx = vec![T::ZERO; xs.len()];
+            let sums = host_layer_norm::backward::<T>(&xs, &gs, inner, ws.as_deref(), self.eps, self.params, &mut dx);
+            let param = |sums: Vec<f64>| {
+                Tensor::from_computed(sums.into_iter().map(T::of).collect::<Vec<T>>(), around.clone(), x.dtype())
+            };
+            let mut grads = vec![Tensor::from_computed(dx, x.shape().clone(), x.dtype())?];
+            if let Some((dw, db)) = sums {
+                grads.extend([param(dw)?, param(db)?]);
             }
-            if let Some(b) = b {
-                y += b[i].f64();
-            }
-            *d = T::of(y);
-        }
+            Ok(grads)
+        })
     }
-    out
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Self::Output> {
+        let (x, dy) = (inputs[0], inputs[1]);
+        let weight = self.weight.then(|| inputs[2]);
+        let rank = x.rank() as isize;
+        let dims: Vec<isize> = (rank - self.dims as isize..rank).collect();
+        let rows: Vec<isize> = (0..rank - self.dims as isize).collect();
+        let around: Shape = x.shape()[x.rank() - self.dims..].iter().copied().collect();
+        let norm = Normalization {
+            dims: &dims,
+            param_dims: &rows,
+            around: &around,
+            param: &around,
+            eps: self.eps,
+        };
+        let (dx, dw, db) = norm.grads(x, dy, weight, None)?;
+        Ok(if self.params { vec![dx, dw, db] } else { vec![dx] })
+    }
+
+    fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
+        let x = probe_tensor(&[3, 2, 7], 0.0, dtype)?;
+        let dy = probe_tensor(&[3, 2, 7], 1.0, dtype)?;
+        let w = probe_tensor(&[2, 7], 2.0, dtype)?;
+        let case = |dims, weight, params| LayerNormGrad {
+            dims,
+            weight,
+            params,
+            eps: 1e-5,
+        };
+        Ok(vec![
+            (case(2, true, true), vec![x.clone(), dy.clone(), w]),
+            (case(1, false, false), vec![x, dy]),
+        ])
+    }
 }
 
 /// The backward of a normalisation `y = (x − μ) / √(σ² + eps) · w + b`, with `μ`, `σ²` the mean and biased
