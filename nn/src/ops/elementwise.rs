@@ -367,38 +367,143 @@ pub(crate) fn zip_broadcast<A: Copy + Sync, B: Copy + Sync, O: Copy + Default + 
         });
         return out;
     }
-    let inner = out_shape[rank - 1];
+    let (shape, sa, sb) = merged(out_shape, sa, sb);
+    let rank = shape.len();
+    let inner = shape[rank - 1];
     let (ia, ib) = (sa[rank - 1], sb[rank - 1]);
-    let mut out = Vec::with_capacity(n);
-    let mut index: SmallVec<[usize; 4]> = SmallVec::from_elem(0, rank - 1);
-    let (mut oa, mut ob) = (0usize, 0usize);
-    for _ in 0..n / inner {
-        match (ia, ib) {
-            (1, 1) => out.extend(a[oa..oa + inner].iter().zip(&b[ob..ob + inner]).map(|(&x, &y)| f(x, y))),
-            (1, 0) => {
-                let y = b[ob];
-                out.extend(a[oa..oa + inner].iter().map(|&x| f(x, y)));
+    let mut out = vec![O::default(); n];
+    // Whole rows of `inner` per piece; each piece finds its first row's offsets in `a` and `b`.
+    threads::for_each_piece(&mut out, inner, threads::parts_for(n, CHUNK), |at, piece| {
+        let mut index: SmallVec<[usize; 4]> = SmallVec::from_elem(0, rank - 1);
+        let (mut oa, mut ob, mut rest) = (0usize, 0usize, at / inner);
+        for d in (0..rank - 1).rev() {
+            index[d] = rest % shape[d];
+            rest /= shape[d];
+            oa += index[d] * sa[d];
+            ob += index[d] * sb[d];
+        }
+        for row in piece.chunks_mut(inner) {
+            match (ia, ib) {
+                (1, 1) => {
+                    for ((o, &x), &y) in row.iter_mut().zip(&a[oa..oa + inner]).zip(&b[ob..ob + inner]) {
+                        *o = f(x, y);
+                    }
+                }
+                (1, 0) => {
+                    let y = b[ob];
+                    for (o, &x) in row.iter_mut().zip(&a[oa..oa + inner]) {
+                        *o = f(x, y);
+                    }
+                }
+                (0, 1) => {
+                    let x = a[oa];
+                    for (o, &y) in row.iter_mut().zip(&b[ob..ob + inner]) {
+                        *o = f(x, y);
+                    }
+                }
+                _ => row.fill(f(a[oa], b[ob])),
             }
-            (0, 1) => {
-                let x = a[oa];
-                out.extend(b[ob..ob + inner].iter().map(|&y| f(x, y)));
+            for d in (0..rank - 1).rev() {
+                index[d] += 1;
+                oa += sa[d];
+                ob += sb[d];
+                if index[d] < shape[d] {
+                    break;
+                }
+                oa -= sa[d] * shape[d];
+                ob -= sb[d] * shape[d];
+                index[d] = 0;
+            }
+        }
+    });
+    out
+}
+
+/// Sizes or strides, one per dimension.
+type Dims = SmallVec<[usize; 4]>;
+
+/// `out_shape` with its size-1 dimensions dropped and each run of dimensions that both operands read as one
+/// (each stride the next one's times its size, broadcast runs included) merged, with the operands' strides:
+/// `(8, 128, 32, 32)` read with `(128, 1, 1)` broadcast is `(8, 128, 1024)`, rows of 1,024 sharing one value.
+fn merged(out_shape: &Shape, sa: &[usize], sb: &[usize]) -> (Dims, Dims, Dims) {
+    let (mut shape, mut ma, mut mb) = (SmallVec::new(), SmallVec::new(), SmallVec::new());
+    for d in (0..out_shape.rank()).filter(|&d| out_shape[d] != 1) {
+        let size = out_shape[d];
+        match (shape.last_mut(), ma.last_mut(), mb.last_mut()) {
+            (Some(outer), Some(a), Some(b)) if *a == sa[d] * size && *b == sb[d] * size => {
+                *outer *= size;
+                (*a, *b) = (sa[d], sb[d]);
             }
             _ => {
-                let (x, y) = (a[oa], b[ob]);
-                out.extend(std::iter::repeat_n(f(x, y), inner));
+                shape.push(size);
+                ma.push(sa[d]);
+                mb.push(sb[d]);
             }
-        }
-        for d in (0..rank - 1).rev() {
-            index[d] += 1;
-            oa += sa[d];
-            ob += sb[d];
-            if index[d] < out_shape[d] {
-                break;
-            }
-            oa -= sa[d] * out_shape[d];
-            ob -= sb[d] * out_shape[d];
-            index[d] = 0;
         }
     }
-    out
+    if shape.is_empty() {
+        shape.push(1);
+        ma.push(0);
+        mb.push(0);
+    }
+    (shape, ma, mb)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `f(a, b)` by the definition: each output's offsets in `a` and `b` from its index.
+    fn naive(a: &[f64], sa: &[usize], b: &[f64], sb: &[usize], shape: &[usize]) -> Vec<f64> {
+        let n: usize = shape.iter().product();
+        (0..n)
+            .map(|i| {
+                let (mut rest, mut oa, mut ob) = (i, 0, 0);
+                for d in (0..shape.len()).rev() {
+                    let index = rest % shape[d];
+                    rest /= shape[d];
+                    oa += index * sa[d];
+                    ob += index * sb[d];
+                }
+                a[oa] * 10.0 + b[ob]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn dimensions_both_operands_read_alike_merge() {
+        let shape = Shape::from([8, 128, 1, 32, 32]);
+        let (merged_shape, sa, sb) = merged(&shape, &[131072, 1024, 1024, 32, 1], &[0, 1, 0, 0, 0]);
+        assert_eq!(
+            (merged_shape.as_slice(), sa.as_slice(), sb.as_slice()),
+            (
+                [8, 128, 1024].as_slice(),
+                [131072, 1024, 1].as_slice(),
+                [0, 1, 0].as_slice()
+            )
+        );
+    }
+
+    #[test]
+    fn broadcasts_match_the_definition() {
+        // Small and past the split over threads; a per-channel operand, a row, a column, a scalar, both sides.
+        let cases: [(&[usize], &[usize]); 7] = [
+            (&[8, 128, 32, 32], &[128, 1, 1]),
+            (&[3, 70_001], &[70_001]),
+            (&[70_001, 3], &[70_001, 1]),
+            (&[2, 1, 5], &[3, 1]),
+            (&[1], &[4, 1, 6]),
+            (&[5, 1, 7, 1], &[1, 6, 1, 3]),
+            (&[2, 3], &[1, 1]),
+        ];
+        for (a_shape, b_shape) in cases {
+            let (a_shape, b_shape) = (Shape::from(a_shape), Shape::from(b_shape));
+            let out = broadcast_shape("test", &a_shape, &b_shape).unwrap();
+            let a: Vec<f64> = (0..a_shape.numel()).map(|i| (i % 97) as f64).collect();
+            let b: Vec<f64> = (0..b_shape.numel()).map(|i| (i % 89) as f64 / 100.0).collect();
+            let (sa, sb) = (broadcast_strides(&a_shape, &out), broadcast_strides(&b_shape, &out));
+            let got = zip_broadcast(&a, &sa, &b, &sb, &out, |x, y| x * 10.0 + y);
+            assert_eq!(got, naive(&a, &sa, &b, &sb, &out), "{a_shape} with {b_shape}");
+        }
+    }
 }
