@@ -1,8 +1,7 @@
 //! `F.group_norm`: each sample's channels normalised in groups.
 
 use super::widened;
-use crate::ops::norm::layer_norm;
-use crate::{DType, Error, Result, Tensor};
+use crate::{DType, Error, Result, Tensor, ops};
 
 /// PyTorch's `F.group_norm(input, num_groups, weight=None, bias=None, eps=1e-5)`.
 ///
@@ -12,8 +11,8 @@ use crate::{DType, Error, Result, Tensor};
 /// `f32` and round once, as PyTorch's kernel does; `weight` and `bias` have `x`'s dtype, or `f32` beside a
 /// half-precision `x` (PyTorch's mixed types).
 ///
-/// The statistics are a layer norm's over the `(N, num_groups, C / num_groups · positions)` view, so the
-/// function runs wherever `layer_norm`, `mul` and `add` run, and records its gradient through them.
+/// One op with its own backward: on the CPU fused loops over each sample's groups; on a device a layer norm over
+/// the `(N, num_groups, C / num_groups · positions)` view, then the per-channel scale and shift.
 ///
 /// ```
 /// use nn::functional::group_norm;
@@ -63,8 +62,6 @@ pub fn group_norm(
         ));
     }
     let compute = widened(x)?;
-    let mut per_channel = vec![1; x.rank()];
-    per_channel[1] = c;
     let affine = |name: &str, t: Option<&Tensor>| -> Result<Option<Tensor>> {
         let Some(t) = t else { return Ok(None) };
         if t.shape().dims() != [c] {
@@ -84,16 +81,8 @@ pub fn group_norm(
                 format!("{name} is {:?}, expected the input's dtype {:?}", t.dtype(), x.dtype()),
             ));
         }
-        Ok(Some(t.to_dtype(compute.dtype())?.reshape(per_channel.clone())?))
+        Ok(Some(t.to_dtype(compute.dtype())?))
     };
     let (weight, bias) = (affine("weight", weight)?, affine("bias", bias)?);
-    let groups = compute.reshape([n, num_groups, per_group])?;
-    let mut y = layer_norm(&groups, &[per_group], None, None, eps)?.reshape(shape.clone())?;
-    if let Some(w) = weight {
-        y = y.mul(&w)?;
-    }
-    if let Some(b) = bias {
-        y = y.add(&b)?;
-    }
-    y.to_dtype(x.dtype())
+    ops::group_norm::group_norm(&compute, num_groups, weight.as_ref(), bias.as_ref(), eps)?.to_dtype(x.dtype())
 }

@@ -6,57 +6,77 @@
 //! `E[x²] − mean²`, which cancels when the mean is large); the element-wise steps compute in `f64` and round
 //! once to the row's type.
 
+use std::mem::MaybeUninit;
+
 use super::float::Float;
 use super::host_sum::{lane_sum, lane_sum2};
 use super::map::multiversion;
 use crate::threads;
+
+/// The weight's and bias' gradients of a normalisation, in `f64`: `(Σ dy · x̂, Σ dy)`.
+pub(super) type ParamSums = (Vec<f64>, Vec<f64>);
 
 /// Elements below which a loop stays on one thread.
 const MIN_ELEMENTS: usize = 1 << 15;
 
 /// `(mean, 1 / √(variance + eps))` of `row` (its biased variance).
 #[inline(always)]
-fn moments<T: Float>(row: &[T], eps: f64) -> (f64, f64) {
+pub(super) fn moments<T: Float>(row: &[T], eps: f64) -> (f64, f64) {
     let n = row.len() as f64;
     let mean = lane_sum(row, |v| v.f64()) / n;
     let var = lane_sum(row, |v| (v.f64() - mean) * (v.f64() - mean)) / n;
     (mean, 1.0 / (var + eps).sqrt())
 }
 
-/// `out = (x − mean) · rstd · w + b` per row of `inner` (`w`, `b` of `inner` elements, each optional).
-pub(super) fn forward<T: Float>(x: &[T], inner: usize, w: Option<&[T]>, b: Option<&[T]>, eps: f64, out: &mut [T]) {
-    if inner == 0 {
-        return;
+/// `(x − mean) · rstd · w + b` per row of `inner` (`w`, `b` of `inner` elements, each optional), for `x` of whole
+/// rows.
+pub(super) fn forward<T: Float>(x: &[T], inner: usize, w: Option<&[T]>, b: Option<&[T]>, eps: f64) -> Vec<T> {
+    // Written in place of a zero-filled buffer (the zeros cost a pass of their own).
+    let mut out = Vec::with_capacity(x.len());
+    if inner > 0 {
+        let parts = threads::parts_for(x.len(), MIN_ELEMENTS);
+        threads::for_each_piece(&mut out.spare_capacity_mut()[..x.len()], inner, parts, |at, out| {
+            forward_rows(&x[at..at + out.len()], inner, w, b, eps, out)
+        });
     }
-    let parts = threads::parts_for(x.len(), MIN_ELEMENTS);
-    threads::for_each_piece(out, inner, parts, |at, out| {
-        forward_rows(&x[at..at + out.len()], inner, w, b, eps, out)
-    });
+    // SAFETY: the first `x.len()` elements (within the capacity) are initialised: `x` is whole rows (empty when
+    // `inner` is 0), `for_each_piece` hands every piece of whole rows of them to `forward_rows` once before it
+    // returns, and that writes every element of each row: each match arm zips the row with `x`'s row of the same
+    // length (and `w`, `b` of `inner` elements), writing each element once.
+    unsafe { out.set_len(x.len()) };
+    out
 }
 
 multiversion! {
-    fn forward_rows<T: Float>(x: &[T], inner: usize, w: Option<&[T]>, b: Option<&[T]>, eps: f64, out: &mut [T]) {
+    fn forward_rows<T: Float>(
+        x: &[T],
+        inner: usize,
+        w: Option<&[T]>,
+        b: Option<&[T]>,
+        eps: f64,
+        out: &mut [MaybeUninit<T>]
+    ) {
         for (row, dst) in x.chunks(inner).zip(out.chunks_mut(inner)) {
             let (mean, rstd) = moments(row, eps);
             match (w, b) {
                 (Some(w), Some(b)) => {
                     for (((d, &v), &w), &b) in dst.iter_mut().zip(row).zip(w).zip(b) {
-                        *d = T::of((v.f64() - mean) * rstd * w.f64() + b.f64());
+                        d.write(T::of((v.f64() - mean) * rstd * w.f64() + b.f64()));
                     }
                 }
                 (Some(w), None) => {
                     for ((d, &v), &w) in dst.iter_mut().zip(row).zip(w) {
-                        *d = T::of((v.f64() - mean) * rstd * w.f64());
+                        d.write(T::of((v.f64() - mean) * rstd * w.f64()));
                     }
                 }
                 (None, Some(b)) => {
                     for ((d, &v), &b) in dst.iter_mut().zip(row).zip(b) {
-                        *d = T::of((v.f64() - mean) * rstd + b.f64());
+                        d.write(T::of((v.f64() - mean) * rstd + b.f64()));
                     }
                 }
                 (None, None) => {
                     for (d, &v) in dst.iter_mut().zip(row) {
-                        *d = T::of((v.f64() - mean) * rstd);
+                        d.write(T::of((v.f64() - mean) * rstd));
                     }
                 }
             }
@@ -74,10 +94,9 @@ pub(super) fn backward<T: Float>(
     w: Option<&[T]>,
     eps: f64,
     params: bool,
-    dx: &mut [T],
-) -> Option<(Vec<f64>, Vec<f64>)> {
+) -> (Vec<T>, Option<ParamSums>) {
     if inner == 0 {
-        return params.then(|| (Vec::new(), Vec::new()));
+        return (Vec::new(), params.then(|| (Vec::new(), Vec::new())));
     }
     let parts = threads::parts_for(x.len(), MIN_ELEMENTS);
     // Each row's mean and rstd: read by the input's gradient and by the parameters' sums.
@@ -93,18 +112,25 @@ pub(super) fn backward<T: Float>(
             &ones
         }
     };
-    threads::for_each_piece(dx, inner, parts, |at, dx| {
+    // Written in place of a zero-filled buffer, as the forward's output.
+    let mut dx = Vec::with_capacity(x.len());
+    threads::for_each_piece(&mut dx.spare_capacity_mut()[..x.len()], inner, parts, |at, dx| {
         let span = at..at + dx.len();
         input_gradient_rows(&x[span.clone()], &dy[span], inner, w, &stats[at / inner..], dx)
     });
+    // SAFETY: the first `x.len()` elements (within the capacity) are initialised: `for_each_piece` hands every
+    // piece of whole rows of them to `input_gradient_rows` once before it returns, and that writes every element
+    // of each row (`stats` has one entry per row, so no row is cut off): its last loop zips the row with `g` and
+    // `x`'s row, both `inner` long, writing each element once.
+    unsafe { dx.set_len(x.len()) };
     if !params {
-        return None;
+        return (dx, None);
     }
     let mut sums = vec![(0.0f64, 0.0f64); inner];
     threads::for_each_piece(&mut sums, 1, parts, |column, sums| {
         param_sums(x, dy, inner, &stats, column, sums)
     });
-    Some(sums.into_iter().unzip())
+    (dx, Some(sums.into_iter().unzip()))
 }
 
 multiversion! {
@@ -122,7 +148,7 @@ multiversion! {
         inner: usize,
         w: &[T],
         stats: &[(f64, f64)],
-        dx: &mut [T]
+        dx: &mut [MaybeUninit<T>]
     ) {
         let n = inner as f64;
         let mut g = vec![0.0f64; inner];
@@ -136,7 +162,7 @@ multiversion! {
             let sum_gx = lane_sum2(&g, x, |g, x| g * (x.f64() - mean));
             let (shift, slope) = (sum_g / n, rstd * rstd * sum_gx / n);
             for ((d, &g), &x) in dx.iter_mut().zip(&g).zip(x) {
-                *d = T::of(rstd * (g - shift - (x.f64() - mean) * slope));
+                d.write(T::of(rstd * (g - shift - (x.f64() - mean) * slope)));
             }
         }
     }
@@ -204,10 +230,9 @@ mod tests {
     fn forward_and_gradients_match_the_definition() {
         let (x, dy, w, b) = inputs();
         let eps = 1e-5;
-        let mut y = vec![0.0; x.len()];
-        forward(&x, INNER, Some(&w), Some(&b), eps, &mut y);
-        let mut dx = vec![0.0; x.len()];
-        let (dw, db) = backward(&x, &dy, INNER, Some(&w), eps, true, &mut dx).unwrap();
+        let y = forward(&x, INNER, Some(&w), Some(&b), eps);
+        let (dx, sums) = backward(&x, &dy, INNER, Some(&w), eps, true);
+        let (dw, db) = sums.unwrap();
         let rows = || x.chunks(INNER).zip(dy.chunks(INNER));
         for (r, (row, _)) in rows().enumerate() {
             let want = naive_row(row, &w, &b, eps);
@@ -264,11 +289,8 @@ mod tests {
         let (x, dy, w, b) = inputs();
         let run = |threads| {
             crate::set_num_threads(threads);
-            let mut y = vec![0.0; x.len()];
-            forward(&x, INNER, Some(&w), Some(&b), 1e-5, &mut y);
-            let mut dx = vec![0.0; x.len()];
-            let sums = backward(&x, &dy, INNER, Some(&w), 1e-5, true, &mut dx);
-            (y, dx, sums)
+            let y = forward(&x, INNER, Some(&w), Some(&b), 1e-5);
+            (y, backward(&x, &dy, INNER, Some(&w), 1e-5, true))
         };
         let (one, all) = (run(1), run(0));
         assert!(one == all, "one thread and all differ");

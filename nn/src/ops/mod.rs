@@ -19,6 +19,8 @@ pub(crate) mod elementwise;
 mod embedding;
 pub(crate) mod float;
 pub(crate) mod gemm;
+pub(crate) mod group_norm;
+mod host_group_norm;
 mod host_layer_norm;
 mod host_sum;
 pub(crate) mod index;

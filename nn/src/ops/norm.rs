@@ -611,8 +611,7 @@ impl Op for LayerNorm {
             let xs = x.float_ref::<T>(op)?;
             let ws = weight.map(|w| w.float_ref::<T>(op)).transpose()?;
             let bs = bias.map(|b| b.float_ref::<T>(op)).transpose()?;
-            let mut out = vec![T::ZERO; xs.len()];
-            host_layer_norm::forward::<T>(&xs, inner, ws.as_deref(), bs.as_deref(), self.eps, &mut out);
+            let out = host_layer_norm::forward::<T>(&xs, inner, ws.as_deref(), bs.as_deref(), self.eps);
             Tensor::from_computed(out, x.shape().clone(), x.dtype())
         })
     }
@@ -677,11 +676,11 @@ impl Op for LayerNorm {
 /// A layer norm's gradients `(dx, dweight, dbias)` over the last `dims` dimensions from inputs `[x, dy]`, then
 /// the weight when it has one; the parameters' gradients only when `params`. On the CPU the fused loops of
 /// `host_layer_norm.rs`; on a device the same formulas composed of tensor ops ([`Normalization`]).
-struct LayerNormGrad {
-    dims: usize,
-    weight: bool,
-    params: bool,
-    eps: f64,
+pub(super) struct LayerNormGrad {
+    pub dims: usize,
+    pub weight: bool,
+    pub params: bool,
+    pub eps: f64,
 }
 
 impl Op for LayerNormGrad {
@@ -697,8 +696,7 @@ impl Op for LayerNormGrad {
         with_float_type!(x.dtype(), T => {
             let (xs, gs) = (x.float_ref::<T>(op)?, dy.float_ref::<T>(op)?);
             let ws = weight.map(|w| w.float_ref::<T>(op)).transpose()?;
-            let mut dx = vec![T::ZERO; xs.len()];
-            let sums = host_layer_norm::backward::<T>(&xs, &gs, inner, ws.as_deref(), self.eps, self.params, &mut dx);
+            let (dx, sums) = host_layer_norm::backward::<T>(&xs, &gs, inner, ws.as_deref(), self.eps, self.params);
             let param = |sums: Vec<f64>| {
                 Tensor::from_computed(sums.into_iter().map(T::of).collect::<Vec<T>>(), around.clone(), x.dtype())
             };
