@@ -3,6 +3,8 @@
 //! Formulas are written once, generic over [`Real`]; `f16`/`bf16` tensors run the `f32` formula and round the
 //! result. Large tensors are split across threads.
 
+use std::mem::MaybeUninit;
+
 use half::{bf16, f16};
 use smallvec::SmallVec;
 
@@ -214,8 +216,28 @@ impl Tensor {
     pub(crate) fn zip_float_<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<()> {
         let f = *f;
         let other = in_place_operand(op, self, other)?;
-        let data = zip_data(op, self, &other, self.shape(), f)?;
-        self.write_cpu(op, |d| *d = data)
+        let (shape, sb) = (self.shape(), broadcast_strides(other.shape(), self.shape()));
+        // Into this tensor's own elements (`other` never shares them: `in_place_operand`).
+        other.read_cpu(op, |db| {
+            self.write_cpu(op, |da| {
+                match (da, db) {
+                    (CpuData::F32(x), CpuData::F32(y)) => {
+                        zip_broadcast_in_place(x, y, &sb, shape, |p, q| f.apply(p, q))
+                    }
+                    (CpuData::F64(x), CpuData::F64(y)) => {
+                        zip_broadcast_in_place(x, y, &sb, shape, |p, q| f.apply(p, q))
+                    }
+                    (CpuData::F16(x), CpuData::F16(y)) => {
+                        zip_broadcast_in_place(x, y, &sb, shape, |p, q| f16::from_f32(f.apply(p.to_f32(), q.to_f32())))
+                    }
+                    (CpuData::BF16(x), CpuData::BF16(y)) => {
+                        zip_broadcast_in_place(x, y, &sb, shape, |p, q| bf16::from_f32(f.apply(p.to_f32(), q.to_f32())))
+                    }
+                    _ => return Err(Error::float_only(op, self.dtype())),
+                }
+                Ok(())
+            })?
+        })?
     }
 }
 
@@ -341,7 +363,7 @@ pub(crate) fn broadcast_strides(shape: &Shape, out: &Shape) -> SmallVec<[usize; 
 
 /// `f(a, b)` over `out_shape`, reading `a` and `b` through broadcast strides; the innermost dimension runs as
 /// a straight loop.
-pub(crate) fn zip_broadcast<A: Copy + Sync, B: Copy + Sync, O: Copy + Default + Send>(
+pub(crate) fn zip_broadcast<A: Copy + Sync, B: Copy + Sync, O: Copy + Send>(
     a: &[A],
     sa: &[usize],
     b: &[B],
@@ -350,30 +372,103 @@ pub(crate) fn zip_broadcast<A: Copy + Sync, B: Copy + Sync, O: Copy + Default + 
     f: impl Fn(A, B) -> O + Sync,
 ) -> Vec<O> {
     let n = out_shape.numel();
+    // Written in place of a zero-filled buffer: writing the zeros first costs as much as the operation.
+    let mut out = Vec::with_capacity(n);
+    let put = |o: &mut MaybeUninit<O>, v: O| {
+        o.write(v);
+    };
     if n == 0 {
-        return Vec::new();
-    }
-    let rank = out_shape.rank();
-    if rank == 0 {
-        return vec![f(a[0], b[0])];
-    }
-    if a.len() == n && b.len() == n && sa.iter().all(|&s| s != 0) && sb.iter().all(|&s| s != 0) {
-        let mut out = vec![O::default(); n];
-        threads::for_each_piece(&mut out, 1, threads::parts_for(n, CHUNK), |at, o| {
-            let (x, y) = (&a[at..at + o.len()], &b[at..at + o.len()]);
-            for ((o, &x), &y) in o.iter_mut().zip(x).zip(y) {
-                *o = f(x, y);
-            }
-        });
         return out;
     }
-    let (shape, sa, sb) = merged(out_shape, sa, sb);
+    let rows = &mut out.spare_capacity_mut()[..n];
+    if a.len() == n && b.len() == n && sa.iter().all(|&s| s != 0) && sb.iter().all(|&s| s != 0) {
+        // Both read straight through: one row.
+        threads::for_each_piece(rows, 1, threads::parts_for(n, CHUNK), |at, o| {
+            let (x, y) = (&a[at..at + o.len()], &b[at..at + o.len()]);
+            for ((o, &x), &y) in o.iter_mut().zip(x).zip(y) {
+                put(o, f(x, y));
+            }
+        });
+    } else {
+        let (shape, sa, sb) = merged(out_shape, sa, sb);
+        let (ia, ib) = (sa[sa.len() - 1], sb[sb.len() - 1]);
+        for_each_row(rows, &shape, &sa, &sb, |row, oa, ob| {
+            let inner = row.len();
+            match (ia, ib) {
+                (1, 1) => {
+                    for ((o, &x), &y) in row.iter_mut().zip(&a[oa..oa + inner]).zip(&b[ob..ob + inner]) {
+                        put(o, f(x, y));
+                    }
+                }
+                (1, 0) => {
+                    let y = b[ob];
+                    for (o, &x) in row.iter_mut().zip(&a[oa..oa + inner]) {
+                        put(o, f(x, y));
+                    }
+                }
+                (0, 1) => {
+                    let x = a[oa];
+                    for (o, &y) in row.iter_mut().zip(&b[ob..ob + inner]) {
+                        put(o, f(x, y));
+                    }
+                }
+                _ => {
+                    let v = f(a[oa], b[ob]);
+                    row.iter_mut().for_each(|o| put(o, v));
+                }
+            }
+        });
+    }
+    // SAFETY: the first `n` elements (within the capacity) are initialised: the straight path hands every piece
+    // of them to the loop once (`for_each_piece` covers its slice with disjoint pieces and returns when all
+    // are done), and it writes each element beside `a`'s and `b`'s of the same range (both `n` long). Otherwise
+    // `for_each_row` calls the row loop once on each row of `merged`'s innermost size, whose product over the
+    // merged shape is `n`, and each arm writes every element of its row: the strided arms zip it with a slice
+    // of `a` or `b` of the row's length (inner stride 1 means the operand reads that run), the others fill it.
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// `a = f(a, b)` over `a`'s shape `shape` (contiguous), reading `b` through broadcast strides `sb`: the in-place
+/// form of [`zip_broadcast`], writing `a`'s own elements.
+pub(crate) fn zip_broadcast_in_place<A: Copy + Send + Sync, B: Copy + Sync>(
+    a: &mut [A],
+    b: &[B],
+    sb: &[usize],
+    shape: &Shape,
+    f: impl Fn(A, B) -> A + Sync,
+) {
+    if a.is_empty() {
+        return;
+    }
+    let (shape, sa, sb) = merged(shape, &shape.strides(), sb);
+    let ib = sb[sb.len() - 1];
+    for_each_row(a, &shape, &sa, &sb, |row, _, ob| {
+        if ib == 0 {
+            let y = b[ob];
+            row.iter_mut().for_each(|x| *x = f(*x, y));
+        } else {
+            let inner = row.len();
+            for (x, &y) in row.iter_mut().zip(&b[ob..ob + inner]) {
+                *x = f(*x, y);
+            }
+        }
+    });
+}
+
+/// Calls `row(out_row, offset in a, offset in b)` on each row of `out`, read as `shape` (merged, rows its
+/// innermost size), with the offsets of the row's first element in two operands of strides `sa` and `sb`.
+/// Whole rows per piece over nn's threads; each piece finds its first row's offsets.
+fn for_each_row<E: Send>(
+    out: &mut [E],
+    shape: &[usize],
+    sa: &[usize],
+    sb: &[usize],
+    row: impl Fn(&mut [E], usize, usize) + Sync,
+) {
     let rank = shape.len();
     let inner = shape[rank - 1];
-    let (ia, ib) = (sa[rank - 1], sb[rank - 1]);
-    let mut out = vec![O::default(); n];
-    // Whole rows of `inner` per piece; each piece finds its first row's offsets in `a` and `b`.
-    threads::for_each_piece(&mut out, inner, threads::parts_for(n, CHUNK), |at, piece| {
+    threads::for_each_piece(out, inner, threads::parts_for(out.len(), CHUNK), |at, piece| {
         let mut index: SmallVec<[usize; 4]> = SmallVec::from_elem(0, rank - 1);
         let (mut oa, mut ob, mut rest) = (0usize, 0usize, at / inner);
         for d in (0..rank - 1).rev() {
@@ -382,27 +477,8 @@ pub(crate) fn zip_broadcast<A: Copy + Sync, B: Copy + Sync, O: Copy + Default + 
             oa += index[d] * sa[d];
             ob += index[d] * sb[d];
         }
-        for row in piece.chunks_mut(inner) {
-            match (ia, ib) {
-                (1, 1) => {
-                    for ((o, &x), &y) in row.iter_mut().zip(&a[oa..oa + inner]).zip(&b[ob..ob + inner]) {
-                        *o = f(x, y);
-                    }
-                }
-                (1, 0) => {
-                    let y = b[ob];
-                    for (o, &x) in row.iter_mut().zip(&a[oa..oa + inner]) {
-                        *o = f(x, y);
-                    }
-                }
-                (0, 1) => {
-                    let x = a[oa];
-                    for (o, &y) in row.iter_mut().zip(&b[ob..ob + inner]) {
-                        *o = f(x, y);
-                    }
-                }
-                _ => row.fill(f(a[oa], b[ob])),
-            }
+        for chunk in piece.chunks_mut(inner) {
+            row(chunk, oa, ob);
             for d in (0..rank - 1).rev() {
                 index[d] += 1;
                 oa += sa[d];
@@ -416,7 +492,6 @@ pub(crate) fn zip_broadcast<A: Copy + Sync, B: Copy + Sync, O: Copy + Default + 
             }
         }
     });
-    out
 }
 
 /// Sizes or strides, one per dimension.
@@ -503,7 +578,34 @@ mod tests {
             let b: Vec<f64> = (0..b_shape.numel()).map(|i| (i % 89) as f64 / 100.0).collect();
             let (sa, sb) = (broadcast_strides(&a_shape, &out), broadcast_strides(&b_shape, &out));
             let got = zip_broadcast(&a, &sa, &b, &sb, &out, |x, y| x * 10.0 + y);
-            assert_eq!(got, naive(&a, &sa, &b, &sb, &out), "{a_shape} with {b_shape}");
+            let want = naive(&a, &sa, &b, &sb, &out);
+            assert_eq!(got, want, "{a_shape} with {b_shape}");
+            if out == a_shape {
+                // In place, where `a` already has the result's shape.
+                let mut a = a.clone();
+                zip_broadcast_in_place(&mut a, &b, &sb, &out, |x, y| x * 10.0 + y);
+                assert_eq!(a, want, "{a_shape} with {b_shape}, in place");
+            }
+        }
+    }
+
+    #[test]
+    fn a_whole_operand_in_place_matches_the_definition() {
+        // Equal shapes, past the split over threads, and a scalar on both sides.
+        for shape in [&[3, 70_001][..], &[], &[1, 1]] {
+            let shape = Shape::from(shape);
+            let a: Vec<f64> = (0..shape.numel()).map(|i| (i % 97) as f64).collect();
+            let b: Vec<f64> = (0..shape.numel()).map(|i| (i % 89) as f64 / 100.0).collect();
+            let s = broadcast_strides(&shape, &shape);
+            let want = naive(&a, &s, &b, &s, &shape);
+            assert_eq!(
+                zip_broadcast(&a, &s, &b, &s, &shape, |x, y| x * 10.0 + y),
+                want,
+                "{shape}"
+            );
+            let mut a = a;
+            zip_broadcast_in_place(&mut a, &b, &s, &shape, |x, y| x * 10.0 + y);
+            assert_eq!(a, want, "{shape}, in place");
         }
     }
 }
