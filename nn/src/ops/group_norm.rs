@@ -7,9 +7,9 @@ use kernels::{GpuDevice, Real};
 
 use super::float::with_float_type;
 use super::host_group_norm::{self, Groups};
-use super::norm::{LayerNormGrad, layer_norm};
+use super::norm::{LayerNormGrad, affine_backward, layer_norm};
 use super::{Op, probe_tensor, run, same_dtype, with_optional};
-use crate::tensor::autograd::{Backward, Saved};
+use crate::tensor::autograd::Backward;
 use crate::{DType, Result, Shape, Tensor};
 
 /// Runs the group norm of `x` (`(N, C, *)`, its channels in `groups` groups) with the per-channel `weight` and
@@ -125,29 +125,13 @@ impl Op for GroupNorm {
 
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let (x, weight, _) = self.operands(inputs);
-        let (x, weight) = (Saved::new(x), weight.map(Saved::new));
-        let (groups, eps, has_weight, has_bias, op) = (self.groups, self.eps, self.weight, self.bias, Self::NAME);
-        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
-            let w = weight.as_ref().map(|w| w.get(op)).transpose()?;
-            let grad = GroupNormGrad {
-                groups,
-                weight: has_weight,
-                params: has_weight || has_bias,
-                eps,
-            };
-            let mut operands = vec![x.get(op)?, &g[0]];
-            operands.extend(w);
-            let mut computed = run(&grad, &operands)?.into_iter();
-            let mut grads = vec![computed.next().filter(|_| needs[0])];
-            let (dw, db) = (computed.next(), computed.next());
-            if has_weight {
-                grads.push(dw);
-            }
-            if has_bias {
-                grads.push(db);
-            }
-            Ok(grads)
-        }))
+        let grad = GroupNormGrad {
+            groups: self.groups,
+            weight: self.weight,
+            params: self.weight || self.bias,
+            eps: self.eps,
+        };
+        Some(affine_backward(Self::NAME, x, weight, self.bias, grad))
     }
 }
 

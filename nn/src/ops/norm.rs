@@ -647,30 +647,46 @@ impl Op for LayerNorm {
 
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let (x, weight, _, _) = self.operands(inputs);
-        let (x, weight) = (Saved::new(x), weight.map(Saved::new));
-        let (dims, eps, has_weight, has_bias, op) = (self.dims, self.eps, self.weight, self.bias, "layer_norm");
-        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
-            let w = weight.as_ref().map(|w| w.get(op)).transpose()?;
-            let grad = LayerNormGrad {
-                dims,
-                weight: has_weight,
-                params: has_weight || has_bias,
-                eps,
-            };
-            let mut operands = vec![x.get(op)?, &g[0]];
-            operands.extend(w);
-            let mut computed = run(&grad, &operands)?.into_iter();
-            let mut grads = vec![computed.next().filter(|_| needs[0])];
-            let (dw, db) = (computed.next(), computed.next());
-            if has_weight {
-                grads.push(dw);
-            }
-            if has_bias {
-                grads.push(db);
-            }
-            Ok(grads)
-        }))
+        let grad = LayerNormGrad {
+            dims: self.dims,
+            weight: self.weight,
+            params: self.weight || self.bias,
+            eps: self.eps,
+        };
+        Some(affine_backward(Self::NAME, x, weight, self.bias, grad))
     }
+}
+
+/// The backward of a normalisation with an optional weight and bias, inputs `[x, weight?, bias?]`: it runs
+/// `grad`, a gradient op of inputs `[x, dy, weight?]` returning `[dx]`, or `[dx, dweight, dbias]` when either
+/// parameter is present, and hands out the gradients of the inputs present.
+pub(super) fn affine_backward<G>(
+    op: &'static str,
+    x: &Tensor,
+    weight: Option<&Tensor>,
+    has_bias: bool,
+    grad: G,
+) -> Box<dyn Backward>
+where
+    G: Op<Output = Vec<Tensor>> + Send + Sync + 'static,
+{
+    let (x, weight) = (Saved::new(x), weight.map(Saved::new));
+    Box::new(move |g: &[Tensor], needs: &[bool]| {
+        let w = weight.as_ref().map(|w| w.get(op)).transpose()?;
+        let has_weight = w.is_some();
+        let mut operands = vec![x.get(op)?, &g[0]];
+        operands.extend(w);
+        let mut computed = run(&grad, &operands)?.into_iter();
+        let mut grads = vec![computed.next().filter(|_| needs[0])];
+        let (dw, db) = (computed.next(), computed.next());
+        if has_weight {
+            grads.push(dw);
+        }
+        if has_bias {
+            grads.push(db);
+        }
+        Ok(grads)
+    })
 }
 
 /// A layer norm's gradients `(dx, dweight, dbias)` over the last `dims` dimensions from inputs `[x, dy]`, then
