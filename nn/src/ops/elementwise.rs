@@ -215,6 +215,10 @@ impl Tensor {
     /// `a = f(a, b)` in place, with `b` broadcast to `a`'s shape (which does not change).
     pub(crate) fn zip_float_<F: BinaryFn>(&self, other: &Tensor, op: &'static str, f: &F) -> Result<()> {
         let f = *f;
+        if !self.is_floating_point() {
+            // Refused before the write lock, which counts as a change (the version moves).
+            return Err(Error::float_only(op, self.dtype()));
+        }
         let other = in_place_operand(op, self, other)?;
         let (shape, sb) = (self.shape(), broadcast_strides(other.shape(), self.shape()));
         // Into this tensor's own elements (`other` never shares them: `in_place_operand`).

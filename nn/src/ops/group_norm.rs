@@ -3,11 +3,11 @@
 //! and shift as broadcast ops (each a device kernel), and its backward the layer norm's with the weight folded
 //! into the output gradient.
 
-use kernels::{GpuDevice, Real};
+use kernels::GpuDevice;
 
 use super::float::with_float_type;
 use super::host_group_norm::{self, Groups};
-use super::norm::{LayerNormGrad, affine_backward, layer_norm};
+use super::norm::{LayerNormGrad, affine_backward, gradient_tensors, layer_norm};
 use super::{Op, probe_tensor, run, same_dtype, with_optional};
 use crate::tensor::autograd::Backward;
 use crate::{DType, Result, Shape, Tensor};
@@ -158,14 +158,7 @@ impl Op for GroupNormGrad {
             let (xs, gs) = (x.float_ref::<T>(op)?, dy.float_ref::<T>(op)?);
             let ws = weight.map(|w| w.float_ref::<T>(op)).transpose()?;
             let (dx, sums) = host_group_norm::backward::<T>(&xs, &gs, sizes, ws.as_deref(), self.eps, self.params);
-            let param = |sums: Vec<f64>| {
-                Tensor::from_computed(sums.into_iter().map(T::of).collect::<Vec<T>>(), per_channel.clone(), x.dtype())
-            };
-            let mut grads = vec![Tensor::from_computed(dx, x.shape().clone(), x.dtype())?];
-            if let Some((dw, db)) = sums {
-                grads.extend([param(dw)?, param(db)?]);
-            }
-            Ok(grads)
+            gradient_tensors(x, dx, sums, &per_channel)
         })
     }
 

@@ -7,12 +7,11 @@ use smallvec::SmallVec;
 
 use super::arith::Affine;
 use super::float::{Float, with_float_type};
-use super::host_layer_norm;
+use super::host_layer_norm::{self, ParamSums};
 use super::map::multiversion;
 use super::{Op, Outputs, probe_tensor, run, same_dtype, with_optional};
 use crate::tensor::autograd::{Backward, Saved};
 use crate::{DType, Error, Result, Shape, Tensor};
-use kernels::Real;
 
 /// Running statistics a batch norm reads (evaluation) or updates (training).
 pub struct RunningStats<'a> {
@@ -713,14 +712,7 @@ impl Op for LayerNormGrad {
             let (xs, gs) = (x.float_ref::<T>(op)?, dy.float_ref::<T>(op)?);
             let ws = weight.map(|w| w.float_ref::<T>(op)).transpose()?;
             let (dx, sums) = host_layer_norm::backward::<T>(&xs, &gs, inner, ws.as_deref(), self.eps, self.params);
-            let param = |sums: Vec<f64>| {
-                Tensor::from_computed(sums.into_iter().map(T::of).collect::<Vec<T>>(), around.clone(), x.dtype())
-            };
-            let mut grads = vec![Tensor::from_computed(dx, x.shape().clone(), x.dtype())?];
-            if let Some((dw, db)) = sums {
-                grads.extend([param(dw)?, param(db)?]);
-            }
-            Ok(grads)
+            gradient_tensors(x, dx, sums, &around)
         })
     }
 
@@ -757,6 +749,28 @@ impl Op for LayerNormGrad {
             (case(1, false, false), vec![x, dy]),
         ])
     }
+}
+
+/// A normalisation's host gradients as tensors: `[dx]` in `x`'s shape and dtype, then with `sums` the weight's
+/// and bias' gradients in `param`'s shape, rounded once from `f64`.
+pub(super) fn gradient_tensors<T: Float>(
+    x: &Tensor,
+    dx: Vec<T>,
+    sums: Option<ParamSums>,
+    param: &Shape,
+) -> Result<Vec<Tensor>> {
+    let param = |sums: Vec<f64>| {
+        Tensor::from_computed(
+            sums.into_iter().map(T::of).collect::<Vec<T>>(),
+            param.clone(),
+            x.dtype(),
+        )
+    };
+    let mut grads = vec![Tensor::from_computed(dx, x.shape().clone(), x.dtype())?];
+    if let Some((dw, db)) = sums {
+        grads.extend([param(dw)?, param(db)?]);
+    }
+    Ok(grads)
 }
 
 /// The backward of a normalisation `y = (x − μ) / √(σ² + eps) · w + b`, with `μ`, `σ²` the mean and biased
