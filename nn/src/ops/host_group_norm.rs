@@ -290,8 +290,9 @@ mod tests {
 
     #[test]
     fn results_do_not_depend_on_the_number_of_threads() {
-        // 80 samples: 73,920 elements, split over two threads or more.
-        let (x, dy, w, b) = inputs(80);
+        // 81 samples: 74,844 elements, split over two threads or more, into pieces of 31 blocks on two (a
+        // number of groups that is not a whole number of samples, so a piece starts mid-sample).
+        let (x, dy, w, b) = inputs(81);
         let run = |threads| {
             crate::set_num_threads(threads);
             let y = forward(&x, SIZES, Some(&w), Some(&b), 1e-5);
