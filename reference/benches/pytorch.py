@@ -348,7 +348,51 @@ def norms():
         print(f"norms/{name}, memcpy of the input: {t * 1e6:.1f} µs")
 
 
-SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling, "reductions": reductions, "norms": norms}
+def training():
+    """nn's rows "training/...": `nn/benches/training.rs`, an MLP 784-512-512-10 at batch 128 with cross-entropy:
+    forward + backward, one step of Adam, AdamW and SGD(momentum 0.9) alone (PyTorch's default on the CPU, the
+    single-tensor loop, and `fused=True` where it exists), a whole Adam training step, and a copy of the
+    parameters."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+    x, labels = torch.randn(128, 784), torch.arange(128) % 10
+    name = "training/MLP 784-512-512-10"
+
+    def forward_backward():
+        model.zero_grad(set_to_none=True)
+        F.cross_entropy(model(x), labels).backward()
+
+    t = median_seconds(forward_backward, 50)
+    print(f"{name}, batch 128, forward + backward: {t * 1e6:.1f} µs")
+    forward_backward()
+    for label, make in [("Adam", lambda **k: torch.optim.Adam(model.parameters(), **k)),
+                        ("AdamW", lambda **k: torch.optim.AdamW(model.parameters(), **k)),
+                        ("SGD(momentum 0.9)", lambda **k: torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, **k))]:
+        for kind, kwargs in [("", {}), (", fused=True", {"fused": True})]:
+            opt = make(**kwargs)
+            t = median_seconds(opt.step, 50)
+            print(f"{name}, {label}{kind} step alone: {t * 1e6:.1f} µs")
+    opt = torch.optim.Adam(model.parameters())
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(model(x), labels).backward()
+        opt.step()
+
+    t = median_seconds(step, 50)
+    print(f"{name}, batch 128, Adam training step: {t * 1e6:.1f} µs")
+    params = [p.detach() for p in model.parameters()]
+    copies = [torch.zeros_like(p) for p in params]
+
+    def copy():
+        for c, p in zip(copies, params):
+            c.copy_(p)
+
+    t = median_seconds(copy, 200)
+    print(f"{name}, memcpy of the parameters: {t * 1e6:.1f} µs")
+
+
+SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling, "reductions": reductions, "norms": norms, "training": training}
 
 if __name__ == "__main__":
     torch.set_num_threads(2)

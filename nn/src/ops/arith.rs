@@ -450,6 +450,23 @@ impl Tensor {
         )
     }
 
+    /// PyTorch's `lerp_(end, weight)` in place: `x + weight·(end - x)` for `weight < 0.5`, else
+    /// `end - (end - x)·(1 - weight)` (exact at both ends), `end` broadcast to `x`'s shape.
+    ///
+    /// ```
+    /// let x = nn::Tensor::from_vec(vec![0.0f32, 10.0], [2]).unwrap();
+    /// x.lerp_(&nn::Tensor::from_vec(vec![4.0f32, 20.0], [2]).unwrap(), 0.25).unwrap();
+    /// assert_eq!(x.to_vec::<f32>().unwrap(), vec![1.0, 12.5]);
+    /// ```
+    pub fn lerp_(&self, end: &Tensor, weight: f64) -> Result<()> {
+        let diff = end.sub(self)?;
+        if weight < 0.5 {
+            self.add_(&diff.mul_scalar(weight)?)
+        } else {
+            self.copy_(&end.sub(&diff.mul_scalar(1.0 - weight)?)?)
+        }
+    }
+
     /// `x += value` in place, for every dtype but bool (BatchNorm's `num_batches_tracked += 1`). On a computed
     /// tensor while autograd records, recorded as PyTorch's `add_` of a number: the gradient passes unchanged.
     pub fn add_scalar_(&self, value: f64) -> Result<()> {

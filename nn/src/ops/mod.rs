@@ -29,6 +29,7 @@ mod linalg;
 pub(crate) mod lstm;
 pub(crate) mod map;
 pub(crate) mod norm;
+pub(crate) mod optimizer_step;
 pub(crate) mod pool;
 pub(crate) mod prelu;
 pub(crate) mod recurrent;

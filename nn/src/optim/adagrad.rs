@@ -1,6 +1,7 @@
 //! Adagrad, with learning-rate decay, weight decay, an initial accumulator and `maximize`.
 
-use super::{Algorithm, Optim, ParamState, decayed_gradient, group_options};
+use super::{Algorithm, Optim, ParamState, group_options};
+use crate::ops::optimizer_step::decayed_gradient;
 use crate::{Result, Tensor};
 
 group_options! {

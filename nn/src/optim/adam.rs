@@ -1,6 +1,7 @@
 //! Adam and AdamW (decoupled weight decay), with `amsgrad` and `maximize`.
 
-use super::{Algorithm, Optim, ParamState, decayed_gradient, group_options, lerp_};
+use super::{Algorithm, Optim, ParamState, group_options};
+use crate::ops::optimizer_step::AdamStep;
 use crate::{Error, Result, Tensor};
 
 group_options! {
@@ -47,45 +48,29 @@ impl AdamOptions {
     }
 }
 
-/// PyTorch's `_single_tensor_adam` step, decoupled weight decay for AdamW.
+/// PyTorch's `_single_tensor_adam` step, decoupled weight decay for AdamW: one op
+/// ([`AdamStep`](crate::ops::optimizer_step::AdamStep)), a single pass over the elements on the CPU.
 fn adam_update(o: &AdamOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState, decoupled: bool) -> Result<()> {
     let step = state.step()? + 1.0;
     state.set_step(step)?;
-    let g = if decoupled {
-        if o.weight_decay != 0.0 {
-            param.mul_scalar_(1.0 - o.lr * o.weight_decay)?;
-        }
-        decayed_gradient(grad, param, 0.0, o.maximize)?
-    } else {
-        decayed_gradient(grad, param, o.weight_decay, o.maximize)?
-    };
     let exp_avg = state.zeros_like("exp_avg", param)?;
     let exp_avg_sq = state.zeros_like("exp_avg_sq", param)?;
-    let (beta1, beta2) = o.betas;
-    lerp_(&exp_avg, &g, 1.0 - beta1)?;
-    exp_avg_sq.mul_scalar_(beta2)?;
-    exp_avg_sq.add_(&g.mul_scalar(1.0 - beta2)?.mul(&g)?)?;
-    let bias_correction1 = 1.0 - beta1.powf(step);
-    let bias_correction2_sqrt = (1.0 - beta2.powf(step)).sqrt();
-    let step_size = o.lr / bias_correction1;
-    let second = if o.amsgrad {
-        let max = state.zeros_like("max_exp_avg_sq", param)?;
-        max.copy_(&max.maximum(&exp_avg_sq)?)?;
-        max
+    let max = if o.amsgrad {
+        Some(state.zeros_like("max_exp_avg_sq", param)?)
     } else {
-        exp_avg_sq
+        None
     };
-    let denom = second
-        .sqrt()?
-        .div(&scalar_like(bias_correction2_sqrt, param)?)?
-        .add_scalar(o.eps)?;
-    // addcdiv_(exp_avg, denom, value=-step_size): (value·exp_avg) / denom, in PyTorch's order.
-    param.add_(&exp_avg.mul_scalar(-step_size)?.div(&denom)?)
-}
-
-/// `value` as a 0-dimensional tensor of `like`'s dtype on its device (a tensor divided by a Python float).
-fn scalar_like(value: f64, like: &Tensor) -> Result<Tensor> {
-    Tensor::full(Vec::<usize>::new(), value, like.dtype()).to_device(like.device())
+    let update = AdamStep {
+        lr: o.lr,
+        betas: o.betas,
+        eps: o.eps,
+        weight_decay: o.weight_decay,
+        decoupled,
+        amsgrad: o.amsgrad,
+        maximize: o.maximize,
+        step,
+    };
+    update.apply(param, grad, &exp_avg, &exp_avg_sq, max.as_ref())
 }
 
 /// Adam's update (`DECOUPLED = false`) or AdamW's (`true`: the weight decays by `lr·weight_decay` before Adam's

@@ -347,28 +347,6 @@ impl<A: Algorithm> Optimizer for Optim<A> {
     }
 }
 
-/// `grad`, negated when maximising, plus `weight_decay·param` when non-zero: the gradient every algorithm
-/// starts from.
-pub(crate) fn decayed_gradient(grad: &Tensor, param: &Tensor, weight_decay: f64, maximize: bool) -> Result<Tensor> {
-    let g = if maximize { grad.neg()? } else { grad.clone() };
-    if weight_decay != 0.0 {
-        g.add(&param.mul_scalar(weight_decay)?)
-    } else {
-        Ok(g)
-    }
-}
-
-/// PyTorch's `t.lerp_(end, weight)` in place: `t + weight·(end - t)` for `weight < 0.5`, else
-/// `end - (end - t)·(1 - weight)`.
-pub(crate) fn lerp_(t: &Tensor, end: &Tensor, weight: f64) -> Result<()> {
-    let diff = end.sub(t)?;
-    if weight < 0.5 {
-        t.add_(&diff.mul_scalar(weight)?)
-    } else {
-        t.copy_(&end.sub(&diff.mul_scalar(1.0 - weight)?)?)
-    }
-}
-
 /// `Ok` when every value is a finite number at least 0, else an error naming the first that is not (PyTorch's "Invalid … value").
 pub(crate) fn check_non_negative(op: &'static str, values: &[(&str, f64)]) -> Result<()> {
     match values.iter().find(|(_, v)| !(*v >= 0.0 && v.is_finite())) {

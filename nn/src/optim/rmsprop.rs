@@ -1,6 +1,7 @@
 //! RMSprop, with momentum, centring, weight decay and `maximize`.
 
-use super::{Algorithm, Optim, ParamState, decayed_gradient, group_options, lerp_};
+use super::{Algorithm, Optim, ParamState, group_options};
+use crate::ops::optimizer_step::decayed_gradient;
 use crate::{Result, Tensor};
 
 group_options! {
@@ -47,7 +48,7 @@ impl Algorithm for RMSpropAlgorithm {
         square_avg.add_(&g.mul_scalar(1.0 - o.alpha)?.mul(&g)?)?;
         let avg = if o.centered {
             let grad_avg = state.zeros_like("grad_avg", param)?;
-            lerp_(&grad_avg, &g, 1.0 - o.alpha)?;
+            grad_avg.lerp_(&g, 1.0 - o.alpha)?;
             square_avg.sub(&grad_avg.mul(&grad_avg)?)?.sqrt()?
         } else {
             square_avg.sqrt()?

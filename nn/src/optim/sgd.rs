@@ -1,6 +1,7 @@
 //! Stochastic gradient descent with momentum, dampening, Nesterov momentum, weight decay and `maximize`.
 
-use super::{Algorithm, Optim, ParamState, decayed_gradient, group_options};
+use super::{Algorithm, Optim, ParamState, group_options};
+use crate::ops::optimizer_step::SgdStep;
 use crate::{Error, Result, Tensor};
 
 group_options! {
@@ -43,27 +44,22 @@ impl Algorithm for SgdAlgorithm {
     const NAME: &'static str = "SGD";
 
     fn update(o: &SgdOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState) -> Result<()> {
-        let mut g = decayed_gradient(grad, param, o.weight_decay, o.maximize)?;
-        if o.momentum != 0.0 {
-            let buf = match state.get("momentum_buffer") {
-                None => {
-                    let buf = g.deep_copy()?;
-                    state.insert("momentum_buffer", buf.clone());
-                    buf
-                }
-                Some(buf) => {
-                    buf.mul_scalar_(o.momentum)?;
-                    buf.add_(&g.mul_scalar(1.0 - o.dampening)?)?;
-                    buf.clone()
-                }
-            };
-            g = if o.nesterov {
-                g.add(&buf.mul_scalar(o.momentum)?)?
-            } else {
-                buf
-            };
-        }
-        param.add_(&g.mul_scalar(-o.lr)?)
+        let first = state.get("momentum_buffer").is_none();
+        let buf = if o.momentum != 0.0 {
+            Some(state.zeros_like("momentum_buffer", param)?)
+        } else {
+            None
+        };
+        let update = SgdStep {
+            lr: o.lr,
+            momentum: o.momentum,
+            dampening: o.dampening,
+            weight_decay: o.weight_decay,
+            nesterov: o.nesterov,
+            maximize: o.maximize,
+            first,
+        };
+        update.apply(param, grad, buf.as_ref())
     }
 }
 
