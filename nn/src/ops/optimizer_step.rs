@@ -383,6 +383,45 @@ fn slices<'a, R: crate::Element>(
     })
 }
 
+/// An update that runs as a single pass on the host: its formula over one run of elements.
+trait SinglePass: Sync {
+    /// Updates `piece` (consecutive elements of the parameter, its gradient and its state).
+    fn update_piece<R: Real>(&self, piece: &mut Piece<'_, R>);
+}
+
+impl SinglePass for AdamStep {
+    fn update_piece<R: Real>(&self, piece: &mut Piece<'_, R>) {
+        let Piece { param, grad, state } = piece;
+        let s = self.scalars::<R>();
+        match &mut state[..] {
+            [m, v] => adam_piece(s, param, grad, m, v, None),
+            [m, v, max] => adam_piece(s, param, grad, m, v, Some(&mut **max)),
+            _ => unreachable!("`AdamStep::apply` passes two or three state tensors"),
+        }
+    }
+}
+
+impl SinglePass for SgdStep {
+    fn update_piece<R: Real>(&self, piece: &mut Piece<'_, R>) {
+        let Piece { param, grad, state } = piece;
+        sgd_piece(self.scalars::<R>(), param, grad, state.first_mut().map(|b| &mut **b));
+    }
+}
+
+/// Runs `update` over the host data of `inputs` (`[param, grad, state...]`, admitted by [`single_pass`]), in
+/// pieces split over the threads.
+fn on_host(name: &'static str, inputs: &[&Tensor], update: &impl SinglePass) -> Result<()> {
+    with_host_data(name, inputs, |param, grad, state| {
+        if param.dtype() == DType::F32 {
+            if let Some(whole) = slices::<f32>(param, grad, state) {
+                for_each_piece(whole, |piece| update.update_piece(piece));
+            }
+        } else if let Some(whole) = slices::<f64>(param, grad, state) {
+            for_each_piece(whole, |piece| update.update_piece(piece));
+        }
+    })
+}
+
 impl Op for AdamStep {
     type Output = ();
     const NAME: &'static str = "adam";
@@ -392,25 +431,7 @@ impl Op for AdamStep {
         if !single_pass(inputs) {
             return self.composed(inputs[0], inputs[1], inputs[2], inputs[3], inputs.get(4).copied());
         }
-        fn run_on<R: Real>(s: AdamScalars<R>, whole: Piece<'_, R>) {
-            for_each_piece(whole, |piece| {
-                let Piece { param, grad, state } = piece;
-                match &mut state[..] {
-                    [m, v] => adam_piece(s, param, grad, m, v, None),
-                    [m, v, max] => adam_piece(s, param, grad, m, v, Some(&mut **max)),
-                    _ => unreachable!("Adam's state is two or three tensors"),
-                }
-            });
-        }
-        with_host_data(self.name(), inputs, |param, grad, state| {
-            if param.dtype() == DType::F32 {
-                if let Some(whole) = slices::<f32>(param, grad, state) {
-                    run_on(self.scalars::<f32>(), whole);
-                }
-            } else if let Some(whole) = slices::<f64>(param, grad, state) {
-                run_on(self.scalars::<f64>(), whole);
-            }
-        })
+        on_host(self.name(), inputs, self)
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<()> {
@@ -450,21 +471,7 @@ impl Op for SgdStep {
         if !single_pass(inputs) {
             return self.composed(inputs[0], inputs[1], inputs.get(2).copied());
         }
-        fn run_on<R: Real>(s: SgdScalars<R>, whole: Piece<'_, R>) {
-            for_each_piece(whole, |piece| {
-                let Piece { param, grad, state } = piece;
-                sgd_piece(s, param, grad, state.first_mut().map(|b| &mut **b));
-            });
-        }
-        with_host_data(self.name(), inputs, |param, grad, state| {
-            if param.dtype() == DType::F32 {
-                if let Some(whole) = slices::<f32>(param, grad, state) {
-                    run_on(self.scalars::<f32>(), whole);
-                }
-            } else if let Some(whole) = slices::<f64>(param, grad, state) {
-                run_on(self.scalars::<f64>(), whole);
-            }
-        })
+        on_host(self.name(), inputs, self)
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<()> {
