@@ -319,13 +319,15 @@ multiversion! {
     }
 }
 
-/// Whether `inputs` can take the single pass: `f32` or `f64`, one dtype and length, no two sharing storage.
+/// Whether `inputs` can take the single pass: `f32` or `f64`, one dtype and shape, no two sharing storage (any
+/// other case takes the composition, which broadcasts, converts, copies an aliased operand, or names the
+/// mismatch in its error).
 fn single_pass(inputs: &[&Tensor]) -> bool {
     let first = inputs[0];
     matches!(first.dtype(), DType::F32 | DType::F64)
         && inputs
             .iter()
-            .all(|t| t.dtype() == first.dtype() && t.numel() == first.numel())
+            .all(|t| t.dtype() == first.dtype() && t.shape() == first.shape())
         && inputs
             .iter()
             .enumerate()
@@ -741,6 +743,18 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn state_of_another_shape_is_an_error_not_a_pass_over_the_elements() {
+        // Six elements each, but the running average is (2, 3): the composition's error, nothing written.
+        let param = Tensor::from_vec(vec![1.0f32; 6], [6]).unwrap();
+        let grad = Tensor::from_vec(vec![0.5f32; 6], [6]).unwrap();
+        let exp_avg = Tensor::zeros([2, 3], DType::F32);
+        let exp_avg_sq = Tensor::zeros([6], DType::F32);
+        let err = ADAM.apply(&param, &grad, &exp_avg, &exp_avg_sq, None).unwrap_err();
+        assert!(matches!(err, crate::Error::ShapeMismatch { .. }), "{err}");
+        assert_eq!(param.to_vec::<f32>().unwrap(), vec![1.0; 6]);
     }
 
     #[test]
