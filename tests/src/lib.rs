@@ -196,7 +196,8 @@ pub fn assert_close(what: &str, actual: &Tensor, expected: &Tensor) {
 /// to `got`'s dtype): each element within `torch.testing.assert_close`'s defaults for that dtype of it, or
 /// within twice (`reference::parity::SPREAD_MARGIN`) PyTorch's own result's largest distance from it, whichever
 /// is larger. For reductions over thousands of terms, where two correct float32 summation orders differ by more
-/// than the defaults, and for PyTorch's half-precision kernels that round intermediates to the dtype.
+/// than the defaults, and for PyTorch's half-precision kernels that round intermediates to the dtype. NaN
+/// matches NaN, and equal infinities match.
 pub fn assert_close_to_exact(what: &str, got: &Tensor, pytorch: &Tensor, exact: &Tensor) {
     assert_eq!(got.shape(), exact.shape(), "{what}: shapes differ");
     let (rtol, atol) = default_tolerance(exact.dtype());
@@ -214,7 +215,7 @@ pub fn assert_close_to_exact(what: &str, got: &Tensor, pytorch: &Tensor, exact: 
     for (j, (g, e)) in got.iter().zip(&exact).enumerate() {
         let bound = (atol + rtol * e.abs()).max(reference::parity::SPREAD_MARGIN * pytorch_err);
         assert!(
-            (g - e).abs() <= bound,
+            (g - e).abs() <= bound || g == e || (g.is_nan() && e.is_nan()),
             "{what}[{j}]: {g}, exact {e} (bound {bound:e}; PyTorch's result is {pytorch_err:e} off at most)"
         );
     }
