@@ -52,11 +52,20 @@ impl AdamStep {
         run(self, &inputs)
     }
 
+    /// The step size `lr / (1 - β₁^t)` and `sqrt(1 - β₂^t)`: the bias corrections both paths divide by.
+    fn bias_corrected(&self) -> (f64, f64) {
+        let (beta1, beta2) = self.betas;
+        (
+            self.lr / (1.0 - beta1.powf(self.step)),
+            (1.0 - beta2.powf(self.step)).sqrt(),
+        )
+    }
+
     /// The formula's constants in `R`, each rounded once as the composed ops round them.
     fn scalars<R: Real>(&self) -> AdamScalars<R> {
         let (beta1, beta2) = self.betas;
         let weight = 1.0 - beta1;
-        let step_size = self.lr / (1.0 - beta1.powf(self.step));
+        let (step_size, bias_correction2_sqrt) = self.bias_corrected();
         AdamScalars {
             decay: (self.decoupled && self.weight_decay != 0.0).then(|| R::of(1.0 - self.lr * self.weight_decay)),
             l2: (!self.decoupled && self.weight_decay != 0.0).then(|| R::of(self.weight_decay)),
@@ -65,7 +74,7 @@ impl AdamStep {
             lerp_weight: R::of(if weight < 0.5 { weight } else { 1.0 - weight }),
             beta2: R::of(beta2),
             one_minus_beta2: R::of(1.0 - beta2),
-            bias_correction2_sqrt: R::of((1.0 - beta2.powf(self.step)).sqrt()),
+            bias_correction2_sqrt: R::of(bias_correction2_sqrt),
             eps: R::of(self.eps),
             neg_step_size: R::of(-step_size),
         }
@@ -98,12 +107,11 @@ impl AdamStep {
             }
             None => exp_avg_sq,
         };
+        let (step_size, bias_correction2_sqrt) = self.bias_corrected();
         let bias_correction2_sqrt =
-            Tensor::full(Vec::<usize>::new(), (1.0 - beta2.powf(self.step)).sqrt(), param.dtype())
-                .to_device(param.device())?;
+            Tensor::full(Vec::<usize>::new(), bias_correction2_sqrt, param.dtype()).to_device(param.device())?;
         let denom = second.sqrt()?.div(&bias_correction2_sqrt)?.add_scalar(self.eps)?;
         // param.addcdiv_(exp_avg, denom, value=-step_size): (value·exp_avg) / denom, in PyTorch's order.
-        let step_size = self.lr / (1.0 - beta1.powf(self.step));
         param.add_(&exp_avg.mul_scalar(-step_size)?.div(&denom)?)
     }
 }
