@@ -2,7 +2,8 @@
 //! `cubek-convolution`'s direct kernel (`kernels::channels_last_conv`), which reads channels-last operands:
 //! timed with the permutes nn's layout needs around it ("cubek, permuted") and on operands already
 //! channels-last ("cubek, channels-last": the kernel alone). f32; the DynamicsNetwork's convolutions at batch 256
-//! and two larger ones. Before timing, each size's outputs are compared (the largest difference printed).
+//! and larger ones, and on a GPU (not a software adapter, where each would take seconds) three of ResNet-50's at
+//! batch 32. Before timing, each size's outputs are compared (the largest difference printed).
 //! Devices: `NN_BENCH_DEVICES` as in `benches/matmul.rs` (`wgpu:0` when unset).
 //!
 //! `cargo bench -p kernels --bench conv2d` (`-- 'model 3x3'` for one size)
@@ -89,6 +90,28 @@ fn shapes() -> Vec<(&'static str, Geometry)> {
     ]
 }
 
+/// ResNet-50's convolutions at batch 32 (1.6–3.7 G multiply-adds each), for GPUs only.
+fn gpu_shapes() -> Vec<(&'static str, Geometry)> {
+    let g = |channels, size: usize, out_channels, kernel: usize| Geometry {
+        batch: 32,
+        channels,
+        height: size,
+        width: size,
+        out_channels,
+        groups: 1,
+        kernel: [kernel, kernel],
+        out_size: [size, size],
+        padding: [kernel / 2, kernel / 2],
+        stride: [1, 1],
+        dilation: [1, 1],
+    };
+    vec![
+        ("ResNet-50 3x3 (32, 64, 56, 56) * (64, 64, 3, 3)", g(64, 56, 64, 3)),
+        ("ResNet-50 1x1 (32, 256, 56, 56) * (64, 256, 1, 1)", g(256, 56, 64, 1)),
+        ("ResNet-50 3x3 (32, 512, 7, 7) * (512, 512, 3, 3)", g(512, 7, 512, 3)),
+    ]
+}
+
 fn floats(buffer: &GpuBuffer) -> Vec<f32> {
     bytemuck::cast_slice(&buffer.to_bytes().unwrap()).to_vec()
 }
@@ -100,7 +123,8 @@ fn bench(c: &mut Criterion) {
         let Some(device) = open(name) else { continue };
         let mut group = c.benchmark_group(format!("{} f32 conv2d", name.trim()));
         group.sample_size(10);
-        for (shape, g) in shapes() {
+        let large = if device.is_software() { vec![] } else { gpu_shapes() };
+        for (shape, g) in shapes().into_iter().chain(large) {
             let upload = |len, seed| GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&values(len, seed)));
             let (x, w, b) = (
                 upload(g.input_len(), 1),

@@ -3,7 +3,7 @@ forward as `lzero.model.efficientzero_model.DynamicsNetwork` with ding's ResBloc
 LightZero cannot be installed, such as a GPU machine without a package registry.
 
     python3 dynamics_torch.py check            # equals the fixture tests/fixtures/dynamics_small (CPU)
-    python3 dynamics_torch.py bench cuda       # the rows of benches/dynamics.rs on a device, and its copy rate
+    python3 dynamics_torch.py bench cuda       # the device rows of benches/dynamics.rs, and the copy rate
 
 `check` loads the fixture's weights (written by LightZero's own class) and compares this module's eval and
 train outputs with the fixture's, with torch.testing.assert_close's defaults: it fails unless this is the same
@@ -138,6 +138,36 @@ def bench(device):
             with torch.no_grad():
                 ms = median_ms(lambda: net(x.clone(), (h, c)), dev, 200)
             print(f"dynamics/forward {mode} batch {batch} (no_grad) {device}: {ms:.4f} ms")
+    # Forward + backward of the outputs' sum, train mode, batch 256 (benches/dynamics.rs's device row).
+    net.train(True)
+    x, h, c = (torch.randn(*s, device=dev) for s in [(256, 16, 3, 3), (1, 256, 32), (1, 256, 32)])
+
+    def step():
+        net.zero_grad(set_to_none=True)
+        latent, (h1, c1), value = net(x.clone(), (h, c))
+        (latent.sum() + h1.sum() + c1.sum() + value.sum()).backward()
+
+    print(f"dynamics/forward + backward train batch 256 {device}: {median_ms(step, dev, 50):.4f} ms")
+    # The recurrent layers alone: forward + backward of the output's sum at batch 64 (the bench's lstm_rows and
+    # recurrent_rows), one layer over 16 steps, two over 256.
+    short, long = torch.randn(16, 64, 32, device=dev), torch.randn(256, 64, 32, device=dev)
+    rows = [
+        ("LSTM(32, 32)", nn.LSTM(32, 32), short),
+        ("LSTM(32, 32), 2 layers, dropout 0.2,", nn.LSTM(32, 32, num_layers=2, dropout=0.2), short),
+        ("RNN(32, 32)", nn.RNN(32, 32), short),
+        ("GRU(32, 32)", nn.GRU(32, 32), short),
+        ("RNN(32, 32), 2 layers,", nn.RNN(32, 32, num_layers=2), long),
+        ("GRU(32, 32), 2 layers,", nn.GRU(32, 32, num_layers=2), long),
+    ]
+    for name, layer, seq in rows:
+        layer = layer.to(dev)
+
+        def recurrent_step(layer=layer, seq=seq):
+            layer.zero_grad(set_to_none=True)
+            layer(seq)[0].sum().backward()
+
+        ms = median_ms(recurrent_step, dev, 20)
+        print(f"{name} forward + backward, {seq.shape[0]} steps, batch 64, {device}: {ms:.4f} ms")
 
 
 if __name__ == "__main__":
