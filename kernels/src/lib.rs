@@ -18,6 +18,7 @@ mod dtype;
 mod error;
 mod formula;
 pub mod gather;
+pub mod gru_cell;
 pub mod host;
 pub mod index;
 mod launch;

@@ -6,8 +6,8 @@
 use cubecl::prelude::*;
 
 use crate::activation::Compute;
-use crate::activation::sigmoid::sigmoid;
-use crate::activation::tanh::tanh;
+use crate::activation::sigmoid::sigmoid1;
+use crate::activation::tanh::tanh1;
 use crate::binary::{BinaryOp, Operand, binary};
 use crate::cast::convert_kernel;
 use crate::dtype::with_float_type;
@@ -46,18 +46,6 @@ pub struct Lstm<'a> {
     /// Dropout between layers (PyTorch's in training, masks drawn by the caller): none, or one mask per layer
     /// but the last, `(seq, batch, dirs·hidden)`, multiplied into that layer's output before the next reads it.
     pub dropout_masks: Vec<&'a GpuBuffer>,
-}
-
-/// The sigmoid of a scalar.
-#[cube]
-fn sigmoid1<C: Float>(x: C) -> C {
-    sigmoid::<C, Const<1>>(Vector::new(x)).extract(0usize)
-}
-
-/// The tanh of a scalar.
-#[cube]
-fn tanh1<C: Float>(x: C) -> C {
-    tanh::<C, Const<1>>(Vector::new(x)).extract(0usize)
 }
 
 /// One time step `t` of one layer and direction, for every `(b, j)`.

@@ -1536,6 +1536,54 @@ fn lstm_layers_directions_and_state() {
     }
 }
 
+/// The GRU's fused cell update (one op per step, forward and backward) against finite differences: a
+/// two-layer, bidirectional GRU with a state (the input, the state and a few elements of every weight), and a
+/// `GRUCell` on a batch and on one unbatched step, with inputs large enough to saturate the gates.
+#[test]
+fn gru_layers_directions_state_and_cell() {
+    let options = GruOptions {
+        num_layers: 2,
+        bidirectional: true,
+        ..GruOptions::default()
+    };
+    nn::manual_seed(7);
+    let mut gru = GRU::with_options(3, 2, options).unwrap();
+    gru.to_dtype(DType::F64).unwrap();
+    let (x, h0) = (values(&[4, 2, 3], 0.0), values(&[4, 2, 2], 1.0));
+    gradcheck("gru input and state", vec![x.clone(), h0.clone()], |t| {
+        let (out, h) = gru.forward((t[0].clone(), Some(t[1].clone())))?;
+        Tensor::cat(&[&out.flatten(0, -1)?, &h.flatten(0, -1)?], 0)
+    });
+    let loss = |gru: &GRU| -> Tensor {
+        let (out, h) = gru.forward((x.clone(), Some(h0.clone()))).unwrap();
+        out.mul(&loss_weights(out.shape()))
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .add(&h.sum_all().unwrap())
+            .unwrap()
+    };
+    gru.zero_grad(true); // the gradcheck's backward reached the weights too
+    loss(&gru).backward().unwrap();
+    for (name, p) in gru.named_parameters() {
+        let analytic = p.grad().unwrap().to_vec_f64().unwrap();
+        for j in (0..analytic.len()).step_by(5) {
+            check_param_element(&name, &p, j, analytic[j], || loss(&gru).item().unwrap());
+        }
+    }
+    let mut cell = GRUCell::new(3, 4);
+    cell.to_dtype(DType::F64).unwrap();
+    let big = |shape: &[usize], phase: f64| values(shape, phase).mul_scalar(3.0).unwrap();
+    gradcheck("gru cell, a batch", vec![big(&[5, 3], 3.0), big(&[5, 4], 4.0)], |t| {
+        cell.forward((t[0].clone(), Some(t[1].clone())))
+    });
+    gradcheck(
+        "gru cell, one unbatched step",
+        vec![values(&[3], 5.0), values(&[4], 6.0)],
+        |t| cell.forward((t[0].clone(), Some(t[1].clone()))),
+    );
+}
+
 #[test]
 fn on_wgpu_the_backward_runs_there_and_gives_the_cpus_gradients() {
     let Some(dev) = integration_tests::gpu_or_skip("autograd on wgpu") else {

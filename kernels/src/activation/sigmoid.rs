@@ -12,6 +12,12 @@ pub(crate) fn sigmoid<C: Float, N: Size>(x: Vector<C, N>) -> Vector<C, N> {
     one / (one + (-x).exp())
 }
 
+/// The sigmoid of a scalar, for kernels that compute element by element (the recurrent cells).
+#[cube]
+pub(crate) fn sigmoid1<C: Float>(x: C) -> C {
+    sigmoid::<C, Const<1>>(Vector::new(x)).extract(0usize)
+}
+
 formula! {
     /// PyTorch's `sigmoid`; [`Formula::backward`](crate::Formula::backward) takes the output.
     Sigmoid [TRANSCENDENTAL, GRAD_FROM_OUTPUT];

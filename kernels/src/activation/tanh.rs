@@ -26,6 +26,12 @@ pub(crate) fn tanh<C: Float, N: Size>(x: Vector<C, N>) -> Vector<C, N> {
     select_many(ax.less_than(&Vector::new(C::new(0.55))), small, signed)
 }
 
+/// The tanh of a scalar, for kernels that compute element by element (the recurrent cells).
+#[cube]
+pub(crate) fn tanh1<C: Float>(x: C) -> C {
+    tanh::<C, Const<1>>(Vector::new(x)).extract(0usize)
+}
+
 /// `x + x³·P(x²)` for `|x| < 0.55`: `P` of degree 4 fitted to tanh's relative error there (weighted least
 /// squares iterated towards equal ripple: 1.1e-9 in exact arithmetic, under 0.8 ulp evaluated in f32). Five
 /// multiply-adds, where tanh's Taylor series needs eight to reach the same error.

@@ -20,6 +20,7 @@ mod embedding;
 pub(crate) mod float;
 pub(crate) mod gemm;
 pub(crate) mod group_norm;
+mod gru_cell;
 mod host_group_norm;
 mod host_layer_norm;
 mod host_sum;

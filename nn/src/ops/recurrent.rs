@@ -1,13 +1,15 @@
 //! PyTorch's four recurrent cells (`RNN_TANH`, `RNN_RELU`, `GRU`, `LSTM`) as recorded operations, and a
 //! multi-layer, bidirectional recurrence over a sequence built from them.
 //!
-//! Every step is `linear`, `chunk` (the gates), the sigmoid / tanh / relu activations, `mul`, `add` and `sub`:
-//! autograd differentiates it through the graph, on any device those ops run on. A recurrence projects its
+//! Every step is `linear`, then the cell's pointwise update: `add` and tanh / relu for the RNN, one fused op
+//! for the GRU ([`super::gru_cell`]), `chunk`, sigmoid / tanh, `mul` and `add` for the LSTM. Autograd
+//! differentiates it through the graph, on any device those ops run on. A recurrence projects its
 //! whole input sequence in one `linear` and `unbind`s it into steps, so its backward grows linearly with the
 //! sequence. The LSTM's fused recurrences
 //! ([`super::lstm`]) fall back to this one where they do not serve; `RNN`, `GRU` and the cell layers run it.
 
 use super::activation::Activation;
+use super::gru_cell::gru_cell;
 use super::lstm::CellTensors;
 use crate::{Error, Result, Tensor};
 
@@ -61,13 +63,7 @@ impl CellMode {
         match self {
             CellMode::RnnTanh => Ok((Activation::Tanh.forward(&hidden.add(input)?)?, None)),
             CellMode::RnnRelu => Ok((Activation::Relu.forward(&hidden.add(input)?)?, None)),
-            CellMode::Gru => {
-                let (hidden, input) = (hidden.chunk(3, 1)?, input.chunk(3, 1)?);
-                let r = Activation::Sigmoid.forward(&hidden[0].add(&input[0])?)?;
-                let z = Activation::Sigmoid.forward(&hidden[1].add(&input[1])?)?;
-                let n = Activation::Tanh.forward(&input[2].add(&hidden[2].mul(&r)?)?)?;
-                Ok((h.sub(&n)?.mul(&z)?.add(&n)?, None))
-            }
+            CellMode::Gru => Ok((gru_cell(input, &hidden, h)?, None)),
             CellMode::Lstm => {
                 let gates = input.add(&hidden)?.chunk(4, 1)?;
                 let gate = |k: usize, act: Activation| act.forward(&gates[k]);
