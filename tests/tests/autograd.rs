@@ -1516,22 +1516,31 @@ fn lstm_layers_directions_and_state() {
         let (out, (h, c)) = lstm.forward((t[0].clone(), Some((t[1].clone(), t[2].clone()))))?;
         Tensor::cat(&[&out.flatten(0, -1)?, &h.flatten(0, -1)?, &c.flatten(0, -1)?], 0)
     });
-    // The weights' gradients against finite differences, a few elements of each.
-    let loss = |lstm: &LSTM| -> Tensor {
+    check_parameter_gradients(&mut lstm, |lstm| {
         let (out, (h, _)) = lstm.forward((x.clone(), Some((h0.clone(), c0.clone())))).unwrap();
-        out.mul(&loss_weights(out.shape()))
-            .unwrap()
-            .sum_all()
-            .unwrap()
-            .add(&h.sum_all().unwrap())
-            .unwrap()
-    };
-    lstm.zero_grad(true); // the gradcheck's backward reached the weights too
-    loss(&lstm).backward().unwrap();
-    for (name, p) in lstm.named_parameters() {
+        sequence_loss(&out, &h)
+    });
+}
+
+/// `Σ out · w + Σ h`: a recurrent layer's loss whose weight gradients [`check_parameter_gradients`] checks.
+fn sequence_loss(out: &Tensor, h: &Tensor) -> Tensor {
+    out.mul(&loss_weights(out.shape()))
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .add(&h.sum_all().unwrap())
+        .unwrap()
+}
+
+/// Every fifth element of every parameter's gradient of `loss` against finite differences. The gradients are
+/// zeroed first (a gradcheck's backward through the module reached them too).
+fn check_parameter_gradients<M: Module>(module: &mut M, loss: impl Fn(&M) -> Tensor) {
+    module.zero_grad(true);
+    loss(module).backward().unwrap();
+    for (name, p) in module.named_parameters() {
         let analytic = p.grad().unwrap().to_vec_f64().unwrap();
         for j in (0..analytic.len()).step_by(5) {
-            check_param_element(&name, &p, j, analytic[j], || loss(&lstm).item().unwrap());
+            check_param_element(&name, &p, j, analytic[j], || loss(module).item().unwrap());
         }
     }
 }
@@ -1554,23 +1563,10 @@ fn gru_layers_directions_state_and_cell() {
         let (out, h) = gru.forward((t[0].clone(), Some(t[1].clone())))?;
         Tensor::cat(&[&out.flatten(0, -1)?, &h.flatten(0, -1)?], 0)
     });
-    let loss = |gru: &GRU| -> Tensor {
+    check_parameter_gradients(&mut gru, |gru| {
         let (out, h) = gru.forward((x.clone(), Some(h0.clone()))).unwrap();
-        out.mul(&loss_weights(out.shape()))
-            .unwrap()
-            .sum_all()
-            .unwrap()
-            .add(&h.sum_all().unwrap())
-            .unwrap()
-    };
-    gru.zero_grad(true); // the gradcheck's backward reached the weights too
-    loss(&gru).backward().unwrap();
-    for (name, p) in gru.named_parameters() {
-        let analytic = p.grad().unwrap().to_vec_f64().unwrap();
-        for j in (0..analytic.len()).step_by(5) {
-            check_param_element(&name, &p, j, analytic[j], || loss(&gru).item().unwrap());
-        }
-    }
+        sequence_loss(&out, &h)
+    });
     let mut cell = GRUCell::new(3, 4);
     cell.to_dtype(DType::F64).unwrap();
     let big = |shape: &[usize], phase: f64| values(shape, phase).mul_scalar(3.0).unwrap();
