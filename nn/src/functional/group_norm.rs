@@ -84,5 +84,5 @@ pub fn group_norm(
         Ok(Some(t.to_dtype(compute.dtype())?))
     };
     let (weight, bias) = (affine("weight", weight)?, affine("bias", bias)?);
-    ops::group_norm::group_norm(&compute, num_groups, weight.as_ref(), bias.as_ref(), eps)?.to_dtype(x.dtype())
+    ops::norm::group_norm::group_norm(&compute, num_groups, weight.as_ref(), bias.as_ref(), eps)?.to_dtype(x.dtype())
 }

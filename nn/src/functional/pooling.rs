@@ -1,7 +1,7 @@
 //! PyTorch's 2-d pooling: `max_pool2d` (with or without its indices), `avg_pool2d` and `adaptive_avg_pool2d`.
 //!
 //! Each checks PyTorch's arguments and turns them into a table of windows per axis (`kernels::pool2d::Pooling`:
-//! which input positions each output reads, and the mean's divisor), which the pooling ops of `ops::pool`
+//! which input positions each output reads, and the mean's divisor), which the pooling ops of `ops::pooling`
 //! run on the CPU and on devices, with their gradients.
 //!
 //! On a device, a window row of more than 16,384 taps (or an input column read by more than 16,384 windows) is
@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use kernels::pool2d::{self, Divisor, Pooling, Windows};
 
-use crate::ops::pool::{AvgPool2d, MaxPool2d};
+use crate::ops::pooling::{AvgPool2d, MaxPool2d};
 use crate::ops::run;
 use crate::{Error, Result, Shape, Tensor};
 

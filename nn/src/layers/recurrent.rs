@@ -4,7 +4,7 @@
 use indexmap::IndexMap;
 
 use crate::module::{py_bool, py_float};
-use crate::ops::lstm::{CellTensors, Lstm};
+use crate::ops::recurrent::lstm::{CellTensors, Lstm};
 use crate::ops::recurrent::{CellMode, Recurrence};
 use crate::random;
 use crate::{DType, Error, Param, Result, Shape, Tensor};

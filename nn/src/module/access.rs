@@ -3,7 +3,7 @@
 
 use std::ops::Deref;
 
-use super::reference::{ModuleMut, ModuleRef};
+use super::module_ref::{ModuleMut, ModuleRef};
 use super::{Child, Module, Replacement, Visitor};
 use crate::error::{PathError, PathErrorKind};
 use crate::{Param, Tensor};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::access;
 use super::load::{IncompatibleKeys, load_state_dict};
-use super::reference::{self, ModuleMut, ModuleRef};
+use super::module_ref::{self, ModuleMut, ModuleRef};
 use super::state;
 use super::transform;
 use super::walk::{self, WalkOptions, Walker, WalkerMut};
@@ -220,7 +220,7 @@ pub trait ModuleExt: AsDynModule {
 
     /// `named_children()`: the direct children, each module once.
     fn named_children(&self) -> Vec<(String, ModuleRef<'_>)> {
-        reference::named_children(self.as_dyn())
+        module_ref::named_children(self.as_dyn())
     }
 
     /// `children()`: the direct children, each module once.
@@ -230,12 +230,12 @@ pub trait ModuleExt: AsDynModule {
 
     /// `named_modules()`: the whole tree in pre-order, the root first (path `""`), each module once.
     fn named_modules(&self) -> Vec<(String, ModuleRef<'_>)> {
-        reference::named_modules(self.as_dyn(), "", true)
+        module_ref::named_modules(self.as_dyn(), "", true)
     }
 
     /// `named_modules(prefix=..., remove_duplicate=...)`.
     fn named_modules_with(&self, prefix: &str, remove_duplicate: bool) -> Vec<(String, ModuleRef<'_>)> {
-        reference::named_modules(self.as_dyn(), prefix, remove_duplicate)
+        module_ref::named_modules(self.as_dyn(), prefix, remove_duplicate)
     }
 
     /// `modules()`: the whole tree in pre-order, each module once.

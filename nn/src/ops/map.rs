@@ -8,7 +8,7 @@ use kernels::Real;
 
 use super::elementwise::{BinaryFn, UnaryFn};
 use crate::Element;
-use crate::tensor::{pool, storage::CpuData};
+use crate::tensor::{buffer_cache, storage::CpuData};
 use crate::threads;
 
 /// Elements per thread at least when a loop splits (so a loop of fewer than twice as many runs on the calling
@@ -251,7 +251,7 @@ pub(crate) fn binary<R: Real, F: BinaryFn>(a: &[R], b: &[R], dst: &mut [R], f: F
 /// A vector of `n` elements, all written by `fill` (which must write every one): a kept buffer when there
 /// is one (its stale values are overwritten), else a new zeroed one.
 pub(crate) fn filled<T: Element>(n: usize, fill: impl FnOnce(&mut [T])) -> CpuData {
-    let mut data = pool::take(T::DTYPE, n).unwrap_or_else(|| CpuData::zeros(T::DTYPE, n));
+    let mut data = buffer_cache::take(T::DTYPE, n).unwrap_or_else(|| CpuData::zeros(T::DTYPE, n));
     let slice = data
         .as_mut_slice::<T>()
         .expect("the buffer was taken or made with T's dtype");

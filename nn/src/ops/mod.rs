@@ -9,7 +9,10 @@
 //!
 //! The public face of an operation is a method on [`Tensor`](crate::Tensor) or a function of
 //! [`functional`](crate::functional) defined next to it: it checks the arguments (shapes, dtypes, ranks), builds
-//! the op and calls [`run`]. Recording for autograd will be added in `run`, in one place.
+//! the op and calls [`run`]. `run` is also where autograd records, in one place: when an input requires a
+//! gradient and recording is on (no [`no_grad`](crate::no_grad) in force), it asks the op for its backward
+//! ([`Op::gradient`]) and attaches a graph node to the outputs. An op that writes into an input is refused
+//! where it would need recording; the in-place forms autograd records are in `tensor/in_place.rs`.
 
 pub(crate) mod activation;
 pub(crate) mod arith;
@@ -19,19 +22,13 @@ pub(crate) mod elementwise;
 mod embedding;
 pub(crate) mod float;
 pub(crate) mod gemm;
-pub(crate) mod group_norm;
-mod gru_cell;
-mod host_group_norm;
-mod host_layer_norm;
-mod host_sum;
 pub(crate) mod index;
 mod layout;
 mod linalg;
-pub(crate) mod lstm;
 pub(crate) mod map;
 pub(crate) mod norm;
 pub(crate) mod optimizer_step;
-pub(crate) mod pool;
+pub(crate) mod pooling;
 pub(crate) mod prelu;
 pub(crate) mod recurrent;
 mod reduce;

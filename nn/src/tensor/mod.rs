@@ -1,6 +1,7 @@
 //! [`Tensor`]: an n-dimensional, row-major, contiguous array of one [`DType`] on one [`Device`].
 
 pub(crate) mod autograd;
+pub(crate) mod buffer_cache;
 pub(crate) mod cast;
 mod create;
 pub(crate) mod device;
@@ -8,17 +9,16 @@ mod fmt;
 pub(crate) mod grad_hooks;
 pub(crate) mod in_place;
 pub(crate) mod mode_marks;
-pub(crate) mod pool;
 mod raw;
 pub(crate) mod storage;
 
 use std::sync::Arc;
 
 pub use autograd::{GradMeta, GradMode, enable_grad, is_grad_enabled, no_grad};
+pub use buffer_cache::empty_cache;
 pub use grad_hooks::GradHookHandle;
 pub(crate) use mode_marks::ModeMarks;
 use parking_lot::{MappedRwLockReadGuard, RwLockReadGuard};
-pub use pool::empty_cache;
 pub use storage::live_storages;
 use storage::{Buffer, CpuData, Storage};
 

@@ -455,7 +455,7 @@ impl Drop for Storage {
     fn drop(&mut self) {
         LIVE.fetch_sub(1, Ordering::Relaxed);
         match self.take_buffer() {
-            Buffer::Cpu(data) => super::pool::give(data),
+            Buffer::Cpu(data) => super::buffer_cache::give(data),
             Buffer::Raw(_) | Buffer::Device(_) => {}
         }
     }

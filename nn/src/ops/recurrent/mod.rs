@@ -2,16 +2,19 @@
 //! multi-layer, bidirectional recurrence over a sequence built from them.
 //!
 //! Every step is `linear`, then the cell's pointwise update: `add` and tanh / relu for the RNN, one fused op
-//! for the GRU ([`super::gru_cell`]), `chunk`, sigmoid / tanh, `mul` and `add` for the LSTM. Autograd
+//! for the GRU ([`gru_cell`]), `chunk`, sigmoid / tanh, `mul` and `add` for the LSTM. Autograd
 //! differentiates it through the graph, on any device those ops run on. A recurrence projects its
 //! whole input sequence in one `linear` and `unbind`s it into steps, so its backward grows linearly with the
 //! sequence. The LSTM's fused recurrences
-//! ([`super::lstm`]) fall back to this one where they do not serve; `RNN`, `GRU` and the cell layers run it.
+//! ([`lstm`]) fall back to this one where they do not serve; `RNN`, `GRU` and the cell layers run it.
+
+mod gru_cell;
+pub(crate) mod lstm;
 
 use super::activation::Activation;
-use super::gru_cell::gru_cell;
-use super::lstm::CellTensors;
 use crate::{Error, Result, Tensor};
+use gru_cell::gru_cell;
+use lstm::CellTensors;
 
 /// A recurrent cell's formula, PyTorch's `mode` of `RNNBase`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

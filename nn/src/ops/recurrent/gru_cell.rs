@@ -13,9 +13,9 @@
 use kernels::activation::{Sigmoid, Tanh};
 use kernels::{GpuDevice, HostFormula, Real};
 
-use super::float::with_float_type;
-use super::map::multiversion;
-use super::{Op, probe_tensor, run, same_dtype};
+use crate::ops::float::with_float_type;
+use crate::ops::map::multiversion;
+use crate::ops::{Op, probe_tensor, run, same_dtype};
 use crate::tensor::autograd::{Backward, Saved};
 use crate::tensor::device::float_type;
 use crate::{DType, Error, Result, Shape, Tensor};
@@ -189,7 +189,7 @@ impl Op for GruCellBackward {
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Self::Output> {
         let (ig, hg, h, dy) = (inputs[0], inputs[1], inputs[2], inputs[3]);
         let (units, hidden) = sizes(Self::NAME, [ig, hg, h])?;
-        super::check_like(Self::NAME, h, dy, super::GRADIENT)?;
+        crate::ops::check_like(Self::NAME, h, dy, crate::ops::GRADIENT)?;
         with_float_type!(h.dtype(), T => {
             let op = Self::NAME;
             let (igs, hgs, hs, dys) = (ig.float_ref::<T>(op)?, hg.float_ref::<T>(op)?, h.float_ref::<T>(op)?, dy.float_ref::<T>(op)?);
@@ -210,7 +210,7 @@ impl Op for GruCellBackward {
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Self::Output> {
         let (ig, hg, h, dy) = (inputs[0], inputs[1], inputs[2], inputs[3]);
         let (units, hidden) = sizes(Self::NAME, [ig, hg, h])?;
-        super::check_like(Self::NAME, h, dy, super::GRADIENT)?;
+        crate::ops::check_like(Self::NAME, h, dy, crate::ops::GRADIENT)?;
         let op = Self::NAME;
         let buffers = [
             ig.gpu_buffer(op)?,

@@ -9,11 +9,11 @@
 
 use kernels::{GpuDevice, Real};
 
-use super::float::{Float, with_float_type};
-use super::gemm::Mat;
-use super::map::multiversion;
-use super::recurrent::{CellMode, Recurrence};
-use super::{Op, probe_tensor, run};
+use super::{CellMode, Recurrence};
+use crate::ops::float::{Float, with_float_type};
+use crate::ops::gemm::Mat;
+use crate::ops::map::multiversion;
+use crate::ops::{Op, probe_tensor, run};
 use crate::tensor::autograd::is_grad_enabled;
 use crate::tensor::device::float_type;
 use crate::{DType, Error, Result, Shape, Tensor};
@@ -108,14 +108,14 @@ impl Lstm {
     fn on_device(&self, inputs: &[&Tensor], save: bool) -> Result<(Tensor, Tensor, Tensor, Option<DeviceTrace>)> {
         let op = "lstm";
         let (x, h0, c0) = (inputs[0], inputs[1], inputs[2]);
-        super::same_dtype(op, x, &inputs[1..].iter().map(|t| Some(*t)).collect::<Vec<_>>())?;
+        crate::ops::same_dtype(op, x, &inputs[1..].iter().map(|t| Some(*t)).collect::<Vec<_>>())?;
         let sizes = self.sizes(inputs);
         // Dropout between layers: the masks drawn from the global generator, layer by layer, as the CPU's fused
         // recurrence draws them (the same masks for one seed).
         let out_shape = Shape::from([sizes.seq, sizes.batch, sizes.dirs * sizes.hidden]);
         let masks = match self.dropout {
             Some(p) => (1..sizes.layers)
-                .map(|_| super::dropout::mask(&out_shape, p, x.dtype(), x.device()))
+                .map(|_| crate::ops::dropout::mask(&out_shape, p, x.dtype(), x.device()))
                 .collect::<Result<Vec<_>>>()?,
             None => Vec::new(),
         };
@@ -330,7 +330,7 @@ fn run_cpu_typed<T: Float>(
             c_n[slot..slot + batch * hid].copy_from_slice(&c);
         }
         if let Some(p) = dropout.filter(|_| layer + 1 < layers) {
-            let mask: Vec<T> = super::dropout::mask_values(out.len(), p)
+            let mask: Vec<T> = crate::ops::dropout::mask_values(out.len(), p)
                 .into_iter()
                 .map(T::of)
                 .collect();

@@ -5,7 +5,7 @@
 //! innermost run is reduced) or one element of a contiguous row it shares with its neighbours (when it is
 //! kept). Which terms a slot adds, and in which order, does not depend on the number of threads.
 
-use super::map::multiversion;
+use crate::ops::map::multiversion;
 use crate::threads;
 
 /// Elements a thread's part of a sum should read at least (as the pooling loops split).
@@ -192,7 +192,7 @@ fn block_sum<T: Summand>(block: &[T], square: bool) -> f64 {
 /// `Σ term(v)` over `block`, in [`LANES`] interleaved `f64` partial sums (then the rest in order): the adds of
 /// several vectors overlap, and the order does not depend on where the block sits.
 #[inline(always)]
-pub(super) fn lane_sum<T: Copy>(block: &[T], term: impl Fn(T) -> f64) -> f64 {
+pub(in crate::ops) fn lane_sum<T: Copy>(block: &[T], term: impl Fn(T) -> f64) -> f64 {
     let mut lanes = [0.0f64; LANES];
     let mut chunks = block.chunks_exact(LANES);
     for chunk in &mut chunks {
@@ -206,7 +206,7 @@ pub(super) fn lane_sum<T: Copy>(block: &[T], term: impl Fn(T) -> f64) -> f64 {
 
 /// [`lane_sum`] over two blocks of one length, element by element: `Σ term(a, b)`.
 #[inline(always)]
-pub(super) fn lane_sum2<A: Copy, B: Copy>(a: &[A], b: &[B], term: impl Fn(A, B) -> f64) -> f64 {
+pub(in crate::ops) fn lane_sum2<A: Copy, B: Copy>(a: &[A], b: &[B], term: impl Fn(A, B) -> f64) -> f64 {
     let mut lanes = [0.0f64; LANES];
     let (mut xs, mut ys) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
     for (x, y) in (&mut xs).zip(&mut ys) {

@@ -1,17 +1,19 @@
 //! Reductions over any set of dimensions (sum, mean, variance): on the CPU accumulated in `f64`, read in place
-//! and split over nn's threads ([`host_sum`](super::host_sum)) (PyTorch's variance accumulates in `double`
+//! and split over nn's threads ([`host_sum`]) (PyTorch's variance accumulates in `double`
 //! too; its sums add `f32` pairwise in `f32`, which `f64` matches within the tolerance); on a device by
 //! `kernels::sum` (pairwise summation), the variance as a composition of the others.
 
+pub(crate) mod host_sum;
+
 use kernels::GpuDevice;
 
-use super::host_sum::sum_dims_into;
 use super::{Op, run};
 use crate::tensor::autograd::Backward;
 use crate::tensor::cast::cast_data;
 use crate::tensor::device::probe;
 use crate::tensor::storage::CpuData;
 use crate::{DType, Error, Result, Shape, Tensor};
+use host_sum::sum_dims_into;
 
 /// What a [`Reduce`] computes.
 #[derive(Clone, Copy)]

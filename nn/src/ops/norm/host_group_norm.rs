@@ -10,10 +10,10 @@
 
 use std::mem::MaybeUninit;
 
-use super::float::Float;
 use super::host_layer_norm::{ParamSums, moments};
-use super::host_sum::{lane_sum, lane_sum2};
-use super::map::multiversion;
+use crate::ops::float::Float;
+use crate::ops::map::multiversion;
+use crate::ops::reduce::host_sum::{lane_sum, lane_sum2};
 use crate::threads;
 
 /// Elements below which a loop stays on one thread.

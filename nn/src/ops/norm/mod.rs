@@ -1,17 +1,21 @@
 //! Batch and layer normalisation, on the CPU accumulated in `f64` (PyTorch accumulates `f32` in `double` on the
 //! CPU), on a device with the norm kernels (batch norm's running statistics updated there).
 
+pub(crate) mod group_norm;
+mod host_group_norm;
+mod host_layer_norm;
+
 use kernels::GpuDevice;
 use kernels::norm::{Layout, Statistics};
 use smallvec::SmallVec;
 
 use super::arith::Affine;
 use super::float::{Float, with_float_type};
-use super::host_layer_norm::{self, ParamSums};
 use super::map::multiversion;
 use super::{Op, Outputs, probe_tensor, run, same_dtype, with_optional};
 use crate::tensor::autograd::{Backward, Saved};
 use crate::{DType, Error, Result, Shape, Tensor};
+use host_layer_norm::ParamSums;
 
 /// Running statistics a batch norm reads (evaluation) or updates (training).
 pub struct RunningStats<'a> {

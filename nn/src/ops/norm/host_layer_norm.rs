@@ -8,9 +8,9 @@
 
 use std::mem::MaybeUninit;
 
-use super::float::Float;
-use super::host_sum::{lane_sum, lane_sum2};
-use super::map::multiversion;
+use crate::ops::float::Float;
+use crate::ops::map::multiversion;
+use crate::ops::reduce::host_sum::{lane_sum, lane_sum2};
 use crate::threads;
 
 /// The weight's and bias' gradients of a normalisation, in `f64`: `(Σ dy · x̂, Σ dy)`.

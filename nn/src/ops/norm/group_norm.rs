@@ -5,10 +5,10 @@
 
 use kernels::GpuDevice;
 
-use super::float::with_float_type;
 use super::host_group_norm::{self, Groups};
-use super::norm::{LayerNormGrad, affine_backward, gradient_tensors, layer_norm};
-use super::{Op, probe_tensor, run, same_dtype, with_optional};
+use super::{LayerNormGrad, affine_backward, gradient_tensors, layer_norm};
+use crate::ops::float::with_float_type;
+use crate::ops::{Op, probe_tensor, run, same_dtype, with_optional};
 use crate::tensor::autograd::Backward;
 use crate::{DType, Result, Shape, Tensor};
 
