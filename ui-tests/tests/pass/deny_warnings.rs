@@ -21,7 +21,13 @@ pub struct Documented<M: Module> {
 #[derive(Module)]
 struct Empty {}
 
-fn main() {
-    let d = Documented { inner: Empty {}, weight: None, cache: None, hooks: Hooks::new(), training: true };
+pub fn main() {
+    let d = Documented {
+        inner: Empty {},
+        weight: None,
+        cache: None,
+        hooks: Hooks::new(),
+        training: true,
+    };
     assert!(d.state_dict().is_empty());
 }

@@ -24,8 +24,10 @@ impl ExtraState for Vocab {
     }
 }
 
-fn main() {
-    let v = Vocab { words: vec!["a".into()] };
+pub fn main() {
+    let v = Vocab {
+        words: vec!["a".into()],
+    };
     assert_eq!(v.to_string(), "Vocabulary(size=1)");
     assert_eq!(v.state_dict().keys().collect::<Vec<_>>(), ["_extra_state"]);
 }

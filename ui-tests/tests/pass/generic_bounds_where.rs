@@ -15,9 +15,16 @@ where
     marker: PhantomData<C>,
 }
 
-fn main() {
-    let r: Residual<Linear, LayerNorm, (u8, String)> =
-        Residual { inner: Linear::new(2, 2, true), norm: Some(LayerNorm::new(vec![2])), config: (1, "x".into()), marker: PhantomData };
-    assert_eq!(r.state_dict().keys().collect::<Vec<_>>(), ["inner.weight", "inner.bias", "norm.weight", "norm.bias"]);
+pub fn main() {
+    let r: Residual<Linear, LayerNorm, (u8, String)> = Residual {
+        inner: Linear::new(2, 2, true),
+        norm: Some(LayerNorm::new(vec![2])),
+        config: (1, "x".into()),
+        marker: PhantomData,
+    };
+    assert_eq!(
+        r.state_dict().keys().collect::<Vec<_>>(),
+        ["inner.weight", "inner.bias", "norm.weight", "norm.bias"]
+    );
     assert_eq!(r.config.0, 1);
 }

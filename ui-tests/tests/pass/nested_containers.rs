@@ -10,7 +10,7 @@ struct Net {
     none: Option<Box<Linear>>,
 }
 
-fn main() {
+pub fn main() {
     let net = Net {
         maybe_list: Some(vec![Linear::new(1, 1, false)]),
         grid: [[ReLU::new(false), ReLU::new(false)], [ReLU::new(true), ReLU::new(true)]],
@@ -19,7 +19,30 @@ fn main() {
         nested: vec![vec![Tanh::new()]],
         none: None,
     };
-    assert_eq!(net.state_dict().keys().collect::<Vec<_>>(), ["maybe_list.0.weight", "boxed.weight"]);
+    assert_eq!(
+        net.state_dict().keys().collect::<Vec<_>>(),
+        ["maybe_list.0.weight", "boxed.weight"]
+    );
     let names: Vec<String> = net.named_modules().into_iter().map(|(n, _)| n).collect();
-    assert_eq!(names, ["", "maybe_list", "maybe_list.0", "grid", "grid.0", "grid.0.0", "grid.0.1", "grid.1", "grid.1.0", "grid.1.1", "boxed", "boxed_list", "boxed_list.0", "nested", "nested.0", "nested.0.0"]);
+    assert_eq!(
+        names,
+        [
+            "",
+            "maybe_list",
+            "maybe_list.0",
+            "grid",
+            "grid.0",
+            "grid.0.0",
+            "grid.0.1",
+            "grid.1",
+            "grid.1.0",
+            "grid.1.1",
+            "boxed",
+            "boxed_list",
+            "boxed_list.0",
+            "nested",
+            "nested.0",
+            "nested.0.0"
+        ]
+    );
 }

@@ -17,9 +17,12 @@ impl Forward for Mlp {
     }
 }
 
-fn main() {
+pub fn main() {
     let mut mlp = Mlp {
-        layers: Sequential::new().append(Linear::new(3, 4, true)).append(ReLU::new(false)).append(Linear::new(4, 1, true)),
+        layers: Sequential::new()
+            .append(Linear::new(3, 4, true))
+            .append(ReLU::new(false))
+            .append(Linear::new(4, 1, true)),
         steps: Tensor::scalar(0i64),
         hooks: Hooks::new(),
     };

@@ -10,8 +10,13 @@ struct Bank {
     hooks: nn::Hooks,
 }
 
-fn main() {
-    let mut bank = Bank { head: Linear::new(2, 2, false), slots: Vec::new(), training: true, hooks: nn::Hooks::new() };
+pub fn main() {
+    let mut bank = Bank {
+        head: Linear::new(2, 2, false),
+        slots: Vec::new(),
+        training: true,
+        hooks: nn::Hooks::new(),
+    };
     bank.slots.push(Param::new(Tensor::zeros([3], DType::F32)));
     bank.slots.push(Param::new(Tensor::zeros([2], DType::F32)));
     assert_eq!(bank.state_dict().keys().collect::<Vec<_>>(), ["head.weight", "0", "1"]);

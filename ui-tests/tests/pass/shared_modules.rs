@@ -7,9 +7,13 @@ struct Net {
     maybe: Option<Shared<PReLU>>,
 }
 
-fn main() {
+pub fn main() {
     let act = Shared::new(PReLU::new(1, 0.25));
-    let net = Net { act: act.clone(), blocks: vec![act.clone(), act.clone()], maybe: Some(act) };
+    let net = Net {
+        act: act.clone(),
+        blocks: vec![act.clone(), act.clone()],
+        maybe: Some(act),
+    };
     assert_eq!(net.named_parameters().len(), 1);
     assert_eq!(net.state_dict().len(), 4);
 }

@@ -23,7 +23,7 @@ struct Net {
     training: bool,
 }
 
-fn main() {
+pub fn main() {
     let mut net = Net {
         fc: Linear::new(1, 1, true),
         width: 1,
@@ -40,5 +40,18 @@ fn main() {
     net.eval();
     assert!(!net.training && !net.is_training());
     assert_eq!(<Net as StaticKeys>::KEYS, ["fc"]);
-    assert_eq!((net.width, net.config.width, net.scale, net.name.as_str(), net.dims.len(), net.pair.0, net.dtype, net.device, net.vocab.len()), (1, 1, 0.5, "net", 1, true, DType::F32, Device::Cpu, 0));
+    assert_eq!(
+        (
+            net.width,
+            net.config.width,
+            net.scale,
+            net.name.as_str(),
+            net.dims.len(),
+            net.pair.0,
+            net.dtype,
+            net.device,
+            net.vocab.len()
+        ),
+        (1, 1, 0.5, "net", 1, true, DType::F32, Device::Cpu, 0)
+    );
 }

@@ -11,11 +11,15 @@ fn build() -> usize {
             pub fc: nn::layers::Linear,
         }
     }
-    let a = Local { fc: Linear::new(1, 1, true) };
-    let b = inner::Deeper { fc: Linear::new(1, 1, true) };
+    let a = Local {
+        fc: Linear::new(1, 1, true),
+    };
+    let b = inner::Deeper {
+        fc: Linear::new(1, 1, true),
+    };
     a.state_dict().len() + b.state_dict().len()
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(build(), 4);
 }

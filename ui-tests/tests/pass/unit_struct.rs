@@ -4,7 +4,7 @@ use nn::prelude::*;
 #[module(name = "Nothing")]
 struct Empty;
 
-fn main() {
+pub fn main() {
     assert_eq!(Empty.to_string(), "Nothing()");
     assert!(Empty.state_dict().is_empty());
     assert!(<Empty as StaticKeys>::KEYS.is_empty());
