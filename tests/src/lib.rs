@@ -5,6 +5,10 @@ pub mod losses;
 pub mod recurrent;
 pub mod zoo;
 
+/// The Rust code blocks of README.md and docs/, compiled and run as this crate's doctests.
+#[cfg(doctest)]
+mod doc_pages;
+
 use std::path::PathBuf;
 
 use nn::{DType, Tensor};
@@ -120,7 +124,16 @@ pub fn short(dtype: DType) -> &'static str {
 /// The device the device tests run on: `NN_TEST_DEVICE` (`wgpu:0` when unset; `cuda:0` in a build with the
 /// `cuda` feature on a machine with an NVIDIA GPU), when this machine has it. Without it the caller skips,
 /// printing why — unless `CI=true`, where a missing device is a failure (CI installs Mesa's Vulkan driver).
+///
+/// The test calling it must have `gpu` or `device` in its path (checked here): the runs on other adapters select
+/// the tests that depend on one by those words.
 pub fn gpu_or_skip(test: &str) -> Option<nn::Device> {
+    if let Some(path) = std::thread::current().name().filter(|path| path.contains("::")) {
+        assert!(
+            path.contains("gpu") || path.contains("device"),
+            "{path} uses a device: its path must contain `gpu` or `device`, which select the device tests"
+        );
+    }
     let name = std::env::var("NN_TEST_DEVICE").unwrap_or_else(|_| "wgpu:0".into());
     let device = match nn::Device::parse(&name) {
         Some(device) if !device.is_cpu() => device,
@@ -136,6 +149,41 @@ pub fn gpu_or_skip(test: &str) -> Option<nn::Device> {
             None
         }
     }
+}
+
+/// Runs `body` in a process of its own: this test binary again, running only the calling test, for a test that
+/// changes or measures what the whole process shares (the global generator's stream, global hooks, the thread
+/// count, the count of live storages, the allocator's peak), which the other tests, running in parallel threads
+/// of this process, would disturb. The child's failure is this test's, with its output.
+pub fn in_own_process(body: impl FnOnce()) {
+    const CHILD: &str = "NN_TEST_OWN_PROCESS";
+    let name = std::thread::current()
+        .name()
+        .expect("in_own_process runs in a test's thread, which is named after the test")
+        .to_owned();
+    if std::env::var(CHILD).as_deref() == Ok(name.as_str()) {
+        body();
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name.as_str(), "--exact", "--nocapture", "--test-threads", "1"])
+        .env(CHILD, &name)
+        .output()
+        .unwrap_or_else(|e| panic!("{name}: cannot run this test binary again: {e}"));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success(),
+        "{name}, in a process of its own, failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("1 passed"),
+        "{name}: the child process ran no test:\n{stdout}\n{stderr}"
+    );
+    print!("{stdout}");
+    eprint!("{stderr}");
 }
 
 /// Two tests of `check(device)`: `$cpu` on the CPU, `$gpu` on the device [`gpu_or_skip`] chooses (skipped as it

@@ -1,4 +1,4 @@
-//! What the recurrent sweeps (`lstm_sweep.rs`, `rnn_sweep.rs`) share: running a fixture's cases, and checking one
+//! What the recurrent sweeps (`layers/lstm.rs`, `layers/rnn.rs` of the integration tests) share: running a fixture's cases, and checking one
 //! case's outputs, loss and gradients against PyTorch's.
 
 use nn::{DType, Device, Param, StateDict, Tensor};

@@ -256,7 +256,7 @@ pub struct Exact<'a> {
 /// over 20 orders, 5.2× over 100), and nn's device kernels accumulate batch norm's sums in float32 where PyTorch's
 /// CPU accumulates them in float64 (there, with its short sums still sequential, nn on lavapipe spread 1.7× as
 /// wide as PyTorch over the same 20 orders).
-/// The convolution and LSTM sweeps (`tests/tests/conv_sweep.rs`, `lstm_sweep.rs`) allow this factor over
+/// The convolution and LSTM sweeps (`tests/tests/integration/ops/conv.rs`, `layers/lstm.rs`) allow this factor over
 /// PyTorch's own float32 error too (`integration_tests::assert_close_to_exact`).
 pub const SPREAD_MARGIN: f64 = 2.0;
 

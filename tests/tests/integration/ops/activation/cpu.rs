@@ -126,7 +126,7 @@ fn threshold_passes_nan_through_as_pytorch_does() {
 }
 
 /// The activations the CPU benches time (every element-wise formula, with common arguments).
-#[path = "../../nn/benches/common/activation_list.rs"]
+#[path = "../../../../../nn/benches/common/activation_list.rs"]
 mod activation_list;
 
 /// Every activation in place gives, bit for bit, its out-of-place result (which the tests above check against

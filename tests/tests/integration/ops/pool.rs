@@ -273,55 +273,57 @@ on_cpu_and_gpu!(
 /// the CPU. A window row wider than that is refused there, with the reason.
 #[test]
 fn wide_windows_on_a_device_match_the_cpu() {
-    let Some(device) = integration_tests::gpu_or_skip("wide_windows_on_a_device_match_the_cpu") else {
-        return;
-    };
-    let x = Tensor::randn([1, 2, 260, 300], DType::F32);
-    let wide = |x: &Tensor| -> Vec<Tensor> {
-        let x = x.detach().requires_grad_(true).unwrap();
-        let max = MaxPool2dOptions {
-            stride: Some(5.into()),
-            ..Default::default()
+    integration_tests::in_own_process(|| {
+        let Some(device) = integration_tests::gpu_or_skip("wide_windows_on_a_device_match_the_cpu") else {
+            return;
         };
-        let avg = AvgPool2dOptions {
-            stride: Some(1.into()),
-            ..Default::default()
+        let x = Tensor::randn([1, 2, 260, 300], DType::F32);
+        let wide = |x: &Tensor| -> Vec<Tensor> {
+            let x = x.detach().requires_grad_(true).unwrap();
+            let max = MaxPool2dOptions {
+                stride: Some(5.into()),
+                ..Default::default()
+            };
+            let avg = AvgPool2dOptions {
+                stride: Some(1.into()),
+                ..Default::default()
+            };
+            let ys = [
+                // 256 x 260 taps (past lavapipe's 65,535); 129 x 130 taps, an element read by up to 129 x 130
+                // windows; 130 x 150 taps.
+                max_pool2d(&x, (256, 260), max).unwrap(),
+                avg_pool2d(&x, (129, 130), avg).unwrap(),
+                adaptive_avg_pool2d(&x, (2, 2)).unwrap(),
+            ];
+            let mut out = Vec::new();
+            for y in ys {
+                let w = Tensor::randn(y.shape().clone(), DType::F32);
+                y.mul(&w.to_device(x.device()).unwrap())
+                    .unwrap()
+                    .sum_all()
+                    .unwrap()
+                    .backward()
+                    .unwrap();
+                out.push(y.detach());
+            }
+            out.push(x.grad().unwrap());
+            out
         };
-        let ys = [
-            // 256 x 260 taps (past lavapipe's 65,535); 129 x 130 taps, an element read by up to 129 x 130
-            // windows; 130 x 150 taps.
-            max_pool2d(&x, (256, 260), max).unwrap(),
-            avg_pool2d(&x, (129, 130), avg).unwrap(),
-            adaptive_avg_pool2d(&x, (2, 2)).unwrap(),
-        ];
-        let mut out = Vec::new();
-        for y in ys {
-            let w = Tensor::randn(y.shape().clone(), DType::F32);
-            y.mul(&w.to_device(x.device()).unwrap())
-                .unwrap()
-                .sum_all()
-                .unwrap()
-                .backward()
-                .unwrap();
-            out.push(y.detach());
+        nn::manual_seed(3);
+        let want = wide(&x);
+        nn::manual_seed(3);
+        let got = wide(&x.to_device(device).unwrap());
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_close(&format!("result {i} on {device}"), g, w);
         }
-        out.push(x.grad().unwrap());
-        out
-    };
-    nn::manual_seed(3);
-    let want = wide(&x);
-    nn::manual_seed(3);
-    let got = wide(&x.to_device(device).unwrap());
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert_close(&format!("result {i} on {device}"), g, w);
-    }
-    let row = Tensor::zeros([1, 1, 1, 16_400], DType::F32).to_device(device).unwrap();
-    let refused = max_pool2d(&row, (1, 16_385), MaxPool2dOptions::default())
-        .unwrap_err()
-        .to_string();
-    assert!(refused.contains("windows of 16385 columns"), "{refused}");
-    let on_cpu = max_pool2d(&row.cpu().unwrap(), (1, 16_385), MaxPool2dOptions::default()).unwrap();
-    assert_eq!(on_cpu.shape(), &[1, 1, 1, 1]);
+        let row = Tensor::zeros([1, 1, 1, 16_400], DType::F32).to_device(device).unwrap();
+        let refused = max_pool2d(&row, (1, 16_385), MaxPool2dOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("windows of 16385 columns"), "{refused}");
+        let on_cpu = max_pool2d(&row.cpu().unwrap(), (1, 16_385), MaxPool2dOptions::default()).unwrap();
+        assert_eq!(on_cpu.shape(), &[1, 1, 1, 1]);
+    });
 }
 
 /// The refusals PyTorch 2.5.1 raises for the same calls, with its messages (each printed by

@@ -130,7 +130,7 @@ fn for_each_case(name: &str, check: impl Fn(&str, &Case, &dyn Fn(&str) -> Tensor
 }
 
 #[test]
-fn rrelu_in_evaluation_matches_pytorch() {
+fn rrelu_in_evaluation_matches_pytorch_on_every_device() {
     for_each_case("rrelu", |what, case, t| {
         let (x, dy) = (t("x"), t("dy"));
         assert_close(what, &rrelu(&x, LOWER, UPPER, false, false)?, &case.get("y"));
@@ -148,7 +148,7 @@ fn rrelu_in_evaluation_matches_pytorch() {
 }
 
 #[test]
-fn rrelu_in_training_is_x_times_its_noise_as_pytorch() {
+fn rrelu_in_training_is_x_times_its_noise_as_pytorch_on_every_device() {
     // PyTorch's noise (its own draws) given: the output is x · noise and the gradient dy · noise.
     for_each_case("rrelu_train", |what, case, t| {
         let (x, noise, dy) = (t("x"), t("noise"), t("dy"));
@@ -198,58 +198,60 @@ fn assert_drawn(what: &str, x: &Tensor, noise: &Tensor, y: &Tensor) {
 
 #[test]
 fn rrelu_in_training_tests_the_sign_as_pytorch_and_draws_the_same_on_every_device() {
-    // PyTorch draws where `x <= 0` (zeros of both signs and -inf) and keeps 1 elsewhere (NaN, +inf).
-    let values = [f64::NAN, 0.0, -0.0, -2.0, 3.0, f64::INFINITY, f64::NEG_INFINITY, -0.5];
-    let drawn = [false, true, true, true, false, false, true, true];
-    for dtype in [DType::F64, DType::F32, DType::F16, DType::BF16] {
-        let x = Tensor::from_vec(values.to_vec(), [values.len()])
-            .unwrap()
-            .to_dtype(dtype)
-            .unwrap();
-        let mut on_cpu = None;
-        for device in devices() {
-            let what = format!("{dtype} on {device}");
-            let moved = x.to_device(device).unwrap();
-            let noise = moved.zeros_like().unwrap();
-            nn::manual_seed(11);
-            let y = match rrelu_with_noise(&moved, &noise, LOWER, UPPER, true) {
-                Err(Error::UnsupportedOnDevice { .. }) if may_refuse(device, dtype) => continue,
-                other => other.unwrap(),
-            };
-            let (ys, ns) = (
-                y.to_device(Device::Cpu).unwrap().to_vec_f64().unwrap(),
-                noise.to_device(Device::Cpu).unwrap().to_vec_f64().unwrap(),
-            );
-            for (i, &v) in values.iter().enumerate() {
-                if drawn[i] {
-                    assert!((0.12..=0.34).contains(&ns[i]), "{what}: slope {} at {i}", ns[i]);
-                    assert!(
-                        v.is_infinite() || (ys[i] - v * ns[i]).abs() <= 0.02 * v.abs(),
-                        "{what}: y at {i}"
-                    );
-                    assert_eq!(
-                        ys[i].is_sign_negative(),
-                        v.is_sign_negative(),
-                        "{what}: sign of y at {i}"
-                    );
-                } else {
-                    assert_eq!(ns[i], 1.0, "{what}: noise at {i} (x = {v})");
-                    assert!(ys[i] == v || (v.is_nan() && ys[i].is_nan()), "{what}: y at {i}");
+    integration_tests::in_own_process(|| {
+        // PyTorch draws where `x <= 0` (zeros of both signs and -inf) and keeps 1 elsewhere (NaN, +inf).
+        let values = [f64::NAN, 0.0, -0.0, -2.0, 3.0, f64::INFINITY, f64::NEG_INFINITY, -0.5];
+        let drawn = [false, true, true, true, false, false, true, true];
+        for dtype in [DType::F64, DType::F32, DType::F16, DType::BF16] {
+            let x = Tensor::from_vec(values.to_vec(), [values.len()])
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let mut on_cpu = None;
+            for device in devices() {
+                let what = format!("{dtype} on {device}");
+                let moved = x.to_device(device).unwrap();
+                let noise = moved.zeros_like().unwrap();
+                nn::manual_seed(11);
+                let y = match rrelu_with_noise(&moved, &noise, LOWER, UPPER, true) {
+                    Err(Error::UnsupportedOnDevice { .. }) if may_refuse(device, dtype) => continue,
+                    other => other.unwrap(),
+                };
+                let (ys, ns) = (
+                    y.to_device(Device::Cpu).unwrap().to_vec_f64().unwrap(),
+                    noise.to_device(Device::Cpu).unwrap().to_vec_f64().unwrap(),
+                );
+                for (i, &v) in values.iter().enumerate() {
+                    if drawn[i] {
+                        assert!((0.12..=0.34).contains(&ns[i]), "{what}: slope {} at {i}", ns[i]);
+                        assert!(
+                            v.is_infinite() || (ys[i] - v * ns[i]).abs() <= 0.02 * v.abs(),
+                            "{what}: y at {i}"
+                        );
+                        assert_eq!(
+                            ys[i].is_sign_negative(),
+                            v.is_sign_negative(),
+                            "{what}: sign of y at {i}"
+                        );
+                    } else {
+                        assert_eq!(ns[i], 1.0, "{what}: noise at {i} (x = {v})");
+                        assert!(ys[i] == v || (v.is_nan() && ys[i].is_nan()), "{what}: y at {i}");
+                    }
+                }
+                // The same seed gives the same slopes and outputs, bit for bit, on every device (a NaN with any
+                // payload: NVIDIA's Vulkan driver returns the canonical NaN where the CPU keeps the input's).
+                let bits = |v: &[f64]| {
+                    v.iter()
+                        .map(|f| if f.is_nan() { f64::NAN.to_bits() } else { f.to_bits() })
+                        .collect::<Vec<_>>()
+                };
+                match &on_cpu {
+                    None => on_cpu = Some((bits(&ys), bits(&ns))),
+                    Some(cpu) => assert_eq!(&(bits(&ys), bits(&ns)), cpu, "{what}: the CPU's draws"),
                 }
             }
-            // The same seed gives the same slopes and outputs, bit for bit, on every device (a NaN with any
-            // payload: NVIDIA's Vulkan driver returns the canonical NaN where the CPU keeps the input's).
-            let bits = |v: &[f64]| {
-                v.iter()
-                    .map(|f| if f.is_nan() { f64::NAN.to_bits() } else { f.to_bits() })
-                    .collect::<Vec<_>>()
-            };
-            match &on_cpu {
-                None => on_cpu = Some((bits(&ys), bits(&ns))),
-                Some(cpu) => assert_eq!(&(bits(&ys), bits(&ns)), cpu, "{what}: the CPU's draws"),
-            }
         }
-    }
+    });
 }
 
 #[test]
@@ -295,21 +297,23 @@ fn rrelu_gradients_match_finite_differences() {
 
 #[test]
 fn rrelu_draws_from_the_global_generator_with_the_mean_slope() {
-    let x = Tensor::full([100_000], -1.0, DType::F64);
-    nn::manual_seed(3);
-    let a = rrelu(&x, LOWER, UPPER, true, false).unwrap().to_vec_f64().unwrap();
-    nn::manual_seed(3);
-    let b = rrelu(&x, LOWER, UPPER, true, false).unwrap().to_vec_f64().unwrap();
-    assert_eq!(a, b, "a seed repeats the draws");
-    let mean = -a.iter().sum::<f64>() / a.len() as f64;
-    assert!((mean - (LOWER + UPPER) / 2.0).abs() < 2e-3, "mean slope {mean}");
-    let (min, max) = a
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(-v), hi.max(-v)));
-    assert!(
-        min >= LOWER && max <= UPPER && max - min > 0.2,
-        "slopes in [{min}, {max}]"
-    );
+    integration_tests::in_own_process(|| {
+        let x = Tensor::full([100_000], -1.0, DType::F64);
+        nn::manual_seed(3);
+        let a = rrelu(&x, LOWER, UPPER, true, false).unwrap().to_vec_f64().unwrap();
+        nn::manual_seed(3);
+        let b = rrelu(&x, LOWER, UPPER, true, false).unwrap().to_vec_f64().unwrap();
+        assert_eq!(a, b, "a seed repeats the draws");
+        let mean = -a.iter().sum::<f64>() / a.len() as f64;
+        assert!((mean - (LOWER + UPPER) / 2.0).abs() < 2e-3, "mean slope {mean}");
+        let (min, max) = a
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(-v), hi.max(-v)));
+        assert!(
+            min >= LOWER && max <= UPPER && max - min > 0.2,
+            "slopes in [{min}, {max}]"
+        );
+    });
 }
 
 #[test]
@@ -342,7 +346,7 @@ fn rrelu_refuses_crossed_bounds_and_integer_inputs_in_both_modes() {
 }
 
 #[test]
-fn glu_matches_pytorch() {
+fn glu_matches_pytorch_on_every_device() {
     for_each_case("glu", |what, case, t| {
         let (x, dy) = (t("x"), t("dy"));
         assert_close(what, &glu(&x, 1)?, &case.get("y"));
@@ -391,7 +395,7 @@ fn glu_refuses_odd_halves_scalars_and_integers() {
 }
 
 #[test]
-fn softmin_matches_pytorch() {
+fn softmin_matches_pytorch_on_every_device() {
     for_each_case("softmin", |what, case, t| {
         let (x, dy) = (t("x"), t("dy"));
         let y = softmin(&x, 1)?;
@@ -428,7 +432,7 @@ fn softmin_refuses_integers_and_bad_dimensions() {
 }
 
 #[test]
-fn softmax2d_matches_pytorch_on_3d_and_4d_inputs() {
+fn softmax2d_matches_pytorch_on_3d_and_4d_inputs_on_every_device() {
     for name in ["softmax2d", "softmax2d_4d"] {
         for_each_case(name, |what, case, t| {
             let (x, dy) = (t("x"), t("dy"));

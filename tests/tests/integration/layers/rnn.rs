@@ -7,7 +7,7 @@
 //! refusals, with its messages.
 //!
 //! Tolerance: `torch.testing.assert_close`'s defaults for the dtype against PyTorch's result; the parameters'
-//! float32 gradients against the exact ones (see `lstm_sweep.rs`).
+//! float32 gradients against the exact ones (see `layers/lstm.rs`).
 
 use integration_tests::recurrent::{check_outputs_and_gradients, check_sweep_file};
 use integration_tests::{lacks_dtype, leaf_of, on_cpu_and_gpu};
@@ -362,32 +362,34 @@ fn recurrent_layers_refuse_what_pytorch_refuses_with_its_messages() {
 /// definition), and an empty batch gives empty outputs of the right shapes.
 #[test]
 fn a_gru_layer_is_its_cell_run_over_the_sequence() {
-    nn::manual_seed(3);
-    let gru = GRU::new(4, 6);
-    let mut cell = GRUCell::new(4, 6);
-    let renamed: StateDict = gru
-        .state_dict()
-        .into_iter()
-        .map(|(k, t)| (k.trim_end_matches("_l0").to_string(), t))
-        .collect();
-    cell.load_state_dict(&renamed, true, false).unwrap();
-    let x = integration_tests::sine_values(&[5, 2, 4], 0.3, DType::F32);
-    let (out, h_n) = gru.forward((x.clone(), None)).unwrap();
-    let mut h: Option<Tensor> = None;
-    for t in 0..5 {
-        let step = x.narrow(0, t, 1).unwrap().reshape([2, 4]).unwrap();
-        let next = cell.forward((step, h.take())).unwrap();
-        let want = out.narrow(0, t, 1).unwrap().reshape([2, 6]).unwrap();
-        assert_eq!(next.to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap(), "step {t}");
-        h = Some(next);
-    }
-    assert_eq!(
-        h.unwrap().to_vec::<f32>().unwrap(),
-        h_n.reshape([2, 6]).unwrap().to_vec::<f32>().unwrap()
-    );
-    let (out, h_n) = gru.forward((Tensor::zeros([3, 0, 4], DType::F32), None)).unwrap();
-    assert_eq!(
-        (out.shape().to_vec(), h_n.shape().to_vec()),
-        (vec![3, 0, 6], vec![1, 0, 6])
-    );
+    integration_tests::in_own_process(|| {
+        nn::manual_seed(3);
+        let gru = GRU::new(4, 6);
+        let mut cell = GRUCell::new(4, 6);
+        let renamed: StateDict = gru
+            .state_dict()
+            .into_iter()
+            .map(|(k, t)| (k.trim_end_matches("_l0").to_string(), t))
+            .collect();
+        cell.load_state_dict(&renamed, true, false).unwrap();
+        let x = integration_tests::sine_values(&[5, 2, 4], 0.3, DType::F32);
+        let (out, h_n) = gru.forward((x.clone(), None)).unwrap();
+        let mut h: Option<Tensor> = None;
+        for t in 0..5 {
+            let step = x.narrow(0, t, 1).unwrap().reshape([2, 4]).unwrap();
+            let next = cell.forward((step, h.take())).unwrap();
+            let want = out.narrow(0, t, 1).unwrap().reshape([2, 6]).unwrap();
+            assert_eq!(next.to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap(), "step {t}");
+            h = Some(next);
+        }
+        assert_eq!(
+            h.unwrap().to_vec::<f32>().unwrap(),
+            h_n.reshape([2, 6]).unwrap().to_vec::<f32>().unwrap()
+        );
+        let (out, h_n) = gru.forward((Tensor::zeros([3, 0, 4], DType::F32), None)).unwrap();
+        assert_eq!(
+            (out.shape().to_vec(), h_n.shape().to_vec()),
+            (vec![3, 0, 6], vec![1, 0, 6])
+        );
+    });
 }

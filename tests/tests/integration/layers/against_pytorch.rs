@@ -294,7 +294,7 @@ fn lstm_rejects_bad_input_and_state() {
 /// proj_size=2)`: its repr, its state dict's keys in order with their shapes (printed by PyTorch), its
 /// refusal of a `proj_size` not below `hidden_size` (`ValueError: proj_size has to be smaller than
 /// hidden_size`), and the state's shapes: `h` has `proj_size` features, `c` `hidden_size`. The numbers are
-/// `lstm_sweep.rs`'s projected cases.
+/// `layers/lstm.rs`'s projected cases.
 #[test]
 fn a_projected_lstm_has_pytorchs_keys_shapes_and_repr() {
     let options = LstmOptions {

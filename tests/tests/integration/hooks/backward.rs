@@ -224,125 +224,133 @@ fn scaled(v: &[f64], by: f64) -> Vec<f64> {
 
 #[test]
 fn a_full_backward_hook_that_doubles_grad_input_doubles_the_gradients_upstream_only() {
-    let mut net = net();
-    let (plain, plain_x) = gradients(&mut net);
-    let handle = net.fc2.register_full_backward_hook(|grad_input, _| {
-        Ok(Some(
-            grad_input
-                .iter()
-                .map(|g| g.as_ref().map(|g| g.mul_scalar(2.0).unwrap()))
-                .collect(),
-        ))
-    });
-    let (hooked, hooked_x) = gradients(&mut net);
-    for ((name, a), (_, b)) in plain.iter().zip(&hooked) {
-        // fc2's own parameters are not upstream of its input: unchanged; fc1's (and the input's) double.
-        let expected = if name.starts_with("fc2") {
-            a.clone()
-        } else {
-            scaled(a, 2.0)
-        };
-        assert_eq!(b, &expected, "{name}");
-    }
-    assert_eq!(hooked_x, scaled(&plain_x, 2.0));
+    integration_tests::in_own_process(|| {
+        let mut net = net();
+        let (plain, plain_x) = gradients(&mut net);
+        let handle = net.fc2.register_full_backward_hook(|grad_input, _| {
+            Ok(Some(
+                grad_input
+                    .iter()
+                    .map(|g| g.as_ref().map(|g| g.mul_scalar(2.0).unwrap()))
+                    .collect(),
+            ))
+        });
+        let (hooked, hooked_x) = gradients(&mut net);
+        for ((name, a), (_, b)) in plain.iter().zip(&hooked) {
+            // fc2's own parameters are not upstream of its input: unchanged; fc1's (and the input's) double.
+            let expected = if name.starts_with("fc2") {
+                a.clone()
+            } else {
+                scaled(a, 2.0)
+            };
+            assert_eq!(b, &expected, "{name}");
+        }
+        assert_eq!(hooked_x, scaled(&plain_x, 2.0));
 
-    handle.remove();
-    let (removed, removed_x) = gradients(&mut net);
-    assert_eq!(removed, plain);
-    assert_eq!(removed_x, plain_x);
+        handle.remove();
+        let (removed, removed_x) = gradients(&mut net);
+        assert_eq!(removed, plain);
+        assert_eq!(removed_x, plain_x);
+    });
 }
 
 #[test]
 fn a_backward_pre_hook_that_zeroes_grad_output_zeroes_every_gradient_below() {
-    let mut net = net();
-    net.fc2.register_full_backward_pre_hook(
-        |grad_output| {
-            Ok(Some(
-                grad_output
-                    .iter()
-                    .map(|g| g.as_ref().map(|g| g.mul_scalar(0.0).unwrap()))
-                    .collect(),
-            ))
-        },
-        false,
-    );
-    let (hooked, hooked_x) = gradients(&mut net);
-    for (name, g) in &hooked {
-        assert!(g.iter().all(|v| *v == 0.0), "{name}: {g:?}");
-    }
-    assert!(hooked_x.iter().all(|v| *v == 0.0));
+    integration_tests::in_own_process(|| {
+        let mut net = net();
+        net.fc2.register_full_backward_pre_hook(
+            |grad_output| {
+                Ok(Some(
+                    grad_output
+                        .iter()
+                        .map(|g| g.as_ref().map(|g| g.mul_scalar(0.0).unwrap()))
+                        .collect(),
+                ))
+            },
+            false,
+        );
+        let (hooked, hooked_x) = gradients(&mut net);
+        for (name, g) in &hooked {
+            assert!(g.iter().all(|v| *v == 0.0), "{name}: {g:?}");
+        }
+        assert!(hooked_x.iter().all(|v| *v == 0.0));
+    });
 }
 
 #[test]
 fn the_hooks_see_the_gradients_of_the_modules_inputs_and_outputs() {
-    let mut net = net();
-    // Expected: the same pass without hooks, through autograd::grad on fc2's input and output.
-    let x = input();
-    let h = net.act.forward(net.fc1.forward(x.clone()).unwrap()).unwrap();
-    let y = net.fc2.forward(h.clone()).unwrap();
-    let loss = y.mul(&y).unwrap().sum_all().unwrap();
-    let expected = nn::autograd::grad(&[&loss], &[&h, &y], None, false).unwrap();
-    let (want_in, want_out) = (
-        vec_of(expected[0].as_ref().unwrap()),
-        vec_of(expected[1].as_ref().unwrap()),
-    );
-
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = seen.clone();
-    net.fc2.register_full_backward_hook(move |grad_input, grad_output| {
-        assert_eq!((grad_input.len(), grad_output.len()), (1, 1));
-        let got = (
-            vec_of(grad_input[0].as_ref().unwrap()),
-            vec_of(grad_output[0].as_ref().unwrap()),
+    integration_tests::in_own_process(|| {
+        let mut net = net();
+        // Expected: the same pass without hooks, through autograd::grad on fc2's input and output.
+        let x = input();
+        let h = net.act.forward(net.fc1.forward(x.clone()).unwrap()).unwrap();
+        let y = net.fc2.forward(h.clone()).unwrap();
+        let loss = y.mul(&y).unwrap().sum_all().unwrap();
+        let expected = nn::autograd::grad(&[&loss], &[&h, &y], None, false).unwrap();
+        let (want_in, want_out) = (
+            vec_of(expected[0].as_ref().unwrap()),
+            vec_of(expected[1].as_ref().unwrap()),
         );
-        sink.lock().unwrap().push(got);
-        Ok(None)
+
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        net.fc2.register_full_backward_hook(move |grad_input, grad_output| {
+            assert_eq!((grad_input.len(), grad_output.len()), (1, 1));
+            let got = (
+                vec_of(grad_input[0].as_ref().unwrap()),
+                vec_of(grad_output[0].as_ref().unwrap()),
+            );
+            sink.lock().unwrap().push(got);
+            Ok(None)
+        });
+        net.zero_grad(true);
+        let y = net.call(input()).unwrap();
+        y.mul(&y).unwrap().sum_all().unwrap().backward().unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0], (want_in, want_out));
     });
-    net.zero_grad(true);
-    let y = net.call(input()).unwrap();
-    y.mul(&y).unwrap().sum_all().unwrap().backward().unwrap();
-    let seen = seen.lock().unwrap();
-    assert_eq!(seen.len(), 1);
-    assert_eq!(seen[0], (want_in, want_out));
 }
 
 #[test]
 fn hooks_run_in_pytorchs_order_across_nested_modules() {
-    let mut net = net();
-    let order = log();
-    let pre = |who: &'static str, order: &Log| {
-        let order = order.clone();
-        move |_: &nn::Grads| {
-            order.lock().unwrap().push(format!("{who} pre"));
-            Ok(None)
-        }
-    };
-    let full = |who: &'static str, order: &Log| {
-        let order = order.clone();
-        move |_: &nn::Grads, _: &nn::Grads| {
-            order.lock().unwrap().push(format!("{who} hook"));
-            Ok(None)
-        }
-    };
-    net.register_full_backward_hook(full("net", &order));
-    net.register_full_backward_pre_hook(pre("net", &order), false);
-    net.fc2.register_full_backward_hook(full("fc2", &order));
-    net.fc2
-        .register_full_backward_pre_hook(pre("fc2 second", &order), false);
-    net.fc2.register_full_backward_pre_hook(pre("fc2 first", &order), true);
-    net.fc1.register_full_backward_hook(full("fc1", &order));
-    gradients(&mut net);
-    assert_eq!(
-        entries(&order),
-        [
-            "net pre",
-            "fc2 first pre",
-            "fc2 second pre",
-            "fc2 hook",
-            "fc1 hook",
-            "net hook"
-        ]
-    );
+    integration_tests::in_own_process(|| {
+        let mut net = net();
+        let order = log();
+        let pre = |who: &'static str, order: &Log| {
+            let order = order.clone();
+            move |_: &nn::Grads| {
+                order.lock().unwrap().push(format!("{who} pre"));
+                Ok(None)
+            }
+        };
+        let full = |who: &'static str, order: &Log| {
+            let order = order.clone();
+            move |_: &nn::Grads, _: &nn::Grads| {
+                order.lock().unwrap().push(format!("{who} hook"));
+                Ok(None)
+            }
+        };
+        net.register_full_backward_hook(full("net", &order));
+        net.register_full_backward_pre_hook(pre("net", &order), false);
+        net.fc2.register_full_backward_hook(full("fc2", &order));
+        net.fc2
+            .register_full_backward_pre_hook(pre("fc2 second", &order), false);
+        net.fc2.register_full_backward_pre_hook(pre("fc2 first", &order), true);
+        net.fc1.register_full_backward_hook(full("fc1", &order));
+        gradients(&mut net);
+        assert_eq!(
+            entries(&order),
+            [
+                "net pre",
+                "fc2 first pre",
+                "fc2 second pre",
+                "fc2 hook",
+                "fc1 hook",
+                "net hook"
+            ]
+        );
+    });
 }
 
 #[test]
@@ -369,21 +377,23 @@ fn a_module_whose_input_needs_no_gradient_gets_none_for_it_and_may_not_return_on
 
 #[test]
 fn a_module_hook_replacement_that_does_not_fit_is_a_typed_error() {
-    let mut net = net();
-    let h = net.fc2.register_full_backward_hook(|_, _| Ok(Some(vec![None, None])));
-    let message = autograd_err(
-        net.call(input()).unwrap().sum_all().unwrap().backward(),
-        "register_full_backward_hook",
-    );
-    assert!(message.contains("2 grad_input gradients for 1"), "{message}");
-    h.remove();
-    net.fc2
-        .register_full_backward_pre_hook(|_| Ok(Some(vec![Some(Tensor::zeros([5], DType::F32))])), false);
-    let message = autograd_err(
-        net.call(input()).unwrap().sum_all().unwrap().backward(),
-        "register_full_backward_pre_hook",
-    );
-    assert!(message.contains("[5]") && message.contains("[2, 2]"), "{message}");
+    integration_tests::in_own_process(|| {
+        let mut net = net();
+        let h = net.fc2.register_full_backward_hook(|_, _| Ok(Some(vec![None, None])));
+        let message = autograd_err(
+            net.call(input()).unwrap().sum_all().unwrap().backward(),
+            "register_full_backward_hook",
+        );
+        assert!(message.contains("2 grad_input gradients for 1"), "{message}");
+        h.remove();
+        net.fc2
+            .register_full_backward_pre_hook(|_| Ok(Some(vec![Some(Tensor::zeros([5], DType::F32))])), false);
+        let message = autograd_err(
+            net.call(input()).unwrap().sum_all().unwrap().backward(),
+            "register_full_backward_pre_hook",
+        );
+        assert!(message.contains("[5]") && message.contains("[2, 2]"), "{message}");
+    });
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `split_with_sizes`, `split`, `chunk` and `unbind` as PyTorch 2.5.1's: the pieces' sizes (including its
 //! edge cases: fewer chunks than asked, empty dimensions), their values, the refusals with PyTorch's messages,
 //! and the same pieces, bit for bit, on a device. Their gradients are checked against finite differences in
-//! `autograd.rs`.
+//! `autograd/gradcheck.rs`.
 
 use integration_tests::{bit_equal, on_cpu_and_gpu};
 use nn::prelude::*;

@@ -24,7 +24,11 @@ const DYNAMICS: [&str; 8] = [
     "dynamics_lstm1_bn",
     "dynamics_bn_grad_batch4",
 ];
-const CHILD: &str = "parity_under_one_capability";
+/// The child test's path in this binary (`cpu_capability::parity_under_one_capability`).
+fn child() -> String {
+    let (_crate, module) = module_path!().split_once("::").unwrap();
+    format!("{module}::parity_under_one_capability")
+}
 
 #[test]
 #[ignore = "the child of every_cpu_capability_matches_pytorch, which runs it under each NN_CPU_CAPABILITY"]
@@ -75,7 +79,14 @@ fn every_cpu_capability_matches_pytorch() {
     ];
     for (asked, want) in cases {
         let out = Command::new(&exe)
-            .args([CHILD, "--exact", "--ignored", "--nocapture", "--test-threads", "1"])
+            .args([
+                child().as_str(),
+                "--exact",
+                "--ignored",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ])
             .env("NN_CPU_CAPABILITY", asked)
             .output()
             .unwrap();

@@ -1232,57 +1232,59 @@ fn conv2d_weight_grad_by_definition(
 
 #[test]
 fn conv2d_weight_gradient_of_a_batch_spanning_many_chunks_is_the_sum_by_definition() {
-    use nn::functional::{Conv2dOptions, Padding2d, conv2d};
-    // Batches large enough that the host kernel splits them into several units of images, some of more than
-    // one chunk (a chunk holds ~16K padded input values), with padding (the input copied into padded planes)
-    // and without (read in place), groups, and output channels that leave a block's lanes partly empty.
-    // (Mirrors no PyTorch test: the gradient's definition, `dw = Σ dy ⊗ patches`, is the reference.)
-    let cases = [
-        ([70, 16, 14, 14], [10, 8, 3, 3], 1, 1, 2),
-        ([37, 6, 9, 9], [5, 6, 3, 3], 2, 0, 1),
-        ([300, 3, 8, 8], [20, 3, 2, 2], 1, 0, 1),
-        // Rows longer than 16 values (copied into the padded planes by `copy_from_slice`, not as arrays).
-        ([3, 2, 5, 19], [4, 2, 3, 3], 1, 1, 1),
-    ];
-    for (xs, ws, stride, padding, groups) in cases {
-        let opts = Conv2dOptions {
-            stride: [stride; 2],
-            padding: Padding2d::Explicit(padding, padding),
-            groups,
-            ..Default::default()
-        };
-        for dtype in [DType::F64, DType::F32] {
-            let what = format!("{xs:?} * {ws:?}, stride {stride}, padding {padding}, groups {groups}, {dtype:?}");
-            let x = values(&xs, 0.5);
-            let w = values(&ws, 1.5).to_dtype(dtype).unwrap().requires_grad_(true).unwrap();
-            let y = conv2d(&x.to_dtype(dtype).unwrap(), &w, None, &opts).unwrap();
-            let dy = values(y.shape().dims(), 2.5);
-            y.backward_with(&dy.to_dtype(dtype).unwrap()).unwrap();
-            let got = w.grad().unwrap().to_vec_f64().unwrap();
-            // The units' partial sums are added in a fixed order: one thread gives the same bits.
-            nn::set_num_threads(1);
-            let w1 = w.detach().requires_grad_(true).unwrap();
-            conv2d(&x.to_dtype(dtype).unwrap(), &w1, None, &opts)
-                .unwrap()
-                .backward_with(&dy.to_dtype(dtype).unwrap())
-                .unwrap();
-            nn::set_num_threads(0);
-            assert_eq!(w1.grad().unwrap().to_vec_f64().unwrap(), got, "{what}: one thread");
-            let (xv, dyv) = (x.to_vec_f64().unwrap(), dy.to_vec_f64().unwrap());
-            let want = conv2d_weight_grad_by_definition(&xv, xs, &dyv, ws, stride, padding, groups);
-            // Each sum has up to n·ho·wo terms of magnitude below 4: f64 keeps ~1e-15 of it, f32 ~1e-7.
-            let terms = (xs[0] * y.shape().dims()[2] * y.shape().dims()[3]) as f64;
-            let tolerance = if dtype == DType::F64 {
-                terms * 1e-15
-            } else {
-                4.0 * terms * 4e-7
+    integration_tests::in_own_process(|| {
+        use nn::functional::{Conv2dOptions, Padding2d, conv2d};
+        // Batches large enough that the host kernel splits them into several units of images, some of more than
+        // one chunk (a chunk holds ~16K padded input values), with padding (the input copied into padded planes)
+        // and without (read in place), groups, and output channels that leave a block's lanes partly empty.
+        // (Mirrors no PyTorch test: the gradient's definition, `dw = Σ dy ⊗ patches`, is the reference.)
+        let cases = [
+            ([70, 16, 14, 14], [10, 8, 3, 3], 1, 1, 2),
+            ([37, 6, 9, 9], [5, 6, 3, 3], 2, 0, 1),
+            ([300, 3, 8, 8], [20, 3, 2, 2], 1, 0, 1),
+            // Rows longer than 16 values (copied into the padded planes by `copy_from_slice`, not as arrays).
+            ([3, 2, 5, 19], [4, 2, 3, 3], 1, 1, 1),
+        ];
+        for (xs, ws, stride, padding, groups) in cases {
+            let opts = Conv2dOptions {
+                stride: [stride; 2],
+                padding: Padding2d::Explicit(padding, padding),
+                groups,
+                ..Default::default()
             };
-            assert_eq!(got.len(), want.len(), "{what}");
-            for (i, (g, e)) in got.iter().zip(&want).enumerate() {
-                assert!((g - e).abs() <= tolerance, "{what}: element {i}: {g} vs {e}");
+            for dtype in [DType::F64, DType::F32] {
+                let what = format!("{xs:?} * {ws:?}, stride {stride}, padding {padding}, groups {groups}, {dtype:?}");
+                let x = values(&xs, 0.5);
+                let w = values(&ws, 1.5).to_dtype(dtype).unwrap().requires_grad_(true).unwrap();
+                let y = conv2d(&x.to_dtype(dtype).unwrap(), &w, None, &opts).unwrap();
+                let dy = values(y.shape().dims(), 2.5);
+                y.backward_with(&dy.to_dtype(dtype).unwrap()).unwrap();
+                let got = w.grad().unwrap().to_vec_f64().unwrap();
+                // The units' partial sums are added in a fixed order: one thread gives the same bits.
+                nn::set_num_threads(1);
+                let w1 = w.detach().requires_grad_(true).unwrap();
+                conv2d(&x.to_dtype(dtype).unwrap(), &w1, None, &opts)
+                    .unwrap()
+                    .backward_with(&dy.to_dtype(dtype).unwrap())
+                    .unwrap();
+                nn::set_num_threads(0);
+                assert_eq!(w1.grad().unwrap().to_vec_f64().unwrap(), got, "{what}: one thread");
+                let (xv, dyv) = (x.to_vec_f64().unwrap(), dy.to_vec_f64().unwrap());
+                let want = conv2d_weight_grad_by_definition(&xv, xs, &dyv, ws, stride, padding, groups);
+                // Each sum has up to n·ho·wo terms of magnitude below 4: f64 keeps ~1e-15 of it, f32 ~1e-7.
+                let terms = (xs[0] * y.shape().dims()[2] * y.shape().dims()[3]) as f64;
+                let tolerance = if dtype == DType::F64 {
+                    terms * 1e-15
+                } else {
+                    4.0 * terms * 4e-7
+                };
+                assert_eq!(got.len(), want.len(), "{what}");
+                for (i, (g, e)) in got.iter().zip(&want).enumerate() {
+                    assert!((g - e).abs() <= tolerance, "{what}: element {i}: {g} vs {e}");
+                }
             }
         }
-    }
+    });
 }
 
 /// `y[n, o, i, j] = Σ w[o, ci, a, b] · x[n, gi·cg + ci, i + a - 1, j + b - 1]`: a 3×3 convolution with padding 1,
@@ -1391,7 +1393,7 @@ fn conv2d_and_its_input_gradient_equal_the_definition_for_every_split_into_block
 /// read) equals the definition `dx[i] = Σ dy[o] · w[t]` over the outputs `o` and taps `t` that read input `i`:
 /// strides 2 and 3 (and 2 × 1, 1 × 3), kernels narrower than the stride (inputs no tap reads), every padding up
 /// to the kernel's size, dilation, odd and even sizes, groups, f64 and f32. (Mirrors no PyTorch test: the
-/// definition is the reference; `conv_sweep.rs` compares strided cases with PyTorch.)
+/// definition is the reference; `ops/conv.rs` compares strided cases with PyTorch.)
 #[test]
 fn strided_conv2d_input_gradient_equals_the_definition() {
     use nn::functional::{Conv2dOptions, Padding2d, conv2d};
@@ -1481,44 +1483,46 @@ fn strided_conv2d_input_gradient_equals_the_definition() {
 
 #[test]
 fn lstm_layers_directions_and_state() {
-    let options = LstmOptions {
-        num_layers: 2,
-        bidirectional: true,
-        ..LstmOptions::default()
-    };
-    nn::manual_seed(5);
-    let mut lstm = LSTM::with_options(3, 2, options).unwrap();
-    lstm.to_dtype(DType::F64).unwrap();
-    let (x, h0, c0) = (
-        values(&[4, 2, 3], 0.0),
-        values(&[4, 2, 2], 1.0),
-        values(&[4, 2, 2], 2.0),
-    );
-    // Recording runs the recurrence as recorded ops: the same numbers as the fused op.
-    let fused = {
-        let _no_grad = nn::no_grad();
-        lstm.forward((x.clone(), Some((h0.clone(), c0.clone())))).unwrap()
-    };
-    let recorded = lstm.forward((x.clone(), Some((h0.clone(), c0.clone())))).unwrap();
-    assert!(recorded.0.requires_grad());
-    for (a, b) in [
-        (&fused.0, &recorded.0),
-        (&fused.1.0, &recorded.1.0),
-        (&fused.1.1, &recorded.1.1),
-    ] {
-        assert!(
-            max_abs_diff(a, b) <= 1e-12,
-            "fused and recorded differ by {}",
-            max_abs_diff(a, b)
+    integration_tests::in_own_process(|| {
+        let options = LstmOptions {
+            num_layers: 2,
+            bidirectional: true,
+            ..LstmOptions::default()
+        };
+        nn::manual_seed(5);
+        let mut lstm = LSTM::with_options(3, 2, options).unwrap();
+        lstm.to_dtype(DType::F64).unwrap();
+        let (x, h0, c0) = (
+            values(&[4, 2, 3], 0.0),
+            values(&[4, 2, 2], 1.0),
+            values(&[4, 2, 2], 2.0),
         );
-    }
-    gradcheck("lstm input and state", vec![x.clone(), h0.clone(), c0.clone()], |t| {
-        let (out, (h, c)) = lstm.forward((t[0].clone(), Some((t[1].clone(), t[2].clone()))))?;
-        Tensor::cat(&[&out.flatten(0, -1)?, &h.flatten(0, -1)?, &c.flatten(0, -1)?], 0)
-    });
-    check_parameter_gradients(&mut lstm, |lstm| {
-        let (out, (h, _)) = lstm.forward((x.clone(), Some((h0.clone(), c0.clone())))).unwrap();
-        sequence_loss(&out, &h)
+        // Recording runs the recurrence as recorded ops: the same numbers as the fused op.
+        let fused = {
+            let _no_grad = nn::no_grad();
+            lstm.forward((x.clone(), Some((h0.clone(), c0.clone())))).unwrap()
+        };
+        let recorded = lstm.forward((x.clone(), Some((h0.clone(), c0.clone())))).unwrap();
+        assert!(recorded.0.requires_grad());
+        for (a, b) in [
+            (&fused.0, &recorded.0),
+            (&fused.1.0, &recorded.1.0),
+            (&fused.1.1, &recorded.1.1),
+        ] {
+            assert!(
+                max_abs_diff(a, b) <= 1e-12,
+                "fused and recorded differ by {}",
+                max_abs_diff(a, b)
+            );
+        }
+        gradcheck("lstm input and state", vec![x.clone(), h0.clone(), c0.clone()], |t| {
+            let (out, (h, c)) = lstm.forward((t[0].clone(), Some((t[1].clone(), t[2].clone()))))?;
+            Tensor::cat(&[&out.flatten(0, -1)?, &h.flatten(0, -1)?, &c.flatten(0, -1)?], 0)
+        });
+        check_parameter_gradients(&mut lstm, |lstm| {
+            let (out, (h, _)) = lstm.forward((x.clone(), Some((h0.clone(), c0.clone())))).unwrap();
+            sequence_loss(&out, &h)
+        });
     });
 }
 
@@ -1550,34 +1554,36 @@ fn check_parameter_gradients<M: Module>(module: &mut M, loss: impl Fn(&M) -> Ten
 /// `GRUCell` on a batch and on one unbatched step, with inputs large enough to saturate the gates.
 #[test]
 fn gru_layers_directions_state_and_cell() {
-    let options = GruOptions {
-        num_layers: 2,
-        bidirectional: true,
-        ..GruOptions::default()
-    };
-    nn::manual_seed(7);
-    let mut gru = GRU::with_options(3, 2, options).unwrap();
-    gru.to_dtype(DType::F64).unwrap();
-    let (x, h0) = (values(&[4, 2, 3], 0.0), values(&[4, 2, 2], 1.0));
-    gradcheck("gru input and state", vec![x.clone(), h0.clone()], |t| {
-        let (out, h) = gru.forward((t[0].clone(), Some(t[1].clone())))?;
-        Tensor::cat(&[&out.flatten(0, -1)?, &h.flatten(0, -1)?], 0)
+    integration_tests::in_own_process(|| {
+        let options = GruOptions {
+            num_layers: 2,
+            bidirectional: true,
+            ..GruOptions::default()
+        };
+        nn::manual_seed(7);
+        let mut gru = GRU::with_options(3, 2, options).unwrap();
+        gru.to_dtype(DType::F64).unwrap();
+        let (x, h0) = (values(&[4, 2, 3], 0.0), values(&[4, 2, 2], 1.0));
+        gradcheck("gru input and state", vec![x.clone(), h0.clone()], |t| {
+            let (out, h) = gru.forward((t[0].clone(), Some(t[1].clone())))?;
+            Tensor::cat(&[&out.flatten(0, -1)?, &h.flatten(0, -1)?], 0)
+        });
+        check_parameter_gradients(&mut gru, |gru| {
+            let (out, h) = gru.forward((x.clone(), Some(h0.clone()))).unwrap();
+            sequence_loss(&out, &h)
+        });
+        let mut cell = GRUCell::new(3, 4);
+        cell.to_dtype(DType::F64).unwrap();
+        let big = |shape: &[usize], phase: f64| values(shape, phase).mul_scalar(3.0).unwrap();
+        gradcheck("gru cell, a batch", vec![big(&[5, 3], 3.0), big(&[5, 4], 4.0)], |t| {
+            cell.forward((t[0].clone(), Some(t[1].clone())))
+        });
+        gradcheck(
+            "gru cell, one unbatched step",
+            vec![values(&[3], 5.0), values(&[4], 6.0)],
+            |t| cell.forward((t[0].clone(), Some(t[1].clone()))),
+        );
     });
-    check_parameter_gradients(&mut gru, |gru| {
-        let (out, h) = gru.forward((x.clone(), Some(h0.clone()))).unwrap();
-        sequence_loss(&out, &h)
-    });
-    let mut cell = GRUCell::new(3, 4);
-    cell.to_dtype(DType::F64).unwrap();
-    let big = |shape: &[usize], phase: f64| values(shape, phase).mul_scalar(3.0).unwrap();
-    gradcheck("gru cell, a batch", vec![big(&[5, 3], 3.0), big(&[5, 4], 4.0)], |t| {
-        cell.forward((t[0].clone(), Some(t[1].clone())))
-    });
-    gradcheck(
-        "gru cell, one unbatched step",
-        vec![values(&[3], 5.0), values(&[4], 6.0)],
-        |t| cell.forward((t[0].clone(), Some(t[1].clone()))),
-    );
 }
 
 #[test]

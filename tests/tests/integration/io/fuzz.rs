@@ -7,7 +7,7 @@
 //! CI runs 10^4 mutated inputs per format. The long run, with its figures in RELIABILITY.md:
 //!
 //! ```text
-//! NN_FUZZ_INPUTS=1000000 cargo test --release -p integration-tests --test fuzz_loaders -- --nocapture
+//! NN_FUZZ_INPUTS=1000000 cargo test --workspace --release --test integration -- io::fuzz --nocapture
 //! ```
 //! `NN_FUZZ_SEED` picks another sequence; `NN_FUZZ_FORMATS=SafeTensorsMmap,PtZip` runs only those formats. A failing input is written to `target/fuzz-failures/` and named in the
 //! panic message.
@@ -71,9 +71,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
-
-/// The tests of this file run one at a time: the counters are global.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A small, seeded generator (splitmix64): the same seed gives the same inputs on every machine.
 struct Rng(u64);
@@ -334,97 +331,99 @@ fn seed() -> u64 {
 
 #[test]
 fn every_loader_survives_hostile_files() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let scratch = std::env::temp_dir().join(format!("nn-fuzz-{}", std::process::id()));
-    let mut harness = Harness::new(scratch.clone());
-    let n = inputs();
-    for (format, valid, donor) in [
-        (
-            Format::SafeTensors,
-            "dynamics_small/weights.safetensors",
-            "zoo/weights.safetensors",
-        ),
-        (Format::PtZip, "dynamics_small/weights.pt", "zoo/weights.pt"),
-        (
-            Format::PtLegacy,
-            "dynamics_small/weights_legacy.pt",
-            "zoo/weights_legacy.pt",
-        ),
-        (
-            Format::SafeTensorsMmap,
-            "dynamics_small/weights.safetensors",
-            "zoo/weights.safetensors",
-        ),
-        (Format::PtZipMmap, "dynamics_small/weights.pt", "zoo/weights.pt"),
-    ] {
-        if !chosen(format) {
-            continue;
-        }
-        let valid = std::fs::read(fixture(valid)).unwrap();
-        let donor = std::fs::read(fixture(donor)).unwrap();
-        let mut rng = Rng(seed() ^ format as u64);
-        let mut tally = Tally::default();
-        let start = Instant::now();
-        harness.run(format, &valid, &mut tally);
-        assert_eq!(tally.loaded, 1, "{format:?}: the valid file itself");
-        for _ in 0..n {
-            let input = mutate(&mut rng, &valid, &donor);
-            harness.run(format, &input, &mut tally);
-        }
-        println!(
-            "{format:?}: {} inputs in {:.1?} ({} loaded, {} refused), slowest {:?}, most allocated {} KiB{}",
-            tally.inputs,
-            start.elapsed(),
-            tally.loaded,
-            tally.refused,
-            tally.slowest,
-            tally.most_allocated >> 10,
-            match format {
-                Format::PtZipMmap => format!(
-                    "; loaded only mapped {}, only read {}",
-                    tally.only_mapped, tally.only_read
-                ),
-                _ => String::new(),
+    integration_tests::in_own_process(|| {
+        let scratch = std::env::temp_dir().join(format!("nn-fuzz-{}", std::process::id()));
+        let mut harness = Harness::new(scratch.clone());
+        let n = inputs();
+        for (format, valid, donor) in [
+            (
+                Format::SafeTensors,
+                "dynamics_small/weights.safetensors",
+                "zoo/weights.safetensors",
+            ),
+            (Format::PtZip, "dynamics_small/weights.pt", "zoo/weights.pt"),
+            (
+                Format::PtLegacy,
+                "dynamics_small/weights_legacy.pt",
+                "zoo/weights_legacy.pt",
+            ),
+            (
+                Format::SafeTensorsMmap,
+                "dynamics_small/weights.safetensors",
+                "zoo/weights.safetensors",
+            ),
+            (Format::PtZipMmap, "dynamics_small/weights.pt", "zoo/weights.pt"),
+        ] {
+            if !chosen(format) {
+                continue;
             }
-        );
-        assert!(
-            tally.refused > n / 2,
-            "{format:?}: most damaged files should be refused: {tally:?}"
-        );
-    }
-    std::fs::remove_file(scratch).ok();
+            let valid = std::fs::read(fixture(valid)).unwrap();
+            let donor = std::fs::read(fixture(donor)).unwrap();
+            let mut rng = Rng(seed() ^ format as u64);
+            let mut tally = Tally::default();
+            let start = Instant::now();
+            harness.run(format, &valid, &mut tally);
+            assert_eq!(tally.loaded, 1, "{format:?}: the valid file itself");
+            for _ in 0..n {
+                let input = mutate(&mut rng, &valid, &donor);
+                harness.run(format, &input, &mut tally);
+            }
+            println!(
+                "{format:?}: {} inputs in {:.1?} ({} loaded, {} refused), slowest {:?}, most allocated {} KiB{}",
+                tally.inputs,
+                start.elapsed(),
+                tally.loaded,
+                tally.refused,
+                tally.slowest,
+                tally.most_allocated >> 10,
+                match format {
+                    Format::PtZipMmap => format!(
+                        "; loaded only mapped {}, only read {}",
+                        tally.only_mapped, tally.only_read
+                    ),
+                    _ => String::new(),
+                }
+            );
+            assert!(
+                tally.refused > n / 2,
+                "{format:?}: most damaged files should be refused: {tally:?}"
+            );
+        }
+        std::fs::remove_file(scratch).ok();
+    });
 }
 
 #[test]
 fn a_huge_length_at_every_offset_is_refused_before_allocating() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let scratch = std::env::temp_dir().join(format!("nn-fuzz-sweep-{}", std::process::id()));
-    let mut harness = Harness::new(scratch.clone());
-    // The zoo's files are small enough to try every offset; loaded into the DynamicsNetwork they are refused
-    // for their keys at the latest, so each input exercises the parser, the bounds and the all-or-nothing load.
-    for (format, file) in [
-        (Format::SafeTensors, "zoo/weights.safetensors"),
-        (Format::PtZip, "zoo/weights.pt"),
-        (Format::PtLegacy, "zoo/weights_legacy.pt"),
-        (Format::SafeTensorsMmap, "zoo/weights.safetensors"),
-        (Format::PtZipMmap, "zoo/weights.pt"),
-    ] {
-        if !chosen(format) {
-            continue;
-        }
-        let valid = std::fs::read(fixture(file)).unwrap();
-        let mut tally = Tally::default();
-        for at in 0..valid.len() {
-            for value in [1u64 << 60, u64::MAX, u32::MAX as u64] {
-                let mut input = valid.clone();
-                let bytes = value.to_le_bytes();
-                let end = (at + 8).min(input.len());
-                input[at..end].copy_from_slice(&bytes[..end - at]);
-                harness.run(format, &input, &mut tally);
+    integration_tests::in_own_process(|| {
+        let scratch = std::env::temp_dir().join(format!("nn-fuzz-sweep-{}", std::process::id()));
+        let mut harness = Harness::new(scratch.clone());
+        // The zoo's files are small enough to try every offset; loaded into the DynamicsNetwork they are refused
+        // for their keys at the latest, so each input exercises the parser, the bounds and the all-or-nothing load.
+        for (format, file) in [
+            (Format::SafeTensors, "zoo/weights.safetensors"),
+            (Format::PtZip, "zoo/weights.pt"),
+            (Format::PtLegacy, "zoo/weights_legacy.pt"),
+            (Format::SafeTensorsMmap, "zoo/weights.safetensors"),
+            (Format::PtZipMmap, "zoo/weights.pt"),
+        ] {
+            if !chosen(format) {
+                continue;
             }
+            let valid = std::fs::read(fixture(file)).unwrap();
+            let mut tally = Tally::default();
+            for at in 0..valid.len() {
+                for value in [1u64 << 60, u64::MAX, u32::MAX as u64] {
+                    let mut input = valid.clone();
+                    let bytes = value.to_le_bytes();
+                    let end = (at + 8).min(input.len());
+                    input[at..end].copy_from_slice(&bytes[..end - at]);
+                    harness.run(format, &input, &mut tally);
+                }
+            }
+            assert_eq!(tally.loaded, 0, "{format:?}: {tally:?}");
+            println!("{format:?} sweep: {tally:?}");
         }
-        assert_eq!(tally.loaded, 0, "{format:?}: {tally:?}");
-        println!("{format:?} sweep: {tally:?}");
-    }
-    std::fs::remove_file(scratch).ok();
+        std::fs::remove_file(scratch).ok();
+    });
 }

@@ -236,7 +236,7 @@ fn bad_targets_and_options_are_typed_errors() {
     assert!(err.to_string().contains("between 0 and 1"), "{err}");
     assert!(Reduction::parse("average").is_err());
     assert!(KlReduction::parse("batchmean").is_ok());
-    // PyTorch 2.5.1 differentiates binary_cross_entropy's target (loss_sweep.rs checks its values) but none of
+    // PyTorch 2.5.1 differentiates binary_cross_entropy's target (`losses/sweep.rs` checks its values) but none of
     // the losses' weights: "The function 'binary_cross_entropy' is not differentiable with respect to argument
     // 'weight'. This input cannot have requires_grad True." (and so for nll_loss_forward's class weights and
     // binary_cross_entropy_with_logits' weight and pos_weight). Without grad mode the weights are accepted.

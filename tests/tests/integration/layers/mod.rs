@@ -1,0 +1,6 @@
+//! Layers against PyTorch 2.5.1: built with the same arguments, loaded with its state dict, run on the same inputs.
+
+mod against_pytorch;
+mod init;
+mod lstm;
+mod rnn;

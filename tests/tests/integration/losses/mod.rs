@@ -1,0 +1,4 @@
+//! The losses against PyTorch 2.5.1: values and input gradients.
+
+mod cases;
+mod sweep;

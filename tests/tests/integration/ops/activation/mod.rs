@@ -1,0 +1,7 @@
+//! The activations against PyTorch 2.5.1: every dtype, extremes, dense sweeps, in place.
+
+mod cpu;
+mod extremes;
+mod parity;
+mod rrelu_glu_softmin;
+mod sweep;

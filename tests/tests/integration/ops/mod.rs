@@ -1,0 +1,10 @@
+//! Tensor operations by family against PyTorch 2.5.1, forward and gradients.
+
+mod activation;
+mod conv;
+mod embedding;
+mod group_norm;
+mod norm;
+mod pool;
+mod softmax;
+mod split;
