@@ -1,4 +1,4 @@
-//! Runs every case of an activation parity file (the layout of `activations.safetensors`) on a device and
+//! Runs every case of an activation parity file (the layout of `activation/parity.safetensors`) on a device and
 //! compares forward `y`, backward `dx` and PReLU's `dweight` with PyTorch's.
 //!
 //! `cargo run --release --example activations -- FILE [--device cpu|wgpu|cuda]`

@@ -3,7 +3,7 @@
 //! exports ([`parity`]).
 //!
 //! `cargo run --release --example efficientzero -- tests/fixtures/dynamics_small` and
-//! `cargo run --release --example activations -- tests/fixtures/activations.safetensors` run them.
+//! `cargo run --release --example activations -- tests/fixtures/activation/parity.safetensors` run them.
 
 pub mod cli;
 pub mod digits;

@@ -1,5 +1,5 @@
-//! The losses of `nn::functional` called by name from a case of a loss fixture (`losses.json`,
-//! `loss_sweep.json`): the JSON names PyTorch's function and its keyword arguments.
+//! The losses of `nn::functional` called by name from a case of a loss fixture (`losses/cases.json`,
+//! `losses/sweep.json`): the JSON names PyTorch's function and its keyword arguments.
 
 use nn::functional::{
     ClassLossOptions, KlReduction, Reduction, binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,

@@ -1,4 +1,4 @@
-//! Activation parity against PyTorch: a safetensors file laid out as `activations.safetensors` (entries
+//! Activation parity against PyTorch: a safetensors file laid out as `activation/parity.safetensors` (entries
 //! `{name}.{dtype}.{field}`, fields `x`, `y`, `dy`, `dx`, and for PReLU `weight`, `dweight`) is run case by
 //! case, forward and backward, on any device.
 //!

@@ -1,7 +1,7 @@
 //! Every compiled form of nn's CPU loops against PyTorch 2.5.1: this machine runs the widest (AVX-512 where it
 //! has it), so the narrower ones (AVX2 with FMA, the baseline) would go untested. The test re-runs this binary
 //! under `NN_CPU_CAPABILITY` = `default`, `avx2`, `avx512` and an invalid value (ignored), each child running the
-//! activation parity cases (`activations.safetensors`, `activations_more.safetensors`: forward and backward of
+//! activation parity cases (`activation/parity.safetensors`, `activation/more.safetensors`: forward and backward of
 //! every activation, softmax and log-softmax in every dtype) and the five DynamicsNetwork exports (convolution,
 //! batch and layer norm, LSTM, their gradients, the folded eval) on the CPU.
 
@@ -13,7 +13,7 @@ use nn::cpu::{CpuCapability, cpu_capability};
 use reference::efficientzero::check_export;
 use reference::parity::activations::{Verdict, run_file};
 
-const ACTIVATIONS: [&str; 2] = ["activations.safetensors", "activations_more.safetensors"];
+const ACTIVATIONS: [&str; 2] = ["activation/parity.safetensors", "activation/more.safetensors"];
 const DYNAMICS: [&str; 8] = [
     "dynamics_small",
     "dynamics_gelu_ln",

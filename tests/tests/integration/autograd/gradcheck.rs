@@ -2,7 +2,7 @@
 //! `torch.autograd.gradcheck`: step 1e-6, atol 1e-5, rtol 1e-3), on odd shapes (empty dimensions, size-1
 //! broadcasting, permuted inputs); the pass's semantics as PyTorch's (accumulation, `retain_graph`, `detach`,
 //! `no_grad`, `grad`, `retain_grad`, in-place changes); and an MLP's gradients against PyTorch 2.5.1
-//! (`fixtures/mlp_grad.safetensors`).
+//! (`fixtures/autograd/mlp.safetensors`).
 
 use integration_tests::{assert_gradient, check_param_element, leaf_of, max_abs_diff, tensors};
 use nn::functional::Activation;
@@ -956,7 +956,7 @@ fn sigmoid_tanh_and_exp_save_their_result_as_pytorchs_do() {
 #[test]
 fn an_mlp_matches_pytorchs_gradients() {
     // nn.Sequential(Linear(4, 16), GELU(), Linear(16, 3), PReLU()) in f64, mse_loss against a target.
-    let f = tensors("mlp_grad.safetensors");
+    let f = tensors("autograd/mlp.safetensors");
     let mut model = Sequential::new()
         .append(Linear::new(4, 16, true))
         .append(GELU::default())

@@ -1,4 +1,4 @@
-//! The LSTM's gradients against PyTorch 2.5.1's (`fixtures/lstm_grad.safetensors`, made by
+//! The LSTM's gradients against PyTorch 2.5.1's (`fixtures/autograd/lstm.safetensors`, made by
 //! `fixtures/generate/lstm_grad.py`): several steps, two and three layers, both directions, batch-first,
 //! unbatched, without biases, and the DynamicsNetwork's one-step shape; in f64 and f32 on the CPU, and in f32 on
 //! wgpu. On both these run the fused backward (one node for the whole recurrence).
@@ -22,7 +22,7 @@ fn check(name: &str, make: impl Fn() -> LSTM, with_state: bool) {
 /// Loads the case's parameters, runs the forward and backward of PyTorch's loss on `device`, and compares the
 /// loss and every gradient with assert_close's defaults for the dtype.
 fn check_on(name: &str, make: impl Fn() -> LSTM, with_state: bool, device: Device, dtypes: &[(&str, DType)]) {
-    let f = tensors("lstm_grad.safetensors");
+    let f = tensors("autograd/lstm.safetensors");
     for &(tag, dtype) in dtypes {
         let p = format!("{name}.{tag}");
         let mut m = make();

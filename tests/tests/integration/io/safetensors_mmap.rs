@@ -35,7 +35,7 @@ fn every_fixture_maps_as_it_reads() {
         "checkpoints/half.safetensors",
         "checkpoints/tied.safetensors",
         "checkpoints/views.safetensors",
-        "activations_special.safetensors",
+        "activation/extremes.safetensors",
     ] {
         let read = tensors(file);
         let map = mapped(&fixture(file)).unwrap_or_else(|e| panic!("{file}: {e}"));

@@ -1,4 +1,4 @@
-//! Conv2d, BatchNorm1d/2d, LayerNorm, LSTM and Embedding against PyTorch 2.5.1 (`fixtures/layers.safetensors`,
+//! Conv2d, BatchNorm1d/2d, LayerNorm, LSTM and Embedding against PyTorch 2.5.1 (`fixtures/layers/against_pytorch.safetensors`,
 //! made by `fixtures/generate/layers.py`): each layer built with the same arguments, loaded with PyTorch's
 //! state dict (strict), run on the same input.
 
@@ -11,7 +11,7 @@ use nn::{StateDict, Tensor};
 const TOL: f64 = 1e-5;
 
 fn fixture() -> StateDict {
-    tensors("layers.safetensors")
+    tensors("layers/against_pytorch.safetensors")
 }
 
 fn case_state(f: &StateDict, case: &str, part: &str) -> StateDict {
@@ -435,7 +435,7 @@ fn every_activation_layer_prints_as_pytorch() {
         Box::new(Softmax2d::new()),
     ];
     let printed: Vec<String> = layers.iter().map(|l| l.repr()).collect();
-    assert_eq!(printed, lines("activation_reprs.txt"));
+    assert_eq!(printed, lines("activation/reprs.txt"));
     let err = Hardtanh::new(1.0, -1.0, false).unwrap_err();
     assert!(err.to_string().contains("min_val 1 exceeds max_val -1"), "{err}");
     // PyTorch's `assert self.max_val > self.min_val`: equal bounds and NaN are refused too.

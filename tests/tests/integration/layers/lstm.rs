@@ -1,6 +1,6 @@
 //! `LSTM` against PyTorch 2.5.1 over 32 random configurations, and 16 more with projections (`proj_size`): the
-//! outputs, the loss and every gradient (`tests/fixtures/lstm_sweep.safetensors` and
-//! `lstm_proj_sweep.safetensors`, from `tests/fixtures/generate/lstm_sweep.py`, which lists what the
+//! outputs, the loss and every gradient (`tests/fixtures/layers/lstm.safetensors` and
+//! `layers/lstm_proj.safetensors`, from `tests/fixtures/generate/lstm_sweep.py`, which lists what the
 //! configurations cover: sizes on both sides of the device kernels' blocks, one to three layers, both directions,
 //! batch-first, no biases, 1 to 30 steps, unbatched inputs, an empty batch, with and without a state), on the CPU
 //! and on a device (wgpu, or `NN_TEST_DEVICE`; without one the device test skips, and fails under `CI=true`).
@@ -73,11 +73,11 @@ fn check_file(file: &str, expected: usize, device: Device) {
 }
 
 fn check(device: Device) {
-    check_file("lstm_sweep.safetensors", 32, device);
+    check_file("layers/lstm.safetensors", 32, device);
 }
 
 fn check_projected(device: Device) {
-    check_file("lstm_proj_sweep.safetensors", 16, device);
+    check_file("layers/lstm_proj.safetensors", 16, device);
 }
 
 on_cpu_and_gpu!(

@@ -1,5 +1,5 @@
 //! `RNN` (tanh and relu), `GRU`, `RNNCell`, `GRUCell` and `LSTMCell` against PyTorch 2.5.1 over 56 random
-//! configurations: the outputs, the loss and every gradient (`tests/fixtures/rnn_sweep.safetensors`, from
+//! configurations: the outputs, the loss and every gradient (`tests/fixtures/layers/rnn.safetensors`, from
 //! `tests/fixtures/generate/rnn_sweep.py`, which lists what the configurations cover: input sizes 1 to 40, hidden
 //! sizes 1 to 65, one to three layers, both directions, batch-first, no biases, 1 to 30 steps, unbatched inputs,
 //! an empty batch, with and without a state), on the CPU and on a device (wgpu, or `NN_TEST_DEVICE`; without one
@@ -124,7 +124,7 @@ fn run_case(f: &StateDict, i: usize, device: Device) -> bool {
 }
 
 fn check(device: Device) {
-    check_sweep_file("rnn_sweep.safetensors", 56, 10, device, run_case);
+    check_sweep_file("layers/rnn.safetensors", 56, 10, device, run_case);
 }
 
 on_cpu_and_gpu!(

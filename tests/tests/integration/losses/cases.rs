@@ -1,4 +1,4 @@
-//! The losses against PyTorch 2.5.1 (`fixtures/losses.safetensors` and `losses.json`, made by
+//! The losses against PyTorch 2.5.1 (`fixtures/losses/cases.safetensors` and `losses/cases.json`, made by
 //! `fixtures/generate/losses.py`): value and input gradient of every case (each loss, option set and reduction)
 //! in f32 and f64 on the CPU and in f32 on wgpu, within `torch.testing.assert_close`'s tolerances; the f64
 //! gradients also against central finite differences; the modules' repr and state dict; typed errors.
@@ -13,14 +13,14 @@ use nn::functional::{
 use nn::prelude::*;
 use serde_json::Value;
 
-/// One case of `losses.json`.
+/// One case of `losses/cases.json`.
 struct Case {
     name: String,
     spec: Value,
 }
 
 fn cases() -> Vec<Case> {
-    let text = std::fs::read_to_string(fixture("losses.json")).unwrap();
+    let text = std::fs::read_to_string(fixture("losses/cases.json")).unwrap();
     let list: Vec<Value> = serde_json::from_str(&text).unwrap();
     list.into_iter()
         .map(|spec| Case {
@@ -32,7 +32,7 @@ fn cases() -> Vec<Case> {
 
 /// Runs every case in `dtype` on `device`: the loss and the input's gradient against PyTorch's.
 fn check_all(dtype: &str, device: Device) -> usize {
-    let file = tensors("losses.safetensors");
+    let file = tensors("losses/cases.safetensors");
     let mut checked = 0;
     for case in cases() {
         let key = |field: &str| format!("{}.{dtype}.{field}", case.name);
@@ -70,7 +70,7 @@ fn every_loss_matches_pytorch_on_wgpu_in_f32() {
 /// element of every case's input, through `proj`.
 #[test]
 fn every_loss_gradient_matches_finite_differences_in_f64() {
-    let file = tensors("losses.safetensors");
+    let file = tensors("losses/cases.safetensors");
     for case in cases() {
         let key = |field: &str| format!("{}.f64.{field}", case.name);
         let get = |field: &str| file.get(&key(field)).cloned();

@@ -121,7 +121,7 @@ fn check_all(device: Device) {
     // On a device at least every float32 case but the CPU's own refusals and those with subnormal values.
     let must_run =
         |f: &StateDict, spec: &Value, i: usize| spec["dtype"] == "f32" && !cpu_only(spec) && !has_subnormal(f, i);
-    integration_tests::sweep("loss_sweep", CASES, device, must_run, run_case);
+    integration_tests::sweep("losses/sweep", CASES, device, must_run, run_case);
 }
 
 on_cpu_and_gpu!(

@@ -1,5 +1,5 @@
 //! `conv2d` against PyTorch 2.5.1 over 64 random geometries: the forward and the gradients of the input, the
-//! weight and the bias (`tests/fixtures/conv_sweep.safetensors`, from `tests/fixtures/generate/conv_sweep.py`,
+//! weight and the bias (`tests/fixtures/ops/conv.safetensors`, from `tests/fixtures/generate/conv_sweep.py`,
 //! which lists what the geometries cover), on the CPU and on a device (wgpu, or `NN_TEST_DEVICE`; without one
 //! the device test skips, and fails under `CI=true`).
 //!
@@ -43,7 +43,7 @@ fn case(sd: &StateDict, i: usize) -> Case {
 
 /// Runs every case on `device` and checks it; returns the number of float32 and float64 cases run.
 fn sweep(device: Device) -> (usize, usize) {
-    let sd = tensors("conv_sweep.safetensors");
+    let sd = tensors("ops/conv.safetensors");
     let cases = (0..).take_while(|i| sd.contains_key(&format!("{i}.config"))).count();
     assert_eq!(cases, 64, "the fixture's cases");
     let (mut f32_cases, mut f64_cases) = (0, 0);

@@ -61,7 +61,7 @@ fn run_case(f: &StateDict, spec: &Value, i: usize, device: Device) -> bool {
 
 fn check(device: Device) {
     let float32 = |f: &StateDict, _: &Value, i: usize| f[&format!("{i}.weight")].dtype() == DType::F32;
-    integration_tests::sweep("embedding_sweep", CASES, device, float32, run_case);
+    integration_tests::sweep("ops/embedding", CASES, device, float32, run_case);
 }
 
 on_cpu_and_gpu!(

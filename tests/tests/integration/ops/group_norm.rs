@@ -4,7 +4,7 @@
 //! `affine`, in float32, float64, float16 and bfloat16): the repr, the state-dict keys, the output and the
 //! gradients of the input, weight and bias, on the CPU and on a device (wgpu, or `NN_TEST_DEVICE`; without one
 //! the device test skips, and fails under `CI=true`). Then PyTorch's refusals with its messages
-//! (`group_norm_errors.json`), and a finite-difference check of the gradients in float64.
+//! (`ops/group_norm_errors.json`), and a finite-difference check of the gradients in float64.
 //!
 //! Tolerance: float64 cases with `torch.testing.assert_close`'s defaults against PyTorch's result; the others
 //! against the exact result rounded to their dtype, with [`assert_close_to_exact`]: in float32 the statistics and
@@ -81,7 +81,7 @@ fn run_case(f: &StateDict, spec: &Value, i: usize, device: Device) -> bool {
 
 fn check(device: Device) {
     let float32 = |f: &StateDict, _: &Value, i: usize| f[&format!("{i}.x")].dtype() == DType::F32;
-    integration_tests::sweep("group_norm_sweep", CASES, device, float32, run_case);
+    integration_tests::sweep("ops/group_norm", CASES, device, float32, run_case);
 }
 
 on_cpu_and_gpu!(
@@ -95,7 +95,7 @@ on_cpu_and_gpu!(
 /// channels the groups do not divide (nn.GroupNorm).
 #[test]
 fn group_norm_refuses_what_pytorch_refuses() {
-    let text = std::fs::read_to_string(integration_tests::fixture("group_norm_errors.json")).unwrap();
+    let text = std::fs::read_to_string(integration_tests::fixture("ops/group_norm_errors.json")).unwrap();
     let errors: Vec<Value> = serde_json::from_str(&text).unwrap();
     assert_eq!(errors.len(), 6, "the refusals");
     for e in errors {

@@ -1,6 +1,6 @@
 //! `BatchNorm1d`, `BatchNorm2d` and `LayerNorm` against PyTorch 2.5.1 over 48 random shapes and options:
 //! training outputs after earlier training calls, the gradients of the input, weight and bias, the running
-//! statistics and `num_batches_tracked` after, and the output in eval mode (`tests/fixtures/norm_sweep.safetensors`,
+//! statistics and `num_batches_tracked` after, and the output in eval mode (`tests/fixtures/ops/norm.safetensors`,
 //! from `tests/fixtures/generate/norm_sweep.py`, which lists what the cases cover), on the CPU and on a device
 //! (wgpu, or `NN_TEST_DEVICE`; without one the device test skips, and fails under `CI=true`).
 //!
@@ -75,7 +75,7 @@ fn check_value(what: &str, got: &Tensor, sd: &StateDict, key: &str, dtype: DType
 
 /// Runs every case on `device` and checks it; returns the number of float32 and float64 cases run.
 fn sweep(device: Device) -> (usize, usize) {
-    let sd = tensors("norm_sweep.safetensors");
+    let sd = tensors("ops/norm.safetensors");
     let cases = (0..).take_while(|i| sd.contains_key(&format!("{i}.config"))).count();
     assert_eq!(cases, 48, "the fixture's cases");
     let (mut f32_cases, mut f64_cases) = (0, 0);

@@ -99,7 +99,7 @@ fn run_case(f: &StateDict, spec: &Value, i: usize, device: Device) -> bool {
 
 fn check(device: Device) {
     let float32 = |f: &StateDict, _: &Value, i: usize| f[&format!("{i}.x")].dtype() == DType::F32;
-    integration_tests::sweep("pool_sweep", CASES, device, float32, run_case);
+    integration_tests::sweep("ops/pool", CASES, device, float32, run_case);
 }
 
 on_cpu_and_gpu!(

@@ -1,4 +1,4 @@
-//! Softmax's and log-softmax's backward against PyTorch 2.5.1 (`fixtures/softmax_backward.safetensors`, written
+//! Softmax's and log-softmax's backward against PyTorch 2.5.1 (`fixtures/ops/softmax_backward.safetensors`, written
 //! by `fixtures/generate/softmax_backward.py`): rows, columns (a middle dimension), one long first dimension, and
 //! `-inf` inputs, in every dtype, on the CPU and on wgpu.
 //!
@@ -76,7 +76,7 @@ fn stacked(t: &Tensor, dim: isize) -> Tensor {
 }
 
 fn check(device: Device) {
-    let file = tensors("softmax_backward.safetensors");
+    let file = tensors("ops/softmax_backward.safetensors");
     let (mut ran, mut ran_f32) = (0, 0);
     for (name, dim, log) in CASES {
         for dtype in DTYPES {
@@ -127,7 +127,7 @@ on_cpu_and_gpu!(backward_from_the_output_cpu, backward_from_the_output_wgpu, che
 /// (where nn's forward rounds as PyTorch's).
 #[test]
 fn autograd_gives_pytorchs_gradient() {
-    let file = tensors("softmax_backward.safetensors");
+    let file = tensors("ops/softmax_backward.safetensors");
     for (name, dim, log) in CASES {
         for dtype in ["f64", "f32"] {
             let field = |f: &str| file[&format!("{name}.{dtype}.{f}")].clone();

@@ -1,4 +1,4 @@
-//! The learning-rate schedulers against PyTorch 2.5.1 (`fixtures/schedulers.json`, made by
+//! The learning-rate schedulers against PyTorch 2.5.1 (`fixtures/optim/schedulers.json`, made by
 //! `fixtures/generate/schedulers.py`): two groups (lr 0.1 and 0.05), the rates after the constructor and after
 //! each of 40 steps, and OneCycleLR's momentum (SGD's momentum, Adam's beta1), within 1e-12 relative; state
 //! dicts that resume a schedule exactly; typed errors.
@@ -111,7 +111,7 @@ fn floats(v: &Value) -> Vec<f64> {
 
 #[test]
 fn every_scheduler_gives_pytorchs_rates_step_by_step() {
-    let text = std::fs::read_to_string(fixture("schedulers.json")).unwrap();
+    let text = std::fs::read_to_string(fixture("optim/schedulers.json")).unwrap();
     let cases: serde_json::Map<String, Value> = serde_json::from_str(&text).unwrap();
     assert_eq!(cases.len(), 11);
     for (name, want) in &cases {

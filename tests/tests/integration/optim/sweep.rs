@@ -136,8 +136,8 @@ fn run_case(i: usize, case: &Value, sd: &StateDict, device: Device) -> bool {
 }
 
 fn check(device: Device) {
-    let sd = tensors("optim_sweep.safetensors");
-    let path = integration_tests::fixture("optim_sweep.json");
+    let sd = tensors("optim/sweep.safetensors");
+    let path = integration_tests::fixture("optim/sweep.json");
     let json: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let cases = json["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 60, "the fixture's cases");

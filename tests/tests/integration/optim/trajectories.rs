@@ -1,7 +1,7 @@
 //! The optimizers against PyTorch 2.5.1: 20 training steps of LightZero's DynamicsNetwork (`dynamics_small`,
 //! batch 8, fresh batches each step) from the same weights, for SGD (Nesterov, weight decay; dampening), Adam,
 //! AdamW with amsgrad, centred RMSprop with momentum, Adagrad, and SGD under StepLR
-//! (`fixtures/trajectories.safetensors`, made by
+//! (`fixtures/optim/trajectories.safetensors`, made by
 //! `fixtures/generate/trajectories.py`): the 20 losses and the final state dict within 1e-4 relative (f32; the
 //! losses against the run's largest |loss|, each tensor against its largest |value|, as the shared notes
 //! advise for losses that cross zero). SGD and Adam also on wgpu. A run saved after step 10 (model and
@@ -183,7 +183,7 @@ fn train(
 }
 
 fn check_run(run: &str, device: Device) {
-    let file = tensors("trajectories.safetensors");
+    let file = tensors("optim/trajectories.safetensors");
     let net = network(device);
     let (mut opt, scale) = optimizer(run, &net);
     let mut sched = scheduler(run, opt.as_mut());
@@ -248,7 +248,7 @@ fn every_optimizer_follows_pytorchs_trajectory_on_wgpu() {
 
 #[test]
 fn a_run_saved_at_step_10_resumes_bit_for_bit() {
-    let file = tensors("trajectories.safetensors");
+    let file = tensors("optim/trajectories.safetensors");
     for run in ["sgd_nesterov", "sgd_steplr", "adamw_amsgrad", "rmsprop", "adagrad"] {
         let whole = network(Device::Cpu);
         let (mut opt, scale) = optimizer(run, &whole);

@@ -1,5 +1,5 @@
 //! `nn::utils::fuse_modules` against PyTorch 2.5.1's `torch.ao.quantization.fuse_modules`
-//! (`fixtures/fuse_modules.safetensors` and `fixtures/fuse_modules_repr.txt`, made by
+//! (`fixtures/utils/fuse_modules.safetensors` and `fixtures/utils/fuse_modules_repr.txt`, made by
 //! `fixtures/generate/fuse_modules.py`): the fused model's `repr`, state dict and output, with the groups of
 //! PyTorch's own test (test/quantization/eager/test_fuse_eager.py, `test_fuse_module_eval`: conv + bn + relu,
 //! conv + relu, conv + bn, bn + relu, in named fields and in `Sequential`s) plus linear + bn and linear + relu;
@@ -70,7 +70,7 @@ impl FusionModel {
 
     /// The model with the fixture's weights, in eval.
     fn loaded() -> FusionModel {
-        let file = tensors("fuse_modules.safetensors");
+        let file = tensors("utils/fuse_modules.safetensors");
         let weights = integration_tests::under(&file, "weights.");
         let mut model = FusionModel::new();
         model.load_state_dict(&weights, true, false).unwrap();
@@ -92,12 +92,12 @@ impl Forward for FusionModel {
 
 #[test]
 fn fused_model_matches_pytorch_repr_state_dict_and_output() {
-    let file = tensors("fuse_modules.safetensors");
+    let file = tensors("utils/fuse_modules.safetensors");
     let mut model = FusionModel::loaded();
     assert_close("unfused output", &model.forward(file["x"].clone()).unwrap(), &file["y"]);
     fuse_modules(&mut model, &GROUPS).unwrap();
 
-    let want_repr = std::fs::read_to_string(fixture("fuse_modules_repr.txt")).unwrap();
+    let want_repr = std::fs::read_to_string(fixture("utils/fuse_modules_repr.txt")).unwrap();
     assert_eq!(format!("{model}\n"), want_repr);
     let got = model.state_dict();
     let want: Vec<(&str, &Tensor)> = file

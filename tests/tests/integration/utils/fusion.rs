@@ -1,4 +1,4 @@
-//! `nn::utils::fusion` against PyTorch 2.5.1's `torch.nn.utils.fusion` (`fixtures/fusion.safetensors`, made by
+//! `nn::utils::fusion` against PyTorch 2.5.1's `torch.nn.utils.fusion` (`fixtures/utils/fusion.safetensors`, made by
 //! `fixtures/generate/fusion.py`): the fused weights and biases, the fused layer's output, and that output
 //! against the two layers run one after the other, on the CPU and on the device; with PyTorch's own unit
 //! tests' checks (test/test_nn.py, `TestFusionUtils.test_fuse_conv_bn_requires_grad` and
@@ -11,7 +11,7 @@ use nn::functional::{Conv2dOptions, Padding2d};
 use nn::prelude::*;
 use nn::utils::{BatchNorm, fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights};
 
-const FILE: &str = "fusion.safetensors";
+const FILE: &str = "utils/fusion.safetensors";
 
 fn field(file: &StateDict, case: &str, name: &str) -> Tensor {
     file[&format!("{case}.{name}")].clone()

@@ -1,5 +1,5 @@
 //! `nn::utils`: clip_grad_norm_ (norm types 2, 1, 3, inf; a max norm that scales and one that does not) and
-//! clip_grad_value_ against PyTorch 2.5.1 (`fixtures/clip_grad.safetensors`, made by
+//! clip_grad_value_ against PyTorch 2.5.1 (`fixtures/utils/clip_grad.safetensors`, made by
 //! `fixtures/generate/clip_grad.py`), on the CPU and on wgpu; error_if_nonfinite; parameters to and from one
 //! vector.
 
@@ -21,7 +21,7 @@ fn params(file: &nn::StateDict, device: Device) -> Vec<Param> {
 }
 
 fn check(device: Device) {
-    let file = tensors("clip_grad.safetensors");
+    let file = tensors("utils/clip_grad.safetensors");
     for (name, norm_type) in [("2", 2.0), ("1", 1.0), ("3", 3.0), ("inf", f64::INFINITY)] {
         for max in [0.5, 100.0] {
             let case = format!("norm{name}_max{max:?}");

@@ -1,6 +1,6 @@
 //! Every element-wise activation at ±inf, ±1e30, ±100, ±20, 0 and NaN, forward and input gradient, against
-//! PyTorch 2.5.1's vectorised CPU kernels (`fixtures/activations_special.safetensors`, made by
-//! `fixtures/generate/activations_special.py`), on the CPU and on the device: NaN where PyTorch gives NaN,
+//! PyTorch 2.5.1's vectorised CPU kernels (`fixtures/activation/extremes.safetensors`, made by
+//! `fixtures/generate/activation_extremes.py`), on the CPU and on the device: NaN where PyTorch gives NaN,
 //! the same infinity, and finite values within 1e-6 (relative, absolute below 1).
 
 use integration_tests::{on_cpu_and_gpu, tensors};
@@ -53,7 +53,7 @@ fn activations() -> Vec<(&'static str, Activation)> {
 }
 
 fn special_values_match_pytorch(device: Device) {
-    let file = tensors("activations_special.safetensors");
+    let file = tensors("activation/extremes.safetensors");
     let xs = file["x"].to_vec::<f32>().unwrap();
     let same = |got: f32, want: f32| {
         (got.is_nan() && want.is_nan()) || got == want || (got - want).abs() <= 1e-6 * want.abs().max(1.0)

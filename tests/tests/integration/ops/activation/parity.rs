@@ -11,7 +11,7 @@ use integration_tests::{gpu_or_skip, lacks_dtype, tensors};
 use nn::{DType, Device, Tensor};
 use reference::parity::activations::{CaseReport, Verdict, run_file};
 
-const FILES: [&str; 2] = ["activations.safetensors", "activations_more.safetensors"];
+const FILES: [&str; 2] = ["activation/parity.safetensors", "activation/more.safetensors"];
 
 fn run(device: Device) -> Vec<CaseReport> {
     FILES.iter().flat_map(|f| run_file(&tensors(f), device)).collect()

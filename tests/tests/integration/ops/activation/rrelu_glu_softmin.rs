@@ -1,5 +1,5 @@
-//! RReLU, GLU, Softmin and Softmax2d against PyTorch 2.5.1 (`fixtures/activations_new.safetensors`, written
-//! by `fixtures/generate/activations_new.py`): forward and backward in every dtype, through the functions and
+//! RReLU, GLU, Softmin and Softmax2d against PyTorch 2.5.1 (`fixtures/activation/rrelu_glu_softmin.safetensors`, written
+//! by `fixtures/generate/rrelu_glu_softmin.py`): forward and backward in every dtype, through the functions and
 //! the layers, on the CPU and on wgpu.
 //!
 //! Tolerances are `torch.testing.assert_close`'s defaults for the dtype. On wgpu a case may instead be refused
@@ -31,7 +31,7 @@ impl Case {
 
 /// The cases of `name` in every dtype the fixture holds (at least one).
 fn cases(name: &str) -> Vec<Case> {
-    let all = tensors("activations_new.safetensors");
+    let all = tensors("activation/rrelu_glu_softmin.safetensors");
     let found: Vec<Case> = DTYPES
         .iter()
         .filter_map(|dtype| {
@@ -98,7 +98,7 @@ fn assert_close(what: &str, got: &Tensor, want: &Tensor) {
 /// The devices to run on: the CPU, and wgpu where there is an adapter (always in CI).
 fn devices() -> Vec<Device> {
     std::iter::once(Device::Cpu)
-        .chain(gpu_or_skip("activations_new"))
+        .chain(gpu_or_skip("rrelu_glu_softmin"))
         .collect()
 }
 

@@ -1,4 +1,4 @@
-//! Every activation in f32 over a dense sweep of [-40, 40] (`fixtures/activations_sweep.safetensors`, made by
+//! Every activation in f32 over a dense sweep of [-40, 40] (`fixtures/activation/sweep.safetensors`, made by
 //! `fixtures/generate/activations_sweep.py` with PyTorch 2.5.1), forward and input gradient, run in pieces of
 //! several odd lengths (1, 3, 7, 17, 31, 255, 1001 and the rest), on the CPU and on wgpu.
 //!
@@ -19,7 +19,7 @@ use integration_tests::tensors;
 use nn::{Device, StateDict, Tensor};
 use reference::parity::activations::Case;
 
-const FILE: &str = "activations_sweep.safetensors";
+const FILE: &str = "activation/sweep.safetensors";
 /// The pieces the 1-D sweep is cut into; the rest of the points (7007 in the fixture) is the last piece.
 const PIECES: [usize; 7] = [1, 3, 7, 17, 31, 255, 1001];
 const TOLERANCE: f64 = 1e-6;
