@@ -24,6 +24,19 @@ pub const WEIGHT_FOLDERS: [&str; 6] = [
     "dynamics_wide",
 ];
 
+/// The eight DynamicsNetwork exports (`config.json`, weights, inputs and outputs of each config), the folders
+/// the parity checks of `reference::parity` run on.
+pub const DYNAMICS_EXPORTS: [&str; 8] = [
+    "dynamics_small",
+    "dynamics_gelu_ln",
+    "dynamics_prelu_deep",
+    "dynamics_ln_downsample",
+    "dynamics_wide",
+    "dynamics_bn_downsample_1x1",
+    "dynamics_lstm1_bn",
+    "dynamics_bn_grad_batch4",
+];
+
 /// A path inside `tests/fixtures/`.
 pub fn fixture(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

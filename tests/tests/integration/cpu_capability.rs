@@ -14,16 +14,6 @@ use reference::efficientzero::check_export;
 use reference::parity::activations::{Verdict, run_file};
 
 const ACTIVATIONS: [&str; 2] = ["activation/parity.safetensors", "activation/more.safetensors"];
-const DYNAMICS: [&str; 8] = [
-    "dynamics_small",
-    "dynamics_gelu_ln",
-    "dynamics_prelu_deep",
-    "dynamics_ln_downsample",
-    "dynamics_wide",
-    "dynamics_bn_downsample_1x1",
-    "dynamics_lstm1_bn",
-    "dynamics_bn_grad_batch4",
-];
 /// The child test's path in this binary (`cpu_capability::parity_under_one_capability`).
 fn child() -> String {
     let (_crate, module) = module_path!().split_once("::").unwrap();
@@ -45,7 +35,7 @@ fn parity_under_one_capability() {
         .collect();
     assert!(failed.is_empty(), "{}:\n{}", cpu_capability(), failed.join("\n"));
     assert!(reports.len() > 100, "only {} activation cases ran", reports.len());
-    for dir in DYNAMICS {
+    for dir in integration_tests::DYNAMICS_EXPORTS {
         let report = check_export(&fixture(dir), Device::Cpu);
         assert_eq!(report.failed(), 0, "{} {dir}:\n{report}", cpu_capability());
     }

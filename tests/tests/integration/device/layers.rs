@@ -35,16 +35,7 @@ fn assert_same_state(what: &str, got: &StateDict, want: &StateDict, tol: f64) {
 #[test]
 fn dynamics_network_on_wgpu_matches_pytorch() {
     let Some(dev) = gpu_or_skip("dynamics") else { return };
-    for dir in [
-        "dynamics_small",
-        "dynamics_gelu_ln",
-        "dynamics_prelu_deep",
-        "dynamics_ln_downsample",
-        "dynamics_wide",
-        "dynamics_bn_downsample_1x1",
-        "dynamics_lstm1_bn",
-        "dynamics_bn_grad_batch4",
-    ] {
+    for dir in integration_tests::DYNAMICS_EXPORTS {
         let report = check_export(&fixture(dir), dev);
         println!("{dir} on {dev}\n{report}");
         assert_eq!(report.failed(), 0, "{dir}:\n{report}");
