@@ -218,19 +218,14 @@ pub trait Module: Any + Send + Sync {
         repr::default_repr(self.type_name(), &self.extra_repr(), &repr::child_reprs(self))
     }
 
-    /// Whether this module is in training mode (PyTorch's `module.training`).
+    /// Whether this module is in training mode (PyTorch's `module.training`): the mode last set on it or on an
+    /// ancestor (`train` / `eval` set it and recurse, `set_training` sets it alone), as in PyTorch.
     ///
-    /// A module with its own flag (a derived struct with a `training: bool` field, every built-in layer)
-    /// reports it. One without keeps its mode on the handles it owns (its parameters', its buffers', its
-    /// `Hooks`): `train` / `eval` mark them, and the mark moves with the struct like a field. A module owning
-    /// none of those (a model made of child modules) keeps its mode in a mark of its anchor: the first handle
-    /// down its children, first child first (that child's hooks, else its first parameter or buffer, else the
-    /// same search in its children). The anchor lies in the module's own subtree, so the mode moves with it;
-    /// after its first child is replaced, or a subtree is moved into another model, a module reads the mode
-    /// its new anchor holds. A module
-    /// with no handle at all in its subtree, within seven levels, reports whether all its children are
-    /// training, and one with nothing at all (no member, no hooks: no per-instance storage to keep a mode in)
-    /// always reports training; declare `training: bool` on such a module if its forward reads its mode.
+    /// A module with a `training: bool` field (every built-in layer, a derived struct that declares one) keeps
+    /// the mode there. One without keeps it on the parameter, buffer and [`Hooks`](crate::Hooks) handles of its
+    /// subtree, so it moves with the struct as a field would; a module with no such handle below it (only
+    /// parameter-free layers, or nothing) reports whether all its children are training: declare
+    /// `training: bool` on it if its forward reads its mode.
     ///
     /// ```
     /// use nn::prelude::*;
@@ -283,7 +278,7 @@ pub trait Module: Any + Send + Sync {
     }
 
     /// Sets this module's own training flag (`train` recurses through the tree): its `training` field, or
-    /// else the mark on the handles it owns (see [`is_training`](Self::is_training)).
+    /// else its mark on the handles of its subtree (see [`is_training`](Self::is_training)).
     fn set_training(&mut self, training: bool) {
         mode::mark(self, training);
     }

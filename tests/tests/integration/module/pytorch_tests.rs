@@ -1275,6 +1275,54 @@ fn a_model_of_children_keeps_its_own_mode() {
     assert_eq!(outer_modes(&o), [true; 4], "train");
 }
 
+/// PyTorch's `training` is an attribute of each module, so replacing a child (`o.inner = Leaves()`, a new
+/// module in training mode) leaves its parent in the mode set on it; here the parent keeps its mode on the
+/// handles of its whole subtree, the new child's unmarked ones among them (`module_modes.py`, its `replaced:`
+/// lines).
+#[test]
+fn a_model_keeps_its_mode_when_its_first_child_is_replaced() {
+    let mut o = Model {
+        inner: leaves(),
+        head: Linear::new(2, 2, true),
+    };
+    o.eval();
+    o.inner = leaves();
+    assert_eq!(outer_modes(&o), [false, true, true, false], "eval, then a new inner");
+    o.inner.scale.weight = Param::new(Tensor::ones([2], DType::F32));
+    assert!(!o.is_training(), "a replaced parameter deep down");
+    o.train(true);
+    assert_eq!(outer_modes(&o), [true; 4], "train");
+}
+
+/// A module nested `levels` deep in wrappers that own no handle, a `Linear` at the bottom.
+#[derive(Module)]
+struct Wrap {
+    inner: Box<dyn Module>,
+}
+
+fn nest(levels: usize) -> Box<dyn Module> {
+    (0..levels).fold(Box::new(Linear::new(2, 2, true)), |inner, _| Box::new(Wrap { inner }))
+}
+
+/// Each wrapper keeps its own mode however deep it sits (PyTorch sets `training` on each module it reaches;
+/// `module_modes.py`, its `nested:` lines): `eval()` on the root, then `train()` on the wrapper ten levels
+/// down, leaves the ten wrappers above it in eval mode and it and everything below it training.
+#[test]
+fn every_level_of_a_deep_model_keeps_its_own_mode() {
+    let mut root = nest(21);
+    root.eval();
+    let ten = ["inner"; 10].join(".");
+    root.get_submodule_mut(&ten).unwrap().train(true);
+    let modes: Vec<bool> = (0..=21)
+        .map(|level| {
+            let path = ["inner"; 21][..level].join(".");
+            root.get_submodule(&path).unwrap().is_training()
+        })
+        .collect();
+    let expected: Vec<bool> = (0..=21).map(|level| level >= 10).collect();
+    assert_eq!(modes, expected);
+}
+
 /// The mode is the module's, like a field: it moves with the struct, a clone keeps it (as `copy.deepcopy`
 /// copies `training`), and two modules tying one parameter keep their own modes (each PyTorch module has its
 /// own `training` flag; `m2.weight = m1.weight` ties the tensor only).
