@@ -419,6 +419,46 @@ impl Tensor {
         )
     }
 
+    /// `x - value`: [`add_scalar`](Self::add_scalar) of `-value` (the same rounding); `&x - value` panics
+    /// where this errs.
+    pub fn sub_scalar(&self, value: f64) -> Result<Tensor> {
+        self.add_scalar(-value)
+    }
+
+    /// `x / value`, divided as PyTorch divides by a number: by the number itself, never its reciprocal, in the
+    /// compute type (`f32` for `f16` and `bf16`, rounded once to the tensor's dtype); an integer or bool tensor
+    /// divides as `f32` (true division). `&x / value` panics where this errs.
+    ///
+    /// ```
+    /// use nn::{DType, Tensor};
+    /// let x = Tensor::from_vec(vec![1.0f32, 3.0], [2])?;
+    /// assert_eq!(x.div_scalar(3.0)?.to_vec::<f32>()?, vec![1.0 / 3.0, 1.0]);
+    /// let steps = Tensor::from_vec(vec![3i64, 4], [2])?;
+    /// assert_eq!(steps.div_scalar(2.0)?.dtype(), DType::F32);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn div_scalar(&self, value: f64) -> Result<Tensor> {
+        match self.dtype() {
+            DType::F32 | DType::F64 => self.div(&self.number(value)?),
+            DType::F16 | DType::BF16 => self.to_dtype(DType::F32)?.div_scalar(value)?.to_dtype(self.dtype()),
+            _ => self.to_dtype(DType::F32)?.div_scalar(value),
+        }
+    }
+
+    /// `x /= value` in place, as [`div_scalar`](Self::div_scalar) divides; floating-point dtypes only.
+    pub fn div_scalar_(&self, value: f64) -> Result<()> {
+        match self.dtype() {
+            DType::F32 | DType::F64 => self.div_(&self.number(value)?),
+            DType::F16 | DType::BF16 => self.copy_(&self.div_scalar(value)?),
+            dtype => Err(Error::float_only("div_scalar_", dtype)),
+        }
+    }
+
+    /// `value` as a 0-d tensor of this tensor's dtype, on its device.
+    fn number(&self, value: f64) -> Result<Tensor> {
+        Tensor::full([], value, self.dtype()).to_device(self.device())
+    }
+
     /// `x * value` (signed zeros kept: the shift is `-0.0`, which adds nothing to any value).
     pub fn mul_scalar(&self, value: f64) -> Result<Tensor> {
         run(

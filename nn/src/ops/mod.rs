@@ -27,6 +27,7 @@ mod layout;
 mod linalg;
 pub(crate) mod map;
 pub(crate) mod norm;
+mod operators;
 pub(crate) mod optimizer_step;
 pub(crate) mod pooling;
 pub(crate) mod prelu;

@@ -5,6 +5,7 @@ mod conv;
 mod embedding;
 mod group_norm;
 mod norm;
+mod operators;
 mod pool;
 mod softmax;
 mod split;
