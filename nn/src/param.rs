@@ -202,6 +202,20 @@ impl From<Tensor> for Param {
     }
 }
 
+/// PyTorch's `repr(parameter)`: `Parameter containing:` and the tensor's `repr` on the next line.
+///
+/// ```
+/// use nn::{Param, Tensor};
+/// let p = Param::new(Tensor::from_vec(vec![0.5f32, -1.0], [2])?);
+/// assert_eq!(p.to_string(), "Parameter containing:\ntensor([ 0.5000, -1.0000], requires_grad=True)");
+/// # Ok::<(), nn::Error>(())
+/// ```
+impl fmt::Display for Param {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Parameter containing:\n{}", self.data())
+    }
+}
+
 impl fmt::Debug for Param {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Parameter containing: {:?}", self.data())

@@ -17,4 +17,5 @@ mod models;
 mod module;
 mod ops;
 mod optim;
+mod tensor;
 mod utils;

@@ -1,0 +1,3 @@
+//! The tensor itself: how it prints.
+
+mod print;
