@@ -1,5 +1,17 @@
-//! The activations as functions: [`Activation`] (every element-wise one, forward and backward, on any device),
-//! PReLU, RReLU, GLU and (log-)softmax and softmin with their backward passes.
+//! The activations as functions: each element-wise one as PyTorch's `F.<name>` and as a tensor method with its
+//! in-place `_` form (generated from the table of activations), [`Activation`] (the formulas themselves,
+//! forward and backward, on any device), PReLU, RReLU, GELU, GLU and (log-)softmax and softmin with their
+//! backward passes.
+//!
+//! ```
+//! use nn::{Tensor, functional as F};
+//! let x = Tensor::from_vec(vec![-2.0f32, 0.5], [2])?;
+//! assert_eq!(F::relu(&x)?.to_vec::<f32>()?, vec![0.0, 0.5]);
+//! assert_eq!(x.leaky_relu(0.1)?.to_vec::<f32>()?, vec![-0.2, 0.5]);
+//! x.hardtanh_(-1.0, 1.0)?;
+//! assert_eq!(x.to_vec::<f32>()?, vec![-1.0, 0.5]);
+//! # Ok::<(), nn::Error>(())
+//! ```
 
 pub use crate::ops::activation::Activation;
 pub use crate::ops::prelu::{
@@ -9,7 +21,103 @@ pub use crate::ops::softmax::{log_softmax_backward, softmax_backward};
 pub use kernels::activation::{SELU_ALPHA, SELU_SCALE};
 
 use super::widened;
+use crate::ops::activation::activation_table;
 use crate::{Error, Result, Tensor};
+
+/// For each activation of the table (but RReLU, whose function takes the mode: [`rrelu`]), `F.<name>(x, …)`
+/// as a function and as a method, and the in-place method `<name>_`, each with the layer's constants as
+/// arguments in the layer's order.
+macro_rules! activation_functions {
+    (
+        layers { $(
+            $(#[$doc:meta])*
+            $layer:ident $({ $($c:ident $(= $d:expr)?),+ })? $mode:ident $repr:ident
+                $(refuse $refuse:tt)? $(via $via:path)?
+                => $variant:ident $name:ident $name_:ident $formula:ident $([$($k:expr),+])?;
+        )* }
+        functions { $($functions:tt)* }
+    ) => {
+        $(
+            activation_functions!(@one [$($via)?] $layer $variant $name $name_ [$($($c),+)?]);
+        )*
+    };
+    (@one [$via:path] $($rest:tt)*) => {};
+    (@one [] $layer:ident $variant:ident $name:ident $name_:ident [$($c:ident),*]) => {
+        #[doc = concat!(
+            "PyTorch's `F.", stringify!($name), "`: the formula of [`", stringify!($layer), "`](crate::layers::",
+            stringify!($layer), ") for every element, in a new tensor (also `x.", stringify!($name), "(…)`)."
+        )]
+        pub fn $name(x: &Tensor $(, $c: f64)*) -> Result<Tensor> {
+            activation_functions!(@check $variant [$($c),*]);
+            activation_functions!(@formula $variant [$($c),*]).forward(x)
+        }
+
+        impl Tensor {
+            #[doc = concat!("PyTorch's `", stringify!($name), "`: [`functional::", stringify!($name),
+                "`](crate::functional::", stringify!($name), ").")]
+            pub fn $name(&self $(, $c: f64)*) -> Result<Tensor> {
+                crate::functional::activation::$name(self $(, $c)*)
+            }
+
+            #[doc = concat!("PyTorch's `", stringify!($name_), "`: [`", stringify!($name), "`](Self::",
+                stringify!($name), ") in place, seen through every handle to the storage; recorded by autograd as \
+                PyTorch records it.")]
+            pub fn $name_(&self $(, $c: f64)*) -> Result<()> {
+                activation_functions!(@check $variant [$($c),*]);
+                activation_functions!(@formula $variant [$($c),*]).forward_(self)
+            }
+        }
+    };
+    (@formula $variant:ident []) => { Activation::$variant };
+    (@formula $variant:ident [$($c:ident),+]) => { Activation::$variant { $($c),+ } };
+    // PyTorch's `F.hardtanh` refuses crossed bounds (equal ones clamp to that value).
+    (@check Hardtanh [$min_val:ident, $max_val:ident]) => {
+        if $min_val > $max_val {
+            return Err(Error::invalid("hardtanh", "min_val cannot be greater than max_val"));
+        }
+    };
+    (@check $variant:ident [$($c:ident),*]) => {};
+}
+
+activation_table!(activation_functions);
+
+/// PyTorch's `F.gelu(x, approximate)`: `x * Φ(x)` with `approximate` `"none"`, or its `tanh` approximation with
+/// `"tanh"` (the formulas of [`GELU`](crate::layers::GELU)); also `x.gelu(approximate)`.
+///
+/// ```
+/// use nn::{Tensor, functional::gelu};
+/// let x = Tensor::from_vec(vec![0.0f64, 1.0], [2])?;
+/// assert_eq!(gelu(&x, "none")?.to_vec::<f64>()?[0], 0.0);
+/// assert!(gelu(&x, "exact").is_err());
+/// # Ok::<(), nn::Error>(())
+/// ```
+pub fn gelu(x: &Tensor, approximate: &str) -> Result<Tensor> {
+    gelu_formula(approximate)?.forward(x)
+}
+
+/// GELU's formula for `approximate`, or PyTorch's refusal of another name.
+fn gelu_formula(approximate: &str) -> Result<Activation> {
+    match approximate {
+        "none" => Ok(Activation::Gelu),
+        "tanh" => Ok(Activation::GeluTanh),
+        other => Err(Error::invalid(
+            "gelu",
+            format!("approximate argument must be either none or tanh. (got {other:?})"),
+        )),
+    }
+}
+
+impl Tensor {
+    /// PyTorch's `gelu`: [`functional::gelu`](crate::functional::gelu).
+    pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
+        gelu(self, approximate)
+    }
+
+    /// [`gelu`](Self::gelu) in place, seen through every handle to the storage.
+    pub fn gelu_(&self, approximate: &str) -> Result<()> {
+        gelu_formula(approximate)?.forward_(self)
+    }
+}
 
 /// Softmax along `dim`.
 pub fn softmax(x: &Tensor, dim: isize) -> Result<Tensor> {

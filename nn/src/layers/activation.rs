@@ -164,7 +164,7 @@ macro_rules! activation_layers {
             $(#[$doc:meta])*
             $layer:ident $({ $($c:ident $(= $d:expr)?),+ })? $mode:ident $repr:ident
                 $(refuse $refuse:tt)? $(via $via:path)?
-                => $variant:ident $name:literal $formula:ident $([$($k:expr),+])?;
+                => $variant:ident $name:ident $name_:ident $formula:ident $([$($k:expr),+])?;
         )* }
         functions { $($functions:tt)* }
     ) => {

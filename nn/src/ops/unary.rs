@@ -1,10 +1,11 @@
 //! Element-wise math: `exp`, `log`, `sqrt`, `abs`, `erf`, `recip`, `pow_scalar`, `clamp`. Each is a formula of
 //! `kernels::unary` (forward and backward side by side) run as the activations run: on the CPU and on devices,
-//! with its gradient recorded. `tanh` and `sigmoid` are the activations' own.
+//! with its gradient recorded. `tanh`, `sigmoid` and the other activations are methods of
+//! [`functional`](crate::functional), generated from the activations' table.
 
 use kernels::unary;
 
-use super::activation::{Activation, apply};
+use super::activation::apply;
 use crate::{Result, Tensor};
 
 /// `Tensor` methods applying a formula of `kernels::unary` without constants, named as PyTorch names them.
@@ -37,16 +38,6 @@ unary_methods! {
 }
 
 impl Tensor {
-    /// Hyperbolic tangent (the [`Tanh`](crate::layers::Tanh) activation).
-    pub fn tanh(&self) -> Result<Tensor> {
-        Activation::Tanh.forward(self)
-    }
-
-    /// `1 / (1 + e^-x)` (the [`Sigmoid`](crate::layers::Sigmoid) activation).
-    pub fn sigmoid(&self) -> Result<Tensor> {
-        Activation::Sigmoid.forward(self)
-    }
-
     /// `x^exponent` (PyTorch's `pow` with a scalar exponent: a negative base with an integer exponent keeps its
     /// sign rule).
     pub fn pow_scalar(&self, exponent: f64) -> Result<Tensor> {

@@ -30,7 +30,7 @@ macro_rules! define_activation {
             $(#[$doc:meta])*
             $layer:ident $({ $($c:ident $(= $d:expr)?),+ })? $inplace:ident $repr:ident
                 $(refuse ($refused:expr, $why:literal))? $(via $via:path)?
-                => $variant:ident $name:literal $formula:ident $([$($k:expr),+])?;
+                => $variant:ident $name:ident $name_:ident $formula:ident $([$($k:expr),+])?;
         )* }
         functions { $(
             $(#[$fdoc:meta])*
@@ -68,7 +68,7 @@ macro_rules! define_activation {
             /// PyTorch's name of the function (`relu`, `gelu`, …).
             pub fn name(&self) -> &'static str {
                 match self {
-                    $(Activation::$variant { .. } => $name,)*
+                    $(Activation::$variant { .. } => stringify!($name),)*
                     $(Activation::$fvariant => $fname,)*
                 }
             }
@@ -76,7 +76,7 @@ macro_rules! define_activation {
             /// PyTorch's name of the backward function (`relu_backward`, …).
             pub fn backward_name(&self) -> &'static str {
                 match self {
-                    $(Activation::$variant { .. } => concat!($name, "_backward"),)*
+                    $(Activation::$variant { .. } => concat!(stringify!($name), "_backward"),)*
                     $(Activation::$fvariant => concat!($fname, "_backward"),)*
                 }
             }

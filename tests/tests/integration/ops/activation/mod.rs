@@ -2,6 +2,7 @@
 
 mod cpu;
 mod extremes;
+mod functions;
 mod parity;
 mod rrelu_glu_softmin;
 mod sweep;
