@@ -218,6 +218,48 @@ macro_rules! on_cpu_and_gpu {
     };
 }
 
+/// How many cases of a sweep ran in float64 and in the other dtypes.
+#[derive(Debug, Default)]
+pub struct CasesRun {
+    float32: usize,
+    float64: usize,
+}
+
+impl CasesRun {
+    /// Counts a case that ran in `dtype`.
+    pub fn ran(&mut self, dtype: DType) {
+        match dtype {
+            DType::F64 => self.float64 += 1,
+            _ => self.float32 += 1,
+        }
+    }
+
+    /// Asserts that `float32` cases ran on `device`, and `float64` ones too on the CPU (a device may lack it).
+    pub fn assert_every_case(&self, device: nn::Device, float32: usize, float64: usize) {
+        assert_eq!(self.float32, float32, "float32 cases on {device}");
+        if device.is_cpu() {
+            assert_eq!(self.float64, float64, "float64 cases on {device}");
+        }
+    }
+}
+
+/// Two tests of the sweep fixture `$fixture` of `$cases` cases ([`sweep`], each case checked by `$run`): `$cpu`
+/// on the CPU, where every case must run, and `$gpu` on the device, where every case whose tensor
+/// `{i}.$tensor` is float32 must.
+#[macro_export]
+macro_rules! sweep_on_cpu_and_gpu {
+    ($cpu:ident, $gpu:ident, $fixture:literal, $cases:expr, $tensor:literal, $run:path) => {
+        fn check(device: nn::Device) {
+            let float32 = |f: &nn::StateDict, _: &serde_json::Value, i: usize| {
+                f[&format!(concat!("{}.", $tensor), i)].dtype() == nn::DType::F32
+            };
+            $crate::sweep($fixture, $cases, device, float32, $run);
+        }
+
+        $crate::on_cpu_and_gpu!($cpu, $gpu, check);
+    };
+}
+
 /// Whether `device`'s adapter reports that it lacks `dtype` (printing what it lacks): there an operation in that
 /// dtype may be refused with `UnsupportedOnDevice`; a dtype the adapter reports must compute. (lavapipe has f16
 /// and f64; Mesa's GL adapter, found when the Vulkan driver is hidden, has neither; no wgpu adapter has bf16.)

@@ -9,7 +9,7 @@
 //! a weight gradient sums over every position of the batch (thousands of terms), and two correct float32
 //! summation orders differ by more than the defaults there.
 
-use integration_tests::{assert_close, assert_close_to_exact, lacks_dtype, on_cpu_and_gpu, tensors};
+use integration_tests::{CasesRun, assert_close, assert_close_to_exact, lacks_dtype, on_cpu_and_gpu, tensors};
 use nn::functional::{Conv2dOptions, Padding2d, conv2d};
 use nn::{DType, Device, StateDict, Tensor};
 
@@ -41,12 +41,12 @@ fn case(sd: &StateDict, i: usize) -> Case {
     Case { name, options, dtype }
 }
 
-/// Runs every case on `device` and checks it; returns the number of float32 and float64 cases run.
-fn sweep(device: Device) -> (usize, usize) {
+/// Runs every case on `device` and checks it; returns how many ran in each dtype.
+fn sweep(device: Device) -> CasesRun {
     let sd = tensors("ops/conv.safetensors");
     let cases = (0..).take_while(|i| sd.contains_key(&format!("{i}.config"))).count();
     assert_eq!(cases, 64, "the fixture's cases");
-    let (mut f32_cases, mut f64_cases) = (0, 0);
+    let mut run = CasesRun::default();
     for i in 0..cases {
         let case = case(&sd, i);
         if lacks_dtype(device, case.dtype) {
@@ -74,21 +74,14 @@ fn sweep(device: Device) -> (usize, usize) {
                 _ => assert_close_to_exact(&what, &got, &pytorch, &get(&format!("{name}_exact")).unwrap()),
             }
         }
-        match case.dtype {
-            DType::F64 => f64_cases += 1,
-            _ => f32_cases += 1,
-        }
+        run.ran(case.dtype);
     }
-    (f32_cases, f64_cases)
+    run
 }
 
 /// Every case the device computes in its dtype: every float32 case, and every float64 one on the CPU.
 fn check(device: Device) {
-    let (f32_cases, f64_cases) = sweep(device);
-    assert_eq!(f32_cases, 48, "float32 cases on {device}");
-    if device.is_cpu() {
-        assert_eq!(f64_cases, 16, "float64 cases on {device}");
-    }
+    sweep(device).assert_every_case(device, 48, 16);
 }
 
 on_cpu_and_gpu!(

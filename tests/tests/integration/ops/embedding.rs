@@ -6,7 +6,7 @@
 //! defaults, on the CPU and on a device (wgpu, or `NN_TEST_DEVICE`; without one the device test skips, and fails
 //! under `CI=true`).
 
-use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu};
+use integration_tests::{assert_close, lacks_dtype};
 use nn::functional::EmbeddingOptions;
 use nn::prelude::*;
 use nn::{Device, StateDict};
@@ -59,15 +59,13 @@ fn run_case(f: &StateDict, spec: &Value, i: usize, device: Device) -> bool {
     true
 }
 
-fn check(device: Device) {
-    let float32 = |f: &StateDict, _: &Value, i: usize| f[&format!("{i}.weight")].dtype() == DType::F32;
-    integration_tests::sweep("ops/embedding", CASES, device, float32, run_case);
-}
-
-on_cpu_and_gpu!(
+integration_tests::sweep_on_cpu_and_gpu!(
     embedding_options_match_pytorch_over_random_layers,
     embedding_options_on_a_device_match_pytorch_over_random_layers,
-    check
+    "ops/embedding",
+    CASES,
+    "weight",
+    run_case
 );
 
 /// `Embedding.from_pretrained` as PyTorch 2.5.1's: the table itself (a write through it is seen by the layer),

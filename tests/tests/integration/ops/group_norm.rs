@@ -13,7 +13,7 @@
 //! bfloat16; nn keeps them in float32).
 
 use integration_tests::{
-    assert_close, assert_close_to_exact, assert_gradient, check_param_element, lacks_dtype, on_cpu_and_gpu, under,
+    assert_close, assert_close_to_exact, assert_gradient, check_param_element, lacks_dtype, under,
 };
 use nn::functional::group_norm;
 use nn::prelude::*;
@@ -79,15 +79,13 @@ fn run_case(f: &StateDict, spec: &Value, i: usize, device: Device) -> bool {
     true
 }
 
-fn check(device: Device) {
-    let float32 = |f: &StateDict, _: &Value, i: usize| f[&format!("{i}.x")].dtype() == DType::F32;
-    integration_tests::sweep("ops/group_norm", CASES, device, float32, run_case);
-}
-
-on_cpu_and_gpu!(
+integration_tests::sweep_on_cpu_and_gpu!(
     group_norm_matches_pytorch_over_random_layers,
     group_norm_on_a_device_matches_pytorch_over_random_layers,
-    check
+    "ops/group_norm",
+    CASES,
+    "x",
+    run_case
 );
 
 /// What PyTorch 2.5.1 refuses, refused here with its message: inputs of one dimension, channels that the groups

@@ -8,7 +8,7 @@
 //! float32 cases against the exact result with [`assert_close_to_exact`] (a batch norm's statistics and
 //! its weight's gradient sum over the whole batch).
 
-use integration_tests::{assert_close, assert_close_to_exact, lacks_dtype, on_cpu_and_gpu, tensors};
+use integration_tests::{CasesRun, assert_close, assert_close_to_exact, lacks_dtype, on_cpu_and_gpu, tensors};
 use nn::prelude::*;
 use nn::{Device, StateDict};
 
@@ -73,12 +73,12 @@ fn check_value(what: &str, got: &Tensor, sd: &StateDict, key: &str, dtype: DType
     }
 }
 
-/// Runs every case on `device` and checks it; returns the number of float32 and float64 cases run.
-fn sweep(device: Device) -> (usize, usize) {
+/// Runs every case on `device` and checks it; returns how many ran in each dtype.
+fn sweep(device: Device) -> CasesRun {
     let sd = tensors("ops/norm.safetensors");
     let cases = (0..).take_while(|i| sd.contains_key(&format!("{i}.config"))).count();
     assert_eq!(cases, 48, "the fixture's cases");
-    let (mut f32_cases, mut f64_cases) = (0, 0);
+    let mut run = CasesRun::default();
     for i in 0..cases {
         let Case {
             name,
@@ -148,21 +148,14 @@ fn sweep(device: Device) -> (usize, usize) {
             let y_eval = module.forward(x.detach()).unwrap();
             check_value(&what("y in eval"), &y_eval, &sd, &format!("{i}.y_eval"), dtype);
         }
-        match dtype {
-            DType::F64 => f64_cases += 1,
-            _ => f32_cases += 1,
-        }
+        run.ran(dtype);
     }
-    (f32_cases, f64_cases)
+    run
 }
 
 /// Every case the device computes in its dtype: every float32 case, and every float64 one on the CPU.
 fn check(device: Device) {
-    let (f32_cases, f64_cases) = sweep(device);
-    assert_eq!(f32_cases, 36, "float32 cases on {device}");
-    if device.is_cpu() {
-        assert_eq!(f64_cases, 12, "float64 cases on {device}");
-    }
+    sweep(device).assert_every_case(device, 36, 12);
 }
 
 on_cpu_and_gpu!(

@@ -97,15 +97,13 @@ fn run_case(f: &StateDict, spec: &Value, i: usize, device: Device) -> bool {
     true
 }
 
-fn check(device: Device) {
-    let float32 = |f: &StateDict, _: &Value, i: usize| f[&format!("{i}.x")].dtype() == DType::F32;
-    integration_tests::sweep("ops/pool", CASES, device, float32, run_case);
-}
-
-on_cpu_and_gpu!(
+integration_tests::sweep_on_cpu_and_gpu!(
     pooling_matches_pytorch_over_random_layers,
     pooling_on_a_device_matches_pytorch_over_random_layers,
-    check
+    "ops/pool",
+    CASES,
+    "x",
+    run_case
 );
 
 /// NaNs, windows of `-inf` and overlapping windows, as PyTorch 2.5.1 pools them (values printed there by
