@@ -275,6 +275,58 @@ fn kernels_do_not_depend_on_nn() {
     }
 }
 
+/// nn and kernels compile the same code whatever runtime features are on: no `#[cfg]` on a feature (only
+/// `cfg!`, which compiles both branches) and no path into one runtime of cubecl's. So the build with wgpu,
+/// which the tests compile and clippy lints, type-checks the code of every build, and CI checks the builds
+/// without wgpu only for what differs in them: cubecl's runtime crates.
+#[test]
+fn no_code_of_nn_or_kernels_depends_on_a_runtime_feature() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    rust_files(&root.join("nn/src"), &mut files);
+    rust_files(&root.join("kernels/src"), &mut files);
+    assert!(files.len() > 100, "the sources were found");
+    for file in files {
+        let code = strip_comments(&fs::read_to_string(&file).unwrap());
+        let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+        for gate in [
+            "#[cfg(feature",
+            "#[cfg(not(feature",
+            "#[cfg(any(feature",
+            "#[cfg(all(feature",
+            "#![cfg(feature",
+        ] {
+            assert!(
+                !compact.contains(gate),
+                "{} gates code on a feature ({gate})",
+                file.display()
+            );
+        }
+        for runtime in ["cubecl::wgpu", "cubecl::cuda", "cubecl_wgpu", "cubecl_cuda"] {
+            assert!(!code.contains(runtime), "{} names {runtime}", file.display());
+        }
+    }
+}
+
+/// The ui tests' nn is the workspace's entry, without default features: trybuild's build of it for the
+/// compile-fail cases is the check of the build without a GPU runtime that `.ci/run` relies on.
+#[test]
+fn the_ui_tests_build_nn_without_a_gpu_runtime() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let workspace = fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(
+        workspace
+            .lines()
+            .any(|l| l.trim() == r#"nn = { path = "nn", default-features = false }"#),
+        "the workspace's nn keeps its default features"
+    );
+    let ui = fs::read_to_string(root.join("ui-tests/Cargo.toml")).unwrap();
+    assert!(
+        ui.lines().any(|l| l.trim() == "nn = { workspace = true }"),
+        "ui-tests/Cargo.toml names nn with features of its own"
+    );
+}
+
 #[test]
 fn the_import_scan_sees_groups_paths_and_reexports() {
     let names =
