@@ -21,65 +21,8 @@ pub use crate::ops::softmax::{log_softmax_backward, softmax_backward};
 pub use kernels::activation::{SELU_ALPHA, SELU_SCALE};
 
 use super::widened;
-use crate::ops::activation::activation_table;
+pub use crate::ops::activation::by_name::*;
 use crate::{Error, Result, Tensor};
-
-/// For each activation of the table (but RReLU, whose function takes the mode: [`rrelu`]), `F.<name>(x, …)`
-/// as a function and as a method, and the in-place method `<name>_`, each with the layer's constants as
-/// arguments in the layer's order.
-macro_rules! activation_functions {
-    (
-        layers { $(
-            $(#[$doc:meta])*
-            $layer:ident $({ $($c:ident $(= $d:expr)?),+ })? $mode:ident $repr:ident
-                $(refuse $refuse:tt)? $(via $via:path)?
-                => $variant:ident $name:ident $name_:ident $formula:ident $([$($k:expr),+])?;
-        )* }
-        functions { $($functions:tt)* }
-    ) => {
-        $(
-            activation_functions!(@one [$($via)?] $layer $variant $name $name_ [$($($c),+)?]);
-        )*
-    };
-    (@one [$via:path] $($rest:tt)*) => {};
-    (@one [] $layer:ident $variant:ident $name:ident $name_:ident [$($c:ident),*]) => {
-        #[doc = concat!(
-            "PyTorch's `F.", stringify!($name), "`: the formula of [`", stringify!($layer), "`](crate::layers::",
-            stringify!($layer), ") for every element, in a new tensor (also `x.", stringify!($name), "(…)`)."
-        )]
-        pub fn $name(x: &Tensor $(, $c: f64)*) -> Result<Tensor> {
-            activation_functions!(@check $variant [$($c),*]);
-            activation_functions!(@formula $variant [$($c),*]).forward(x)
-        }
-
-        impl Tensor {
-            #[doc = concat!("PyTorch's `", stringify!($name), "`: [`functional::", stringify!($name),
-                "`](crate::functional::", stringify!($name), ").")]
-            pub fn $name(&self $(, $c: f64)*) -> Result<Tensor> {
-                crate::functional::activation::$name(self $(, $c)*)
-            }
-
-            #[doc = concat!("PyTorch's `", stringify!($name_), "`: [`", stringify!($name), "`](Self::",
-                stringify!($name), ") in place, seen through every handle to the storage; recorded by autograd as \
-                PyTorch records it.")]
-            pub fn $name_(&self $(, $c: f64)*) -> Result<()> {
-                activation_functions!(@check $variant [$($c),*]);
-                activation_functions!(@formula $variant [$($c),*]).forward_(self)
-            }
-        }
-    };
-    (@formula $variant:ident []) => { Activation::$variant };
-    (@formula $variant:ident [$($c:ident),+]) => { Activation::$variant { $($c),+ } };
-    // PyTorch's `F.hardtanh` refuses crossed bounds (equal ones clamp to that value).
-    (@check Hardtanh [$min_val:ident, $max_val:ident]) => {
-        if $min_val > $max_val {
-            return Err(Error::invalid("hardtanh", "min_val cannot be greater than max_val"));
-        }
-    };
-    (@check $variant:ident [$($c:ident),*]) => {};
-}
-
-activation_table!(activation_functions);
 
 /// PyTorch's `F.gelu(x, approximate)`: `x * Φ(x)` with `approximate` `"none"`, or its `tanh` approximation with
 /// `"tanh"` (the formulas of [`GELU`](crate::layers::GELU)); also `x.gelu(approximate)`.

@@ -24,6 +24,48 @@ pub(crate) trait FormulaVisitor {
     fn visit<A: Formula + HostFormula>(self, constants: [f64; 2]) -> Self::Output;
 }
 
+/// One entry of the table as PyTorch's `F.<name>(x, …)`: the function, the method `x.<name>(…)` and the
+/// in-place method `x.<name>_(…)`, the layer's constants as arguments in the layer's order; nothing for an entry
+/// whose layer runs a function of its own (RReLU's takes the mode: `functional::rrelu`).
+macro_rules! by_name {
+    ([$via:path] $($rest:tt)*) => {};
+    ([] $layer:ident $variant:ident $name:ident $name_:ident [$($c:ident),*]) => {
+        #[doc = concat!(
+            "PyTorch's `F.", stringify!($name), "`: the formula of [`", stringify!($layer), "`](crate::layers::",
+            stringify!($layer), ") for every element, in a new tensor (also `x.", stringify!($name), "(…)`)."
+        )]
+        pub fn $name(x: &Tensor $(, $c: f64)*) -> Result<Tensor> {
+            by_name!(@check $variant [$($c),*]);
+            by_name!(@formula $variant [$($c),*]).forward(x)
+        }
+
+        impl Tensor {
+            #[doc = concat!("PyTorch's `", stringify!($name), "`: [`functional::", stringify!($name),
+                "`](crate::functional::", stringify!($name), ").")]
+            pub fn $name(&self $(, $c: f64)*) -> Result<Tensor> {
+                crate::ops::activation::by_name::$name(self $(, $c)*)
+            }
+
+            #[doc = concat!("PyTorch's `", stringify!($name_), "`: [`", stringify!($name), "`](Self::",
+                stringify!($name), ") in place, seen through every handle to the storage; recorded by autograd as \
+                PyTorch records it.")]
+            pub fn $name_(&self $(, $c: f64)*) -> Result<()> {
+                by_name!(@check $variant [$($c),*]);
+                by_name!(@formula $variant [$($c),*]).forward_(self)
+            }
+        }
+    };
+    (@formula $variant:ident []) => { Activation::$variant };
+    (@formula $variant:ident [$($c:ident),+]) => { Activation::$variant { $($c),+ } };
+    // PyTorch's `F.hardtanh` refuses crossed bounds (equal ones clamp to that value).
+    (@check Hardtanh [$min_val:ident, $max_val:ident]) => {
+        if $min_val > $max_val {
+            return Err(Error::invalid("hardtanh", "min_val cannot be greater than max_val"));
+        }
+    };
+    (@check $variant:ident [$($c:ident),*]) => {};
+}
+
 macro_rules! define_activation {
     (
         layers { $(
@@ -91,6 +133,15 @@ macro_rules! define_activation {
                     $(Activation::$fvariant => visitor.visit::<kernels::activation::$fformula>(formula_constants!()),)*
                 }
             }
+        }
+
+        /// Every element-wise activation by PyTorch's function name (`relu(&x)`, `leaky_relu(&x, 0.01)`), each
+        /// also a method of [`Tensor`] with its in-place form; [`functional`](crate::functional) re-exports them.
+        pub mod by_name {
+            use super::Activation;
+            use crate::{Error, Result, Tensor};
+
+            $(by_name!([$($via)?] $layer $variant $name $name_ [$($($c),+)?]);)*
         }
     };
 }
