@@ -426,8 +426,8 @@ impl Tensor {
     }
 
     /// `x / value`, divided as PyTorch divides by a number: by the number itself, never its reciprocal, in the
-    /// compute type (`f32` for `f16` and `bf16`, rounded once to the tensor's dtype); an integer or bool tensor
-    /// divides as `f32` (true division). `&x / value` panics where this errs.
+    /// compute type (`f32` for `f16` and `bf16`, the quotient then rounded to the tensor's dtype); an integer or
+    /// bool tensor divides as `f32` (true division). `&x / value` panics where this errs.
     ///
     /// ```
     /// use nn::{DType, Tensor};
