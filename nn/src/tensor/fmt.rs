@@ -100,8 +100,10 @@ fn backward_node_name(op: &str) -> String {
         "pow_scalar" => "PowBackward0",
         "clamp" => "ClampBackward1",
         "reshape" | "view" => "ViewBackward0",
-        "sum_all" | "sum_dims" => "SumBackward1",
-        "mean_all" | "mean_dims" => "MeanBackward1",
+        "sum_all" => "SumBackward0",
+        "sum_dims" => "SumBackward1",
+        "mean_all" => "MeanBackward0",
+        "mean_dims" => "MeanBackward1",
         "matmul" => "MmBackward0",
         "linear" => "AddmmBackward0",
         _ => "",
@@ -146,7 +148,8 @@ impl Elements {
         Ok(match t.dtype() {
             DType::Bool => Elements::Bool(host.to_vec::<bool>()?),
             DType::I64 => Elements::Int(host.to_vec::<i64>()?),
-            DType::I32 | DType::U8 => Elements::Int(host.to_vec_f64()?.into_iter().map(|v| v as i64).collect()),
+            DType::I32 => Elements::Int(host.to_vec::<i32>()?.into_iter().map(i64::from).collect()),
+            DType::U8 => Elements::Int(host.to_vec::<u8>()?.into_iter().map(i64::from).collect()),
             _ => Elements::Float(host.to_vec_f64()?),
         })
     }
