@@ -21,14 +21,12 @@ pub fn fans(shape: &[usize]) -> Result<(usize, usize)> {
 
 /// Fills `t` with samples uniform in `[low, high)`.
 pub fn uniform_(t: &Tensor, low: f64, high: f64) -> Result<()> {
-    let values = random::with_global(|g| Tensor::try_uniform_with(t.shape().clone(), low, high, t.dtype(), g))?;
-    t.copy_(&values)
+    t.uniform_(low, high)
 }
 
 /// Fills `t` with samples of `N(mean, std²)`.
 pub fn normal_(t: &Tensor, mean: f64, std: f64) -> Result<()> {
-    let values = random::with_global(|g| Tensor::try_randn_with(t.shape().clone(), t.dtype(), g))?.affine(std, mean)?;
-    t.copy_(&values)
+    t.normal_(mean, std)
 }
 
 /// Fills `t` with `value`.
@@ -46,23 +44,17 @@ pub fn ones_(t: &Tensor) -> Result<()> {
     t.fill_(1.0)
 }
 
-/// `kaiming_uniform_(t, a, mode='fan_in', nonlinearity='leaky_relu')`: uniform in `±gain * sqrt(3 / fan_in)`
-/// with `gain = sqrt(2 / (1 + a²))` — PyTorch's default for `Linear` and `Conv2d` weights (`a = sqrt(5)`).
+/// `kaiming_uniform_(t, a, mode='fan_in', nonlinearity='leaky_relu')`: uniform in `±√3·gain / √fan_in` with
+/// `gain = √(2 / (1 + a²))`, computed as PyTorch computes it: PyTorch's default for `Linear` and `Conv2d`
+/// weights (`a = √5`). A zero-element tensor is left as it is.
 pub fn kaiming_uniform_(t: &Tensor, a: f64) -> Result<()> {
-    let (fan_in, _) = fans(t.shape())?;
-    let gain = (2.0 / (1.0 + a * a)).sqrt();
-    let bound = if fan_in == 0 {
-        0.0
-    } else {
-        gain * (3.0 / fan_in as f64).sqrt()
-    };
-    uniform_(t, -bound, bound)
+    kaiming_uniform_with(t, a, FanMode::FanIn, "leaky_relu")
 }
 
-/// `xavier_uniform_(t, gain)`: uniform in `±gain * sqrt(6 / (fan_in + fan_out))`.
+/// `xavier_uniform_(t, gain)`: uniform in `±√3·gain·√(2 / (fan_in + fan_out))`.
 pub fn xavier_uniform_(t: &Tensor, gain: f64) -> Result<()> {
-    let (fan_in, fan_out) = fans(t.shape())?;
-    let bound = gain * (6.0 / (fan_in + fan_out).max(1) as f64).sqrt();
+    let std = xavier_std(t, gain, "xavier_uniform_")?;
+    let bound = 3f64.sqrt() * std;
     uniform_(t, -bound, bound)
 }
 
@@ -130,21 +122,36 @@ pub fn kaiming_normal_(t: &Tensor, a: f64, mode: FanMode, nonlinearity: &str) ->
     normal_(t, 0.0, std)
 }
 
-/// `kaiming_uniform_` with PyTorch's other arguments: uniform in `±gain·√(3 / fan)`.
+/// `kaiming_uniform_` with PyTorch's other arguments: uniform in `±√3·gain / √fan`.
 pub fn kaiming_uniform_with(t: &Tensor, a: f64, mode: FanMode, nonlinearity: &str) -> Result<()> {
     let fan = fan(t, mode)?;
     if t.numel() == 0 || fan == 0 {
         // PyTorch: "Initializing zero-element tensors is a no-op".
         return Ok(());
     }
-    let bound = calculate_gain(nonlinearity, Some(a))? * (3.0 / fan as f64).sqrt();
+    let std = calculate_gain(nonlinearity, Some(a))? / (fan as f64).sqrt();
+    let bound = 3f64.sqrt() * std;
     uniform_(t, -bound, bound)
 }
 
 /// `xavier_normal_(t, gain)`: `N(0, std²)` with `std = gain·√(2 / (fan_in + fan_out))`.
 pub fn xavier_normal_(t: &Tensor, gain: f64) -> Result<()> {
+    normal_(t, 0.0, xavier_std(t, gain, "xavier_normal_")?)
+}
+
+/// `gain·√(2 / (fan_in + fan_out))`, or an error where both fans are 0 (PyTorch divides by zero).
+fn xavier_std(t: &Tensor, gain: f64, op: &'static str) -> Result<f64> {
     let (fan_in, fan_out) = fans(t.shape())?;
-    normal_(t, 0.0, gain * (2.0 / (fan_in + fan_out).max(1) as f64).sqrt())
+    if fan_in + fan_out == 0 {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "float division by zero: fan_in + fan_out is 0 for shape {:?}",
+                t.shape().dims()
+            ),
+        ));
+    }
+    Ok(gain * (2.0 / (fan_in + fan_out) as f64).sqrt())
 }
 
 /// `trunc_normal_(t, mean, std, a, b)`: `N(mean, std²)` restricted to `[a, b]`, drawn by rejection from the

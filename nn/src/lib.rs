@@ -74,9 +74,10 @@ pub use forward::Forward;
 pub use hooks::{Call, Grads, HasHooks, HookHandle, HookOptions, HookResult, Hooks, RegisterHooks, TensorArgs};
 pub use module::{Module, ModuleExt, StateDict, TensorModule};
 pub use param::Param;
-pub use random::manual_seed;
+pub use random::{fork_rng, initial_seed, manual_seed};
 pub use shape::Shape;
 pub use shared::Shared;
+pub use tensor::random::{get_rng_state, set_rng_state};
 pub use tensor::{GradHookHandle, GradMode, Tensor, enable_grad, is_grad_enabled, no_grad};
 pub use threads::{get_num_threads, set_num_threads};
 

@@ -2,7 +2,6 @@
 
 use super::Tensor;
 use super::storage::CpuData;
-use crate::random::{self, Generator};
 use crate::{DType, Element, Error, Result, Shape};
 
 impl Tensor {
@@ -163,78 +162,12 @@ impl Tensor {
         let values: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();
         Tensor::from_vec(values, [n])?.to_dtype(dtype)
     }
-
-    /// Samples of the standard normal distribution from the global generator ([`crate::manual_seed`]).
-    pub fn randn(shape: impl Into<Shape>, dtype: DType) -> Tensor {
-        random::with_global(|g| Tensor::randn_with(shape, dtype, g))
-    }
-
-    /// Samples of the standard normal distribution from `generator`. Panics as [`zeros`](Self::zeros) does;
-    /// [`try_randn_with`](Self::try_randn_with) returns the error.
-    ///
-    /// ```
-    /// use nn::{Tensor, DType, random::Generator};
-    /// let a = Tensor::randn_with([4], DType::F64, &mut Generator::new(3));
-    /// let b = Tensor::randn_with([4], DType::F64, &mut Generator::new(3));
-    /// assert_eq!(a.to_vec::<f64>().unwrap(), b.to_vec::<f64>().unwrap());
-    /// ```
-    pub fn randn_with(shape: impl Into<Shape>, dtype: DType, generator: &mut Generator) -> Tensor {
-        Tensor::try_randn_with(shape, dtype, generator).unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    /// Samples of the standard normal distribution from `generator`, or [`Error::Allocation`].
-    pub fn try_randn_with(shape: impl Into<Shape>, dtype: DType, generator: &mut Generator) -> Result<Tensor> {
-        drawn("randn", shape.into(), dtype, || generator.normal())
-    }
-
-    /// Samples uniform in `[low, high)` from the global generator.
-    pub fn uniform(shape: impl Into<Shape>, low: f64, high: f64, dtype: DType) -> Tensor {
-        random::with_global(|g| Tensor::uniform_with(shape, low, high, dtype, g))
-    }
-
-    /// Samples uniform in `[low, high)` from `generator`. Panics as [`zeros`](Self::zeros) does;
-    /// [`try_uniform_with`](Self::try_uniform_with) returns the error.
-    pub fn uniform_with(
-        shape: impl Into<Shape>,
-        low: f64,
-        high: f64,
-        dtype: DType,
-        generator: &mut Generator,
-    ) -> Tensor {
-        Tensor::try_uniform_with(shape, low, high, dtype, generator).unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    /// Samples uniform in `[low, high)` from `generator`, or [`Error::Allocation`].
-    pub fn try_uniform_with(
-        shape: impl Into<Shape>,
-        low: f64,
-        high: f64,
-        dtype: DType,
-        generator: &mut Generator,
-    ) -> Result<Tensor> {
-        drawn("uniform", shape.into(), dtype, || generator.uniform(low, high))
-    }
 }
-
-/// A tensor of `shape` and `dtype` of values drawn one by one as `f64` (the generators' order), then cast.
-fn drawn(op: &'static str, shape: Shape, dtype: DType, mut draw: impl FnMut() -> f64) -> Result<Tensor> {
-    let n = allocatable(op, &shape, dtype, STAGED)?;
-    let mut values = Vec::new();
-    values.try_reserve_exact(n).map_err(|_| refused(op, &shape, dtype))?;
-    values.extend((0..n).map(|_| draw()));
-    Ok(Tensor::from_cpu(
-        super::cast::cast_data(&CpuData::F64(values), dtype),
-        shape,
-    ))
-}
-
-/// Bytes per element of the `f64` values the random constructors draw before casting to the dtype asked for.
-const STAGED: usize = std::mem::size_of::<f64>();
 
 /// The element count of a tensor of `shape` and `dtype` about to be allocated by `op` at `bytes_per_element`,
 /// or [`Error::Allocation`] when its bytes overflow `isize::MAX` (where `Vec` would panic with "capacity
 /// overflow").
-fn allocatable(op: &'static str, shape: &Shape, dtype: DType, bytes_per_element: usize) -> Result<usize> {
+pub(super) fn allocatable(op: &'static str, shape: &Shape, dtype: DType, bytes_per_element: usize) -> Result<usize> {
     let numel = shape.numel();
     if numel
         .checked_mul(bytes_per_element)
@@ -246,7 +179,7 @@ fn allocatable(op: &'static str, shape: &Shape, dtype: DType, bytes_per_element:
 }
 
 /// [`Error::Allocation`] for a tensor of `shape` and `dtype`.
-fn refused(op: &'static str, shape: &Shape, dtype: DType) -> Error {
+pub(super) fn refused(op: &'static str, shape: &Shape, dtype: DType) -> Error {
     Error::Allocation {
         op,
         shape: shape.clone(),

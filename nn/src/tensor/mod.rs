@@ -9,6 +9,7 @@ mod fmt;
 pub(crate) mod grad_hooks;
 pub(crate) mod in_place;
 pub(crate) mod mode_marks;
+pub(crate) mod random;
 mod raw;
 pub(crate) mod storage;
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// The parts every part above the tensor may import: the tensor and what it stands on.
 const BASE: &[&str] = &[
-    "dtype", "shape", "device", "random", "threads", "cpu", "error", "tensor",
+    "dtype", "shape", "device", "threads", "cpu", "error", "random", "tensor",
 ];
 /// The module system: its parts use each other.
 const MODULE_SYSTEM: &[&str] = &["forward", "module", "hooks", "shared"];
@@ -23,10 +23,10 @@ fn rules() -> Vec<(&'static str, Vec<&'static str>)> {
         ("dtype", vec![]),
         ("shape", vec![]),
         ("device", vec![]),
-        ("random", vec![]),
         ("threads", vec![]),
         ("cpu", vec![]),
         ("error", vec!["dtype", "shape", "device"]),
+        ("random", vec!["error"]),
         ("tensor", with(&[&BASE[..7]])),
         ("param", BASE.to_vec()),
         ("io", BASE.to_vec()),

@@ -17,5 +17,6 @@ mod models;
 mod module;
 mod ops;
 mod optim;
+mod random;
 mod tensor;
 mod utils;
