@@ -153,7 +153,7 @@ fn block_reduced<T: Reduced>(d: &mut [T], mean: T, std: T) {
 }
 
 /// `uniform_real<float>` of 32 random bits: the low 24 scaled to `[0, 1)`.
-fn unit_f32(bits: u32) -> f32 {
+pub(crate) fn unit_f32(bits: u32) -> f32 {
     (bits & 0x00ff_ffff) as f32 * (1.0 / 16_777_216.0)
 }
 

@@ -10,9 +10,11 @@
 //!
 //! What draws as PyTorch 2.5.1 on the CPU does: `rand`, `uniform_`, `randn`, `normal_` (for 16 or more `f32`
 //! elements PyTorch's x86-64 builds fill with Cephes' AVX2 functions; builds without AVX2, as on ARM, round
-//! a few of those elements differently), `randint`, `random_`, `randperm`, and `nn::init`'s functions. A tensor
-//! on a device is drawn on the host and copied, so it holds what PyTorch's CPU would draw (not its CUDA
-//! Philox stream).
+//! a few of those elements differently), `randint`, `random_`, `randperm`, `bernoulli` and `bernoulli_` (the
+//! scalar form from MKL's MCG31 stream, as PyTorch's x86-64 wheels draw it), dropout's masks, and `nn::init`'s
+//! functions but `trunc_normal_` and `orthogonal_`. Not yet PyTorch's: `exponential_` and `multinomial` (MKL's
+//! vector logarithm), RReLU's noise. A tensor on a device is drawn on the host and copied, so it holds what
+//! PyTorch's CPU would draw (not its CUDA Philox stream).
 //!
 //! ```
 //! nn::manual_seed(0);
@@ -25,6 +27,7 @@
 mod cephes;
 pub(crate) mod fill;
 mod generator;
+pub(crate) mod mcg31;
 mod mt19937;
 
 pub use generator::{DEFAULT_SEED, Generator, STATE_BYTES};

@@ -377,3 +377,81 @@ fn not_implemented(op: &'static str, kernel: &str, dtype: DType) -> Error {
     };
     Error::invalid(op, format!("\"{kernel}\" not implemented for '{scalar}'"))
 }
+
+impl Tensor {
+    /// `x.bernoulli_(p)`: fills this tensor with ones where a draw of probability `p` succeeds and zeros
+    /// elsewhere, from the default generator, as PyTorch's x86-64 wheels draw it (MKL's MCG31 stream seeded
+    /// by one 32-bit draw).
+    ///
+    /// ```
+    /// let x = nn::Tensor::zeros([6], nn::DType::F32);
+    /// nn::manual_seed(4);
+    /// x.bernoulli_(0.3)?;
+    /// // torch.manual_seed(4); torch.empty(6).bernoulli_(0.3)
+    /// assert_eq!(x.to_vec::<f32>()?, vec![0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn bernoulli_(&self, p: f64) -> Result<()> {
+        let values = random::with_global(|g| bernoulli_scalar(g, self.shape(), self.dtype(), p))?;
+        self.copy_(&Tensor::from_cpu(values, self.shape().clone()))
+    }
+
+    /// `torch.bernoulli(p)`: where this tensor holds probabilities, a tensor of its shape and dtype with ones
+    /// where a draw of that element's probability succeeds, from the default generator (one uniform per
+    /// element, in the probabilities' precision: 53 bits for `f64`, 24 otherwise).
+    pub fn bernoulli(&self) -> Result<Tensor> {
+        random::with_global(|g| self.bernoulli_with(g))
+    }
+
+    /// `torch.bernoulli(p, generator=generator)`.
+    pub fn bernoulli_with(&self, generator: &mut Generator) -> Result<Tensor> {
+        let op = "bernoulli";
+        if !self.dtype().is_floating_point() {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "bernoulli expects a floating-point tensor of probabilities, got {}",
+                    self.dtype().name()
+                ),
+            ));
+        }
+        let p = self
+            .to_device(crate::Device::Cpu)?
+            .to_dtype(DType::F64)?
+            .to_vec::<f64>()?;
+        if let Some(bad) = p.iter().find(|v| !(0.0..=1.0).contains(*v)) {
+            return Err(Error::invalid(
+                op,
+                format!("Expected p_in >= 0 && p_in <= 1 to be true, but got {bad}"),
+            ));
+        }
+        let wide = self.dtype() == DType::F64;
+        let drawn: Vec<bool> = p
+            .iter()
+            .map(|&p| {
+                if wide {
+                    generator.unit() < p
+                } else {
+                    fill::unit_f32(generator.random()) < p as f32
+                }
+            })
+            .collect();
+        let values = cast_data(&CpuData::Bool(drawn), self.dtype());
+        Tensor::from_cpu(values, self.shape().clone()).to_device(self.device())
+    }
+}
+
+/// Bernoulli draws of probability `p` for each element of `shape`, in `dtype` (ones and zeros), as
+/// `bernoulli_(p)` draws them.
+pub(crate) fn bernoulli_scalar(g: &mut Generator, shape: &Shape, dtype: DType, p: f64) -> Result<CpuData> {
+    if !(0.0..=1.0).contains(&p) {
+        return Err(Error::invalid(
+            "bernoulli_",
+            format!("bernoulli_ expects p to be in [0, 1], but got p={p}"),
+        ));
+    }
+    let drawn = filled("bernoulli_", shape, dtype, |v| {
+        random::mcg31::bernoulli(g, v, shape.numel(), p)
+    })?;
+    Ok(cast_data(&CpuData::Bool(drawn), dtype))
+}

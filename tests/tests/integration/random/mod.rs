@@ -1,4 +1,5 @@
 //! PyTorch's random streams: the same seed, the same numbers.
 
+mod dropout;
 mod init;
 mod streams;

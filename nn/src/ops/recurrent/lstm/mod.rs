@@ -330,9 +330,10 @@ fn run_cpu_typed<T: Float>(
             c_n[slot..slot + batch * hid].copy_from_slice(&c);
         }
         if let Some(p) = dropout.filter(|_| layer + 1 < layers) {
-            let mask: Vec<T> = crate::ops::dropout::mask_values(out.len(), p)
+            let scale = T::of(crate::ops::dropout::mask_scale(p, T::DTYPE));
+            let mask: Vec<T> = crate::ops::dropout::kept(out.len(), p)
                 .into_iter()
-                .map(T::of)
+                .map(|keep| if keep { scale } else { T::of(0.0) })
                 .collect();
             let dropped = out.iter().zip(&mask).map(|(&v, &m)| v * m).collect();
             if let Some(t) = trace.as_deref_mut() {
