@@ -1,6 +1,6 @@
 //! Initialisation from a seed against PyTorch 2.5.1's (`tests/fixtures/generate/random_init.py`), bit for
 //! bit: layers built one after the other after `manual_seed` (each drawing where the one before stopped), and
-//! every `nn::init` function that draws, on several shapes.
+//! every `nn::init` function that draws, on several shapes; LightZero's DynamicsNetwork.
 
 use integration_tests::{bit_equal, in_own_process, under};
 use nn::functional::Conv2dOptions;
@@ -136,6 +136,26 @@ fn the_init_functions_draw_pytorchs_tensors() {
                     let key = format!("init.{seed}.{name}.{}", dims.join("x"));
                     assert!(bit_equal(&t, &f[&key]), "{key} differs from PyTorch's");
                 }
+            }
+        }
+    });
+}
+
+/// LightZero's `DynamicsNetwork` of each export's config, built after `manual_seed(0)`: every tensor of its
+/// state dict LightZero's bit for bit (`tests/fixtures/generate/random_dynamics.py`).
+#[test]
+fn dynamics_networks_built_after_a_seed_are_lightzeros() {
+    use reference::efficientzero::{DynamicsConfig, DynamicsNetwork};
+    in_own_process(|| {
+        let f = integration_tests::tensors("random/dynamics.safetensors");
+        for export in integration_tests::DYNAMICS_EXPORTS {
+            let config = DynamicsConfig::from_file(&integration_tests::fixture(export).join("config.json")).unwrap();
+            nn::manual_seed(0);
+            let got = DynamicsNetwork::new(config).unwrap().state_dict();
+            let want = under(&f, &format!("{export}."));
+            assert_eq!(got.len(), want.len(), "{export}: entries");
+            for (key, tensor) in &want {
+                assert!(bit_equal(&got[key], tensor), "{export}: {key} differs from LightZero's");
             }
         }
     });
