@@ -19,7 +19,8 @@ network in eval folded by `torch.ao.quantization.fuse_modules` at batch 256 and 
 backward over 16 steps at batch 64, one layer and two with dropout, as `reference/benches/dynamics.rs`' LSTM
 rows on the CPU), `recurrent` (`RNN` and `GRU`'s forward + backward at batch 64, one layer over 16 steps and
 two over 256, as `reference/benches/dynamics.rs`' recurrent rows on the CPU), `pooling` (a ResNet-18's pooling layers at batch 8,
-as `nn/benches/pooling.rs`). `dynamics` runs
+as `nn/benches/pooling.rs`), `random` (`rand` and `randn` of 16M elements from a generator, as
+`nn/benches/random.rs`). `dynamics` runs
 LightZero 0.2.0's class where it is installed (see tests/fixtures/generate/dynamics.py), else the plain
 PyTorch copy in `dynamics_torch.py`, which `python3 reference/benches/dynamics_torch.py check` shows to compute
 the same as LightZero's (it equals the fixture LightZero wrote).
@@ -392,7 +393,18 @@ def training():
     print(f"{name}, memcpy of the parameters: {t * 1e6:.1f} µs")
 
 
-SECTIONS = {"activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling, "reductions": reductions, "norms": norms, "training": training}
+def random():
+    """nn's rows "random/...": `nn/benches/random.rs`, 16M elements drawn from a generator."""
+    g = torch.Generator().manual_seed(0)
+    n = 1 << 24
+    for name, f in [("rand 16M f32", lambda: torch.rand(n, generator=g)),
+                    ("randn 16M f32", lambda: torch.randn(n, generator=g)),
+                    ("randn 16M f64", lambda: torch.randn(n, generator=g, dtype=torch.float64))]:
+        t = median_seconds(f, 3)
+        print(f"random/{name}: {t * 1e3:.1f} ms")
+
+
+SECTIONS = {"random": random, "activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling, "reductions": reductions, "norms": norms, "training": training}
 
 if __name__ == "__main__":
     torch.set_num_threads(2)

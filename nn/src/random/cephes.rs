@@ -23,17 +23,15 @@ const LOG_Q2: f32 = 0.693359375;
 const SQRT_HALF: f32 = std::f64::consts::FRAC_1_SQRT_2 as f32;
 
 /// `log256_ps` of one lane: the natural logarithm of `x > 0` (denormals cut to the smallest normal).
+#[inline(always)]
 pub(crate) fn log(x: f32) -> f32 {
     let x = x.max(f32::MIN_POSITIVE);
     let exponent = (x.to_bits() >> 23) as i32 - 0x7f;
-    let mut m = f32::from_bits((x.to_bits() & !0x7f80_0000) | 0.5f32.to_bits());
-    let mut e = exponent as f32 + 1.0;
-    if m < SQRT_HALF {
-        e -= 1.0;
-        m = (m - 1.0) + m;
-    } else {
-        m -= 1.0;
-    }
+    let m = f32::from_bits((x.to_bits() & !0x7f80_0000) | 0.5f32.to_bits());
+    // Branch-free, as the vector code is, so that a loop over lanes vectorises.
+    let small = m < SQRT_HALF;
+    let e = (exponent as f32 + 1.0) - if small { 1.0 } else { 0.0 };
+    let m = (m - 1.0) + if small { m } else { 0.0 };
     let z = m * m;
     let mut y = LOG_P[0];
     for p in &LOG_P[1..] {
@@ -63,6 +61,7 @@ const COS_P: [f32; 3] = [
 const FOUR_OVER_PI: f32 = 1.27323954473516_f64 as f32;
 
 /// `sincos256_ps` of one lane: `(sin x, cos x)`.
+#[inline(always)]
 pub(crate) fn sin_cos(x: f32) -> (f32, f32) {
     let mut sign_sin = x.to_bits() & 0x8000_0000;
     let mut x = x.abs();

@@ -15,6 +15,24 @@ pub(crate) fn uniform_f64(g: &mut Generator, out: &mut Vec<f64>, n: usize, from:
 /// `n` draws of `uniform_real_distribution<float>(from, to)`: 24 random bits each, scaled with one fused
 /// multiply-add as PyTorch's x86-64 builds compile it.
 pub(crate) fn uniform_f32(g: &mut Generator, out: &mut Vec<f32>, n: usize, from: f32, to: f32) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has FMA (just checked), the one extension `uniform_f32_fma` is compiled with.
+        return unsafe { uniform_f32_fma(g, out, n, from, to) };
+    }
+    uniform_f32_body(g, out, n, from, to);
+}
+
+/// [`uniform_f32`] compiled with FMA instructions.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+fn uniform_f32_fma(g: &mut Generator, out: &mut Vec<f32>, n: usize, from: f32, to: f32) {
+    uniform_f32_body(g, out, n, from, to);
+}
+
+/// [`uniform_f32`]'s loop, inlined into each compiled form.
+#[inline(always)]
+fn uniform_f32_body(g: &mut Generator, out: &mut Vec<f32>, n: usize, from: f32, to: f32) {
     out.extend((0..n).map(|_| unit_f32(g.random()).mul_add(to - from, from)));
 }
 
@@ -73,16 +91,34 @@ fn block_f64(d: &mut [f64], mean: f64, std: f64) {
 }
 
 /// `normal_fill_16_AVX2`, one lane at a time: Cephes' logarithm and sine-cosine ([`cephes`]), the angle
-/// formed in `f32`, the scaling one fused multiply-add.
+/// formed in `f32`, the scaling one fused multiply-add. With the CPU's FMA instructions where it has them (the
+/// same results: `mul_add` rounds once either way, in hardware or in `libm`).
 fn block_f32(d: &mut [f32], mean: f32, std: f32) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has FMA and AVX2 (just checked), the extensions `block_f32_fma` is compiled with.
+        return unsafe { block_f32_fma(d, mean, std) };
+    }
+    block_f32_body(d, mean, std);
+}
+
+/// [`block_f32`] compiled with FMA and AVX2 instructions (its 8 lanes in one vector).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn block_f32_fma(d: &mut [f32], mean: f32, std: f32) {
+    block_f32_body(d, mean, std);
+}
+
+/// [`block_f32`]'s arithmetic, inlined into each compiled form.
+#[inline(always)]
+fn block_f32_body(d: &mut [f32], mean: f32, std: f32) {
     let two_pi = (2.0 * std::f64::consts::PI) as f32;
-    for j in 0..8 {
-        let u1 = 1.0 - d[j];
-        let u2 = d[j + 8];
-        let radius = (-2.0 * cephes::log(u1)).sqrt();
-        let (sin, cos) = cephes::sin_cos(two_pi * u2);
-        d[j] = (radius * cos).mul_add(std, mean);
-        d[j + 8] = (radius * sin).mul_add(std, mean);
+    let (first, second) = d.split_at_mut(8);
+    for (a, b) in first.iter_mut().zip(second.iter_mut()) {
+        let radius = (-2.0 * cephes::log(1.0 - *a)).sqrt();
+        let (sin, cos) = cephes::sin_cos(two_pi * *b);
+        *a = (radius * cos).mul_add(std, mean);
+        *b = (radius * sin).mul_add(std, mean);
     }
 }
 

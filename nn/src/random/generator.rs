@@ -76,11 +76,13 @@ impl Generator {
     }
 
     /// 32 random bits (PyTorch's `random()`).
+    #[inline]
     pub fn random(&mut self) -> u32 {
         self.engine.next_u32()
     }
 
     /// 64 random bits from two draws, the first the high word (PyTorch's `random64()`).
+    #[inline]
     pub fn random64(&mut self) -> u64 {
         let high = self.engine.next_u32();
         let low = self.engine.next_u32();
@@ -88,6 +90,7 @@ impl Generator {
     }
 
     /// One sample uniform in `[0, 1)` with 53 random bits (`uniform_real_distribution<double>(0, 1)`).
+    #[inline]
     pub fn unit(&mut self) -> f64 {
         unit_f64(self.random64())
     }

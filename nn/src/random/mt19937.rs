@@ -50,6 +50,7 @@ impl Mt19937 {
     }
 
     /// The next 32 random bits.
+    #[inline]
     pub(crate) fn next_u32(&mut self) -> u32 {
         self.left -= 1;
         if self.left == 0 {
