@@ -413,33 +413,48 @@ pub fn rrelu_with_noise_backward(
 const NOISE: &str = "a noise tensor of the input's shape";
 
 /// RReLU in training: `(y, noise)` of `x`; inputs `[x]`. `x·s` and `s` where `x <= 0`, `x` and `1` elsewhere
-/// (PyTorch's test: a NaN keeps the multiplier 1), with a slope `s` drawn from `U(lower, upper)` for every
-/// element in order by a generator seeded with `seed`, on the host for both paths, so a device computes what
-/// the CPU does. As in PyTorch, `x·s` is computed in the compute type (`f32` for half types) with `s` unrounded,
-/// and `noise` holds `s` rounded to the dtype.
+/// (PyTorch's test: a NaN keeps the multiplier 1), with a slope `s` drawn for each element `x <= 0` in order, as
+/// PyTorch's CPU kernel draws it (`uniform_real_distribution<double>` between the bounds in the compute type),
+/// on the host for both paths, so a device computes what the CPU does. As in PyTorch, `x·s` is computed in the
+/// compute type (`f32` for half types) with `s` unrounded, and `noise` holds `s` rounded to the dtype.
 #[derive(Clone, Copy)]
 struct RreluTrain {
     lower: f64,
     upper: f64,
-    seed: u64,
+    /// Where the slopes come from: the default generator, or (the parity probe) a generator of this seed.
+    seed: Option<u64>,
 }
 
 impl RreluTrain {
-    /// The op with a seed drawn from the global generator ([`manual_seed`](crate::manual_seed)).
+    /// The op drawing from the default generator ([`manual_seed`](crate::manual_seed)).
     fn new(lower: f64, upper: f64) -> RreluTrain {
         RreluTrain {
             lower,
             upper,
-            seed: crate::random::with_global(|g| g.next_seed()),
+            seed: None,
         }
     }
 
-    /// The `n` slopes, rounded to `dtype`'s compute type (`f64` for `f64`, `f32` otherwise).
-    fn slopes(&self, n: usize, dtype: DType) -> Vec<f64> {
-        let mut generator = crate::random::Generator::new(self.seed);
-        (0..n)
-            .map(|_| opmath(dtype, generator.uniform(self.lower, self.upper)))
-            .collect()
+    /// The slope of each element of `xs`: a draw for each element `<= 0`, in order, rounded to `dtype`'s compute
+    /// type (`f64` for `f64`, `f32` otherwise); 1 elsewhere.
+    fn slopes(&self, xs: &[f64], dtype: DType) -> Vec<f64> {
+        let (from, to) = (opmath(dtype, self.lower), opmath(dtype, self.upper));
+        let draw = |g: &mut crate::random::Generator| -> Vec<f64> {
+            xs.iter()
+                // PyTorch's `Activation.cpp` is compiled without FMA: the scaling rounds twice.
+                .map(|&v| {
+                    if v <= 0.0 {
+                        opmath(dtype, g.unit() * (to - from) + from)
+                    } else {
+                        1.0
+                    }
+                })
+                .collect()
+        };
+        match self.seed {
+            Some(seed) => draw(&mut crate::random::Generator::new(seed)),
+            None => crate::random::with_global(draw),
+        }
     }
 }
 
@@ -455,7 +470,7 @@ impl Op for RreluTrain {
     fn cpu(&self, inputs: &[&Tensor]) -> Result<(Tensor, Tensor)> {
         let x = inputs[0];
         let xs = x.to_vec_f64()?;
-        let slopes = self.slopes(xs.len(), x.dtype());
+        let slopes = self.slopes(&xs, x.dtype());
         let (y, noise): (Vec<f64>, Vec<f64>) = xs
             .iter()
             .zip(&slopes)
@@ -479,7 +494,8 @@ impl Op for RreluTrain {
         } else {
             DType::F32
         };
-        let slopes = Tensor::from_vec(self.slopes(x.numel(), x.dtype()), [x.numel()])?
+        // Which elements draw a slope depends on their sign: the input is read back to the host for it.
+        let slopes = Tensor::from_vec(self.slopes(&x.to_vec_f64()?, x.dtype()), [x.numel()])?
             .to_dtype(compute)?
             .to_device(x.device())?;
         let (y, noise) = kernels::prelu::rrelu_train(dtype, &x.gpu_buffer(op)?, &slopes.gpu_buffer(op)?)
@@ -491,7 +507,7 @@ impl Op for RreluTrain {
         let xs = probe::inputs();
         let n = xs.len();
         let x = Tensor::from_vec(xs, [n])?.to_dtype(dtype)?;
-        Ok(vec![(RreluTrain { seed: 1, ..*self }, vec![x])])
+        Ok(vec![(RreluTrain { seed: Some(1), ..*self }, vec![x])])
     }
     fn gradient(&self, _: &[&Tensor], (_, noise): &(Tensor, Tensor)) -> Option<Box<dyn BackwardFn>> {
         // y = x · noise: dy · noise (the noise output gets no gradient through to x).

@@ -87,3 +87,28 @@ fn a_model_with_dropout_trains_as_pytorchs_from_the_seed_alone() {
         }
     });
 }
+
+/// RReLU in training draws a slope per element `<= 0` as PyTorch's CPU kernel does
+/// (`tests/fixtures/generate/random_rrelu.py`): the outputs bit for bit, and the stream left where PyTorch's is.
+#[test]
+fn rrelu_draws_pytorchs_slopes() {
+    in_own_process(|| {
+        let f = integration_tests::tensors("random/rrelu.safetensors");
+        for dtype in [DType::F64, DType::F32, DType::BF16] {
+            let d = short(dtype);
+            let x = &f[&format!("x.{d}")];
+            for seed in [0, 9] {
+                nn::manual_seed(seed);
+                let y = nn::functional::rrelu(x, 0.1, 0.3, true, false).unwrap();
+                assert!(bit_equal(&y, &f[&format!("rrelu.{seed}.{d}")]), "rrelu.{seed}.{d}");
+                let after = Tensor::rand([3], DType::F64);
+                assert!(bit_equal(&after, &f[&format!("after.{seed}.{d}")]), "after.{seed}.{d}");
+            }
+        }
+        for seed in [0, 9] {
+            nn::manual_seed(seed);
+            let y = RReLU::default().forward(f["x.f32"].clone()).unwrap();
+            assert!(bit_equal(&y, &f[&format!("module.{seed}")]), "module.{seed}");
+        }
+    });
+}
