@@ -135,25 +135,21 @@ pub(crate) trait Reduced: Copy {
     }
 }
 
-impl Reduced for f16 {
-    const DIGITS: u32 = 11;
-    fn from_f32(v: f32) -> Self {
-        f16::from_f32(v)
-    }
-    fn to_f32(self) -> f32 {
-        f16::to_f32(self)
-    }
+/// [`Reduced`] for a `half` type with `digits` random bits per uniform.
+macro_rules! reduced {
+    ($($t:ident: $digits:expr),*) => {$(
+        impl Reduced for $t {
+            const DIGITS: u32 = $digits;
+            fn from_f32(v: f32) -> Self {
+                $t::from_f32(v)
+            }
+            fn to_f32(self) -> f32 {
+                $t::to_f32(self)
+            }
+        }
+    )*};
 }
-
-impl Reduced for bf16 {
-    const DIGITS: u32 = 8;
-    fn from_f32(v: f32) -> Self {
-        bf16::from_f32(v)
-    }
-    fn to_f32(self) -> f32 {
-        bf16::to_f32(self)
-    }
-}
+reduced!(f16: 11, bf16: 8);
 
 /// `uniform_real<T>` of 32 random bits: the low `DIGITS` bits scaled to `[0, 1)`, in `f32`.
 fn reduced_bits<T: Reduced>(bits: u32) -> f32 {
