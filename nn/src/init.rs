@@ -189,7 +189,9 @@ pub fn trunc_normal_(t: &Tensor, mean: f64, std: f64, a: f64, b: f64) -> Result<
 
 /// `orthogonal_(t, gain)`: a (semi-)orthogonal matrix of `t`'s shape flattened to `(rows, rest)`, times `gain`:
 /// the Q of the QR decomposition of a standard normal matrix, with R's diagonal made positive (so Q is
-/// uniformly distributed), as PyTorch does. Needs 2 or more dimensions.
+/// uniformly distributed), as PyTorch does. The normal matrix is PyTorch's (`normal_` of `(rows, rest)` in
+/// `t`'s dtype); the decomposition is Gram-Schmidt in `f64` where PyTorch's is LAPACK's in the dtype, so the
+/// result agrees with PyTorch's to the dtype's rounding, not bit for bit. Needs 2 or more dimensions.
 pub fn orthogonal_(t: &Tensor, gain: f64) -> Result<()> {
     let dims = t.shape().dims();
     if dims.len() < 2 {
@@ -203,7 +205,8 @@ pub fn orthogonal_(t: &Tensor, gain: f64) -> Result<()> {
     }
     let rows = dims[0];
     let cols = t.numel() / rows;
-    let normal: Vec<f64> = random::with_global(|g| (0..rows * cols).map(|_| g.normal()).collect());
+    let normal =
+        random::with_global(|g| Tensor::try_normal_with([rows, cols], 0.0, 1.0, t.dtype(), g))?.to_vec_f64()?;
     // Orthonormalise the columns of the tall matrix (rows ≥ cols, else of its transpose) by modified
     // Gram-Schmidt in f64: its R has a positive diagonal, which is PyTorch's sign correction.
     let (m, n) = if rows < cols { (cols, rows) } else { (rows, cols) };

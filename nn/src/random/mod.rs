@@ -12,7 +12,8 @@
 //! elements PyTorch's x86-64 builds fill with Cephes' AVX2 functions; builds without AVX2, as on ARM, round
 //! a few of those elements differently), `randint`, `random_`, `randperm`, `bernoulli` and `bernoulli_` (the
 //! scalar form from MKL's MCG31 stream, as PyTorch's x86-64 wheels draw it), dropout's masks, and `nn::init`'s
-//! functions but `trunc_normal_` and `orthogonal_`, RReLU's slopes in training. Not yet PyTorch's:
+//! functions but `trunc_normal_` (and `orthogonal_`, whose normal matrix is PyTorch's but whose QR is nn's:
+//! equal to the dtype's rounding), RReLU's slopes in training. Not yet PyTorch's:
 //! `exponential_` and `multinomial` (MKL's vector logarithm). A tensor on a device is drawn on the host and copied, so it holds what
 //! PyTorch's CPU would draw (not its CUDA Philox stream).
 //!

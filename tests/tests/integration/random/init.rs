@@ -141,6 +141,29 @@ fn the_init_functions_draw_pytorchs_tensors() {
     });
 }
 
+/// `orthogonal_` draws PyTorch's normal matrix; its QR decomposition is nn's own, so the result is PyTorch's
+/// within `assert_close`'s `f32` tolerance.
+#[test]
+fn orthogonal_is_pytorchs_to_f32_rounding() {
+    in_own_process(|| {
+        let f = fixture();
+        let shapes: [&[usize]; 5] = [&[5, 3], &[4, 3, 2, 2], &[40, 17], &[1, 1000], &[2, 7]];
+        for seed in SEEDS {
+            for shape in shapes {
+                nn::manual_seed(seed);
+                let t = Tensor::zeros(shape.to_vec(), DType::F32);
+                init::orthogonal_(&t, 1.5).unwrap();
+                let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+                let key = format!("init.{seed}.orthogonal.{}", dims.join("x"));
+                let (got, want) = (t.to_vec::<f32>().unwrap(), f[&key].to_vec::<f32>().unwrap());
+                for (g, w) in got.iter().zip(&want) {
+                    assert!((g - w).abs() <= 1e-5 + 1.3e-6 * w.abs(), "{key}: {g} vs {w}");
+                }
+            }
+        }
+    });
+}
+
 /// LightZero's `DynamicsNetwork` of each export's config, built after `manual_seed(0)`: every tensor of its
 /// state dict LightZero's bit for bit (`tests/fixtures/generate/random_dynamics.py`).
 #[test]
