@@ -1,5 +1,5 @@
 //! Element-wise math as [`Formula`]s, forward and backward side by side (PyTorch's derivatives.yaml): `exp`,
-//! `log`, `sqrt`, `abs`, `reciprocal`, `erf`, `pow` by a scalar and `clamp`. They run through the activations'
+//! `log`, `sqrt`, `abs`, `sign`, `reciprocal`, `erf`, `pow` by a scalar and `clamp` (and Rprop's sign factor). They run through the activations'
 //! element-wise kernels ([`forward`](crate::activation::forward), [`backward`](crate::activation::backward)).
 
 use cubecl::prelude::*;
@@ -56,6 +56,49 @@ formula! {
             R::ZERO
         }
     }
+}
+
+formula! {
+    /// PyTorch's `sign` on the CPU: 1 above zero, -1 below, 0 at ±0 and NaN; its gradient zero.
+    Sign [];
+    #[cube] device fn forward(x, _a, _b) {
+        let zero = Vector::new(C::new(0.0));
+        let one = Vector::new(C::new(1.0));
+        select_many(x.greater_than(&zero), one, zero) - select_many(x.less_than(&zero), one, zero)
+    }
+    device fn backward(_x, _dy, _a, _b) { Vector::new(C::new(0.0)) }
+    host fn forward(x, _a, _b) {
+        if x > R::ZERO {
+            R::ONE
+        } else if x < R::ZERO {
+            -R::ONE
+        } else {
+            R::ZERO
+        }
+    }
+    host fn backward(_x, _dy, _a, _b) { R::ZERO }
+}
+
+formula! {
+    /// `a` above zero, `b` below, 1 at ±0 and NaN: Rprop's step-size factor read off the sign of `g·prev`
+    /// (PyTorch's `sign` then its three masked fills); its gradient zero.
+    SignFactor [];
+    #[cube] device fn forward(x, a, b) {
+        let zero = Vector::new(C::new(0.0));
+        let below = select_many(x.less_than(&zero), Vector::new(b), Vector::new(C::new(1.0)));
+        select_many(x.greater_than(&zero), Vector::new(a), below)
+    }
+    device fn backward(_x, _dy, _a, _b) { Vector::new(C::new(0.0)) }
+    host fn forward(x, a, b) {
+        if x > R::ZERO {
+            R::of(a)
+        } else if x < R::ZERO {
+            R::of(b)
+        } else {
+            R::ONE
+        }
+    }
+    host fn backward(_x, _dy, _a, _b) { R::ZERO }
 }
 
 formula! {

@@ -6,11 +6,13 @@
 
 mod load;
 mod path;
+mod python;
 
 use std::path::PathBuf;
 
 pub use load::{LoadError, ShapeMismatch};
 pub use path::{PathError, PathErrorKind};
+pub use python::py_float;
 
 use crate::{DType, Device, Shape};
 

@@ -23,6 +23,7 @@ mod walk;
 use std::any::Any;
 use std::fmt;
 
+pub use crate::error::py_float;
 pub use crate::error::{LoadError, PathError, PathErrorKind, ShapeMismatch};
 pub use ext::AsDynModule;
 pub use ext::ModuleExt;
@@ -35,7 +36,7 @@ pub(crate) use members::check_name;
 pub use members::{Member, Members};
 pub use module_ref::{ModuleMut, ModuleRef};
 pub use path::ModulePath;
-pub use repr::{add_indent, default_repr, list_repr, py_bool, py_float, repr_of};
+pub use repr::{add_indent, default_repr, list_repr, py_bool, repr_of};
 pub use tensor_module::{AnyForward, Layer, TensorModule};
 pub use walk::{WalkOptions, Walker, WalkerMut};
 

@@ -1,4 +1,4 @@
-//! Element-wise math: `exp`, `log`, `sqrt`, `abs`, `erf`, `recip`, `pow_scalar`, `clamp`. Each is a formula of
+//! Element-wise math: `exp`, `log`, `sqrt`, `abs`, `sign`, `erf`, `recip`, `pow_scalar`, `clamp`. Each is a formula of
 //! `kernels::unary` (forward and backward side by side) run as the activations run: on the CPU and on devices,
 //! with its gradient recorded. `tanh`, `sigmoid` and the other activations are methods of
 //! [`functional`](crate::functional), generated from the activations' table.
@@ -31,6 +31,8 @@ unary_methods! {
     sqrt => Sqrt;
     /// `|x|`.
     abs => Abs;
+    /// PyTorch's `sign`: 1, -1, or 0 (at ±0 and NaN, as PyTorch's CPU kernel gives); its gradient is zero.
+    sign => Sign;
     /// The error function.
     erf => Erf;
     /// `1 / x`.
@@ -47,5 +49,12 @@ impl Tensor {
     /// `x` limited to `[low, high]` (NaN stays NaN); the gradient passes where `low ≤ x ≤ high`.
     pub fn clamp(&self, low: f64, high: f64) -> Result<Tensor> {
         apply::<unary::Clamp>(("clamp", "clamp_backward"), [low, high], self)
+    }
+}
+
+impl Tensor {
+    /// Rprop's step-size factor: `above` where `x > 0`, `below` where `x < 0`, 1 elsewhere (±0, NaN).
+    pub(crate) fn sign_factor(&self, above: f64, below: f64) -> Result<Tensor> {
+        apply::<unary::SignFactor>(("sign_factor", "sign_factor_backward"), [above, below], self)
     }
 }

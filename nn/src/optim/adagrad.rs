@@ -41,8 +41,7 @@ impl Algorithm for AdagradAlgorithm {
     }
 
     fn update(o: &AdagradOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState) -> Result<()> {
-        let step = state.step()? + 1.0;
-        state.set_step(step)?;
+        let step = state.next_step()?;
         let g = decayed_gradient(grad, param, o.weight_decay, o.maximize)?;
         let clr = o.lr / (1.0 + (step - 1.0) * o.lr_decay);
         let sum = state.zeros_like("sum", param)?;

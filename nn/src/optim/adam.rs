@@ -1,7 +1,8 @@
 //! Adam and AdamW (decoupled weight decay), with `amsgrad` and `maximize`.
 
 use super::{Algorithm, Optim, ParamState, group_options};
-use crate::ops::optimizer_step::AdamStep;
+use crate::error::py_float;
+use crate::ops::optimizer_step::{AdamStep, decayed_gradient};
 use crate::{Error, Result, Tensor};
 
 group_options! {
@@ -22,20 +23,47 @@ group_options! {
         maximize: bool = false,
     }
     @momentum = [betas.0];
-    @check = betas_in_unit_interval;
+    @check = |o: &AdamOptions| check_betas("Adam", o.betas);
 }
 
-/// PyTorch's check that each beta lies in `[0, 1)`.
-fn betas_in_unit_interval(o: &AdamOptions) -> Result<()> {
-    for (i, beta) in [o.betas.0, o.betas.1].into_iter().enumerate() {
+/// `Ok` when both betas lie in `[0, 1)`, else `op`'s error with PyTorch's message.
+pub(super) fn check_betas(op: &'static str, betas: (f64, f64)) -> Result<()> {
+    for (i, beta) in [betas.0, betas.1].into_iter().enumerate() {
         if !(0.0..1.0).contains(&beta) {
             return Err(Error::invalid(
-                "Adam",
-                format!("invalid beta parameter at index {i}: {beta}"),
+                op,
+                format!("invalid beta parameter at index {i}: {}", py_float(beta)),
             ));
         }
     }
     Ok(())
+}
+
+/// The gradient after `maximize` and weight decay, for NAdam and RAdam: L2 in the gradient, or (`decoupled`)
+/// the parameter decayed by `lr·weight_decay` first.
+pub(super) fn decay(
+    param: &Tensor,
+    grad: &Tensor,
+    lr: f64,
+    weight_decay: f64,
+    decoupled: bool,
+    maximize: bool,
+) -> Result<Tensor> {
+    if !decoupled {
+        return decayed_gradient(grad, param, weight_decay, maximize);
+    }
+    if weight_decay != 0.0 {
+        param.mul_scalar_(1.0 - lr * weight_decay)?;
+    }
+    decayed_gradient(grad, param, 0.0, maximize)
+}
+
+/// Adam's running moments of `g`, in PyTorch's order: `exp_avg` lerped towards `g` by `1 - β₁`, then
+/// `exp_avg_sq·β₂ + (1 - β₂)·g·g`.
+pub(super) fn update_moments(exp_avg: &Tensor, exp_avg_sq: &Tensor, g: &Tensor, betas: (f64, f64)) -> Result<()> {
+    exp_avg.lerp_(g, 1.0 - betas.0)?;
+    exp_avg_sq.mul_scalar_(betas.1)?;
+    exp_avg_sq.add_(&g.mul_scalar(1.0 - betas.1)?.mul(g)?)
 }
 
 impl AdamOptions {
@@ -51,15 +79,10 @@ impl AdamOptions {
 /// PyTorch's `_single_tensor_adam` step, decoupled weight decay for AdamW: one op
 /// ([`AdamStep`](crate::ops::optimizer_step::AdamStep)), a single pass over the elements on the CPU.
 fn adam_update(o: &AdamOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState, decoupled: bool) -> Result<()> {
-    let step = state.step()? + 1.0;
-    state.set_step(step)?;
+    let step = state.next_step()?;
     let exp_avg = state.zeros_like("exp_avg", param)?;
     let exp_avg_sq = state.zeros_like("exp_avg_sq", param)?;
-    let max = if o.amsgrad {
-        Some(state.zeros_like("max_exp_avg_sq", param)?)
-    } else {
-        None
-    };
+    let max = state.zeros_like_if(o.amsgrad, "max_exp_avg_sq", param)?;
     let update = AdamStep {
         lr: o.lr,
         betas: o.betas,

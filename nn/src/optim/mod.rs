@@ -1,5 +1,5 @@
-//! PyTorch's `torch.optim`: [`SGD`], [`Adam`], [`AdamW`], [`RMSprop`], [`Adagrad`], with parameter groups of
-//! their own options, `zero_grad(set_to_none)`, and a state dict in PyTorch's layout ([`OptimizerState`]:
+//! PyTorch's `torch.optim`: [`SGD`], [`Adam`], [`AdamW`], [`RMSprop`], [`Adagrad`], [`Adadelta`],
+//! [`Adamax`], [`NAdam`], [`RAdam`], [`Rprop`], [`ASGD`], with parameter groups of their own options, `zero_grad(set_to_none)`, and a state dict in PyTorch's layout ([`OptimizerState`]:
 //! `state` keyed by parameter index, `param_groups` with their hyperparameters and indices).
 //!
 //! Each algorithm is PyTorch 2.5.1's single-tensor implementation, operation for operation (`lerp`, `addcmul`,
@@ -20,19 +20,31 @@
 //! # Ok::<(), nn::Error>(())
 //! ```
 
+mod adadelta;
 mod adagrad;
 mod adam;
+mod adamax;
+mod asgd;
 pub mod lr_scheduler;
+mod nadam;
 mod options;
+mod radam;
 mod rmsprop;
+mod rprop;
 mod sgd;
 mod state;
 
+pub use crate::group_options;
+pub use adadelta::{Adadelta, AdadeltaAlgorithm, AdadeltaOptions};
 pub use adagrad::{Adagrad, AdagradAlgorithm, AdagradOptions};
 pub use adam::{Adam, AdamAlgorithm, AdamOptions, AdamUpdate, AdamW, AdamWAlgorithm};
+pub use adamax::{Adamax, AdamaxAlgorithm, AdamaxOptions};
+pub use asgd::{ASGD, ASGDAlgorithm, ASGDOptions};
+pub use nadam::{NAdam, NAdamAlgorithm, NAdamOptions};
 pub use options::HyperValue;
-pub(crate) use options::group_options;
+pub use radam::{RAdam, RAdamAlgorithm, RAdamOptions};
 pub use rmsprop::{RMSprop, RMSpropAlgorithm, RMSpropOptions};
+pub use rprop::{Rprop, RpropAlgorithm, RpropOptions};
 pub use sgd::{SGD, SgdAlgorithm, SgdOptions};
 pub use state::{GroupState, Hyper, OptimizerState, ParamState};
 
@@ -114,6 +126,27 @@ pub trait Algorithm: Send + Sync + 'static {
         Ok(None)
     }
 }
+
+/// Declares a single-tensor algorithm: a unit struct implementing [`Algorithm`] for its options under
+/// PyTorch's class name, its update the function named last (`fn(&Options, param, grad, &mut ParamState)`).
+macro_rules! algorithm {
+    ($(#[$meta:meta])* $name:ident: $options:ty, $class:literal, $update:path) => {
+        $(#[$meta])*
+        #[derive(Debug)]
+        pub struct $name;
+
+        impl $crate::optim::Algorithm for $name {
+            type Options = $options;
+            const NAME: &'static str = $class;
+
+            fn update(o: &$options, param: &Tensor, grad: &Tensor, state: &mut ParamState) -> Result<()> {
+                $update(o, param, grad, state)
+            }
+        }
+    };
+}
+
+pub(crate) use algorithm;
 
 /// Parameters with their options.
 #[derive(Clone, Debug)]
@@ -347,13 +380,17 @@ impl<A: Algorithm> Optimizer for Optim<A> {
     }
 }
 
-/// `Ok` when every value is a finite number at least 0, else an error naming the first that is not (PyTorch's "Invalid … value").
-pub(crate) fn check_non_negative(op: &'static str, values: &[(&str, f64)]) -> Result<()> {
+/// `Ok` when every value is a finite number at least 0, else `op`'s error naming the first that is not
+/// (PyTorch's "Invalid … value"); what [`group_options!`](crate::group_options) checks for the fields it marks.
+pub fn check_non_negative(op: &'static str, values: &[(&str, f64)]) -> Result<()> {
     match values.iter().find(|(_, v)| !(*v >= 0.0 && v.is_finite())) {
         None => Ok(()),
         Some((what, value)) => Err(Error::invalid(
             op,
-            format!("invalid {what}: {value} (it must be a finite number >= 0)"),
+            format!(
+                "invalid {what}: {} (it must be a finite number >= 0)",
+                crate::error::py_float(*value)
+            ),
         )),
     }
 }

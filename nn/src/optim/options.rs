@@ -1,5 +1,6 @@
-//! The options of an algorithm's parameter group declared once: [`group_options!`] writes the struct, its
-//! `Default` (PyTorch's defaults) and its conversion to and from PyTorch's `param_groups` entries.
+//! The options of an algorithm's parameter group declared once: [`group_options!`](crate::group_options)
+//! writes the struct, its `Default` (PyTorch's defaults) and its conversion to and from PyTorch's
+//! `param_groups` entries.
 
 use crate::optim::Hyper;
 
@@ -66,8 +67,43 @@ impl HyperValue for Vec<i64> {
 /// Declares a group's options: each field with its doc, type and PyTorch's default, in PyTorch's order (the
 /// order of `param_groups`); `=> "name"` after a default marks a field PyTorch requires to be finite and `>= 0`
 /// (checked in field order by the generated `validate`, the error naming the optimizer `for "…"` and the
-/// field); `@momentum = [field]` names what a scheduler cycles; `@check = path;` adds a check of its own
-/// (`fn(&Options) -> Result<()>`, after the others).
+/// field); `@momentum = [field]` names what a scheduler cycles; `@check = f;` adds a check of its own
+/// (`f`: a `fn(&Options) -> Result<()>` or a closure, after the others). The struct needs an `lr` field. The built-in
+/// optimizers are declared with it; so is a user's:
+///
+/// ```
+/// use nn::optim::{Algorithm, Optim, Optimizer, ParamState};
+/// use nn::prelude::*;
+///
+/// nn::group_options! {
+///     /// signSGD's options.
+///     pub struct SignSgdOptions for "SignSGD" {
+///         /// Learning rate.
+///         lr: f64 = 1e-3 => "learning rate",
+///     }
+/// }
+///
+/// /// signSGD: every element steps by `lr` against its gradient's sign.
+/// struct SignSgd;
+///
+/// impl Algorithm for SignSgd {
+///     type Options = SignSgdOptions;
+///     const NAME: &'static str = "SignSGD";
+///     fn update(o: &SignSgdOptions, param: &Tensor, grad: &Tensor, _: &mut ParamState) -> nn::Result<()> {
+///         param.sub_(&grad.sign()?.mul_scalar(o.lr)?)
+///     }
+/// }
+///
+/// let fc = Linear::new(2, 1, false);
+/// let mut opt = Optim::<SignSgd>::new(fc.parameters(), SignSgdOptions { lr: 0.5 })?;
+/// let before = fc.weight.data().to_vec::<f32>()?;
+/// fc.forward(Tensor::ones([1, 2], DType::F32))?.sum_all()?.backward()?;
+/// opt.step()?;
+/// assert_eq!(fc.weight.data().to_vec::<f32>()?, [before[0] - 0.5, before[1] - 0.5]);
+/// assert!(Optim::<SignSgd>::new(fc.parameters(), SignSgdOptions { lr: -1.0 }).is_err());
+/// # Ok::<(), nn::Error>(())
+/// ```
+#[macro_export]
 macro_rules! group_options {
     (
         $(#[$meta:meta])*
@@ -75,7 +111,7 @@ macro_rules! group_options {
             $( $(#[$field_meta:meta])* $field:ident : $ty:ty = $default:expr $(=> $what:literal)? , )*
         }
         $( @momentum = [ $($momentum:tt)+ ]; )?
-        $( @check = $check:path; )?
+        $( @check = $check:expr; )?
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq)]
@@ -111,7 +147,7 @@ macro_rules! group_options {
 
             fn validate(&self) -> $crate::Result<()> {
                 $crate::optim::check_non_negative($op, &[ $( $( ($what, self.$field), )? )* ])?;
-                $( $check(self)?; )?
+                $( ($check)(self)?; )?
                 Ok(())
             }
 
@@ -135,5 +171,3 @@ macro_rules! group_options {
         }
     };
 }
-
-pub(crate) use group_options;

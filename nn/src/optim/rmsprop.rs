@@ -1,6 +1,6 @@
 //! RMSprop, with momentum, centring, weight decay and `maximize`.
 
-use super::{Algorithm, Optim, ParamState, group_options};
+use super::{Optim, ParamState, algorithm, group_options};
 use crate::ops::optimizer_step::decayed_gradient;
 use crate::{Result, Tensor};
 
@@ -26,42 +26,33 @@ group_options! {
     @momentum = [momentum];
 }
 
-/// PyTorch's `_single_tensor_rmsprop`.
-#[derive(Debug)]
-pub struct RMSpropAlgorithm;
+algorithm! {
+    /// PyTorch's `_single_tensor_rmsprop`.
+    RMSpropAlgorithm: RMSpropOptions, "RMSprop", update
+}
 
-impl Algorithm for RMSpropAlgorithm {
-    type Options = RMSpropOptions;
-    const NAME: &'static str = "RMSprop";
-
-    fn update(o: &RMSpropOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState) -> Result<()> {
-        let step = state.step()? + 1.0;
-        state.set_step(step)?;
-        let g = decayed_gradient(grad, param, o.weight_decay, o.maximize)?;
-        let square_avg = state.zeros_like("square_avg", param)?;
-        let momentum_buffer = if o.momentum > 0.0 {
-            Some(state.zeros_like("momentum_buffer", param)?)
-        } else {
-            None
-        };
-        square_avg.mul_scalar_(o.alpha)?;
-        square_avg.add_(&g.mul_scalar(1.0 - o.alpha)?.mul(&g)?)?;
-        let avg = if o.centered {
-            let grad_avg = state.zeros_like("grad_avg", param)?;
-            grad_avg.lerp_(&g, 1.0 - o.alpha)?;
-            square_avg.sub(&grad_avg.mul(&grad_avg)?)?.sqrt()?
-        } else {
-            square_avg.sqrt()?
-        };
-        let avg = avg.add_scalar(o.eps)?;
-        match momentum_buffer {
-            Some(buf) => {
-                buf.mul_scalar_(o.momentum)?;
-                buf.add_(&g.div(&avg)?)?;
-                param.add_(&buf.mul_scalar(-o.lr)?)
-            }
-            None => param.add_(&g.mul_scalar(-o.lr)?.div(&avg)?),
+fn update(o: &RMSpropOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState) -> Result<()> {
+    state.next_step()?;
+    let g = decayed_gradient(grad, param, o.weight_decay, o.maximize)?;
+    let square_avg = state.zeros_like("square_avg", param)?;
+    let momentum_buffer = state.zeros_like_if(o.momentum > 0.0, "momentum_buffer", param)?;
+    square_avg.mul_scalar_(o.alpha)?;
+    square_avg.add_(&g.mul_scalar(1.0 - o.alpha)?.mul(&g)?)?;
+    let avg = if o.centered {
+        let grad_avg = state.zeros_like("grad_avg", param)?;
+        grad_avg.lerp_(&g, 1.0 - o.alpha)?;
+        square_avg.sub(&grad_avg.mul(&grad_avg)?)?.sqrt()?
+    } else {
+        square_avg.sqrt()?
+    };
+    let avg = avg.add_scalar(o.eps)?;
+    match momentum_buffer {
+        Some(buf) => {
+            buf.mul_scalar_(o.momentum)?;
+            buf.add_(&g.div(&avg)?)?;
+            param.add_(&buf.mul_scalar(-o.lr)?)
         }
+        None => param.add_(&g.mul_scalar(-o.lr)?.div(&avg)?),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Stochastic gradient descent with momentum, dampening, Nesterov momentum, weight decay and `maximize`.
 
-use super::{Algorithm, Optim, ParamState, group_options};
+use super::{Optim, ParamState, algorithm, group_options};
 use crate::ops::optimizer_step::SgdStep;
 use crate::{Error, Result, Tensor};
 
@@ -35,32 +35,24 @@ fn nesterov_needs_momentum(o: &SgdOptions) -> Result<()> {
     Ok(())
 }
 
-/// SGD's update (PyTorch's `_single_tensor_sgd`): the momentum buffer starts as a copy of the first gradient.
-#[derive(Debug)]
-pub struct SgdAlgorithm;
+algorithm! {
+    /// SGD's update (PyTorch's `_single_tensor_sgd`): the momentum buffer starts as a copy of the first gradient.
+    SgdAlgorithm: SgdOptions, "SGD", update
+}
 
-impl Algorithm for SgdAlgorithm {
-    type Options = SgdOptions;
-    const NAME: &'static str = "SGD";
-
-    fn update(o: &SgdOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState) -> Result<()> {
-        let first = state.get("momentum_buffer").is_none();
-        let buf = if o.momentum != 0.0 {
-            Some(state.zeros_like("momentum_buffer", param)?)
-        } else {
-            None
-        };
-        let update = SgdStep {
-            lr: o.lr,
-            momentum: o.momentum,
-            dampening: o.dampening,
-            weight_decay: o.weight_decay,
-            nesterov: o.nesterov,
-            maximize: o.maximize,
-            first,
-        };
-        update.apply(param, grad, buf.as_ref())
-    }
+fn update(o: &SgdOptions, param: &Tensor, grad: &Tensor, state: &mut ParamState) -> Result<()> {
+    let first = state.get("momentum_buffer").is_none();
+    let buf = state.zeros_like_if(o.momentum != 0.0, "momentum_buffer", param)?;
+    let update = SgdStep {
+        lr: o.lr,
+        momentum: o.momentum,
+        dampening: o.dampening,
+        weight_decay: o.weight_decay,
+        nesterov: o.nesterov,
+        maximize: o.maximize,
+        first,
+    };
+    update.apply(param, grad, buf.as_ref())
 }
 
 /// PyTorch's `torch.optim.SGD`.

@@ -115,6 +115,26 @@ impl ParamState {
         Ok(())
     }
 
+    /// The scalar tensor `name` (NAdam's `mu_product`, ASGD's `eta` and `mu`), made on first use as a float32
+    /// scalar on the CPU holding `initial`, as PyTorch makes it. Updates through its in-place ops
+    /// (`mul_scalar_`, `fill_`) then round in its dtype: float32, or the parameter's after a load, as in
+    /// PyTorch.
+    pub fn scalar(&mut self, name: &str, initial: f64) -> Result<Tensor> {
+        if let Some(t) = self.get(name) {
+            return Ok(t.clone());
+        }
+        let t = Tensor::full(Vec::<usize>::new(), initial, DType::F32);
+        self.insert(name, t.clone());
+        Ok(t)
+    }
+
+    /// Counts one more step and returns its number (from 1): what every update does first.
+    pub fn next_step(&mut self) -> Result<f64> {
+        let step = self.step()? + 1.0;
+        self.set_step(step)?;
+        Ok(step)
+    }
+
     /// The tensor `name`, made on first use as zeros like `like` (the buffers PyTorch creates lazily).
     pub fn zeros_like(&mut self, name: &str, like: &Tensor) -> Result<Tensor> {
         if let Some(t) = self.get(name) {
@@ -123,6 +143,12 @@ impl ParamState {
         let t = like.zeros_like()?;
         self.insert(name, t.clone());
         Ok(t)
+    }
+
+    /// [`zeros_like`](Self::zeros_like) where `wanted` (a buffer only some options use: AMSGrad's maximum, a
+    /// momentum buffer), else `None`.
+    pub fn zeros_like_if(&mut self, wanted: bool, name: &str, like: &Tensor) -> Result<Option<Tensor>> {
+        wanted.then(|| self.zeros_like(name, like)).transpose()
     }
 
     /// A copy with storage of its own.

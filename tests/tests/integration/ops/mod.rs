@@ -7,5 +7,6 @@ mod group_norm;
 mod norm;
 mod operators;
 mod pool;
+mod sign;
 mod softmax;
 mod split;
