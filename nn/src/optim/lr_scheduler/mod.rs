@@ -1,5 +1,7 @@
 //! PyTorch's `torch.optim.lr_scheduler`: [`StepLR`], [`MultiStepLR`], [`ExponentialLR`], [`CosineAnnealingLR`],
-//! [`LinearLR`], [`OneCycleLR`], [`LambdaLR`], [`SequentialLR`], each with its state dict.
+//! [`LinearLR`], [`OneCycleLR`], [`LambdaLR`], [`MultiplicativeLR`], [`ConstantLR`], [`PolynomialLR`],
+//! [`CyclicLR`], [`CosineAnnealingWarmRestarts`], [`SequentialLR`], [`ChainedScheduler`] and
+//! [`ReduceLROnPlateau`] (stepped with the metric), each with its state dict.
 //!
 //! A scheduler does not own the optimizer: it is built from it (taking the initial step, as PyTorch's
 //! constructor does) and each `step(&mut opt)` sets the groups' learning rates, with PyTorch's recursive
@@ -21,11 +23,18 @@
 //! # Ok::<(), nn::Error>(())
 //! ```
 
+mod chained;
+mod plateau;
 mod schedules;
+mod warm_restarts;
 
+pub use chained::ChainedScheduler;
+pub use plateau::{PlateauMode, PlateauOptions, ReduceLROnPlateau, ThresholdMode};
 pub use schedules::{
-    Anneal, CosineAnnealing, Exponential, Lambda, Linear, LrLambda, MultiStep, OneCycle, OneCycleOptions, Step,
+    Anneal, Constant, CosineAnnealing, Cyclic, CyclicMode, CyclicOptions, Exponential, Lambda, Lambdas, Linear,
+    LrLambda, MultiStep, Multiplicative, OneCycle, OneCycleOptions, Polynomial, Step,
 };
+pub use warm_restarts::CosineAnnealingWarmRestarts;
 
 use std::collections::BTreeMap;
 
@@ -257,6 +266,14 @@ pub type LinearLR = Scheduler<Linear>;
 pub type OneCycleLR = Scheduler<OneCycle>;
 /// PyTorch's `LambdaLR(optimizer, lr_lambda)`.
 pub type LambdaLR = Scheduler<Lambda>;
+/// PyTorch's `MultiplicativeLR(optimizer, lr_lambda)`.
+pub type MultiplicativeLR = Scheduler<Multiplicative>;
+/// PyTorch's `ConstantLR(optimizer, factor=1/3, total_iters=5)`.
+pub type ConstantLR = Scheduler<Constant>;
+/// PyTorch's `PolynomialLR(optimizer, total_iters=5, power=1)`.
+pub type PolynomialLR = Scheduler<Polynomial>;
+/// PyTorch's `CyclicLR(optimizer, base_lr, max_lr, …)`.
+pub type CyclicLR = Scheduler<Cyclic>;
 
 /// PyTorch's `SequentialLR(optimizer, schedulers, milestones)`: `schedulers[i]` runs from `milestones[i - 1]`.
 pub struct SequentialLR {
@@ -360,11 +377,7 @@ impl LrScheduler for SequentialLR {
             Hyper::List(self.milestones.iter().map(|m| *m as f64).collect()),
         );
         out.insert("_last_lr".into(), Hyper::List(self.last_lr.clone()));
-        for (i, s) in self.schedulers.iter().enumerate() {
-            for (k, v) in s.state_dict() {
-                out.insert(format!("_schedulers.{i}.{k}"), v);
-            }
-        }
+        out.extend(children_state(&self.schedulers));
         out
     }
 
@@ -376,26 +389,44 @@ impl LrScheduler for SequentialLR {
         };
         let last_epoch = get("last_epoch")?.int("last_epoch")?;
         let last_lr = get("_last_lr")?.list("_last_lr")?;
-        // Load into copies of the children's states first, so a failure changes nothing.
-        let mut children = vec![];
-        for (i, s) in self.schedulers.iter().enumerate() {
-            let prefix = format!("_schedulers.{i}.");
-            let child: SchedulerState = state
-                .iter()
-                .filter_map(|(k, v)| k.strip_prefix(&prefix).map(|k| (k.to_owned(), v.clone())))
-                .collect();
-            children.push((s.state_dict(), child));
-        }
-        for (i, (_, child)) in children.iter().enumerate() {
-            if let Err(e) = self.schedulers[i].load_state_dict(child) {
-                for (j, (before, _)) in children.iter().enumerate().take(i) {
-                    self.schedulers[j].load_state_dict(before)?;
-                }
-                return Err(e);
-            }
-        }
+        load_children(&mut self.schedulers, state)?;
         self.last_epoch = last_epoch;
         self.last_lr = last_lr;
         Ok(())
     }
+}
+
+/// The children's state dicts, each entry under `_schedulers.{i}.` (SequentialLR's and ChainedScheduler's
+/// `_schedulers` list, flattened).
+fn children_state(schedulers: &[Box<dyn LrScheduler + Send>]) -> SchedulerState {
+    let mut out = SchedulerState::new();
+    for (i, s) in schedulers.iter().enumerate() {
+        for (k, v) in s.state_dict() {
+            out.insert(format!("_schedulers.{i}.{k}"), v);
+        }
+    }
+    out
+}
+
+/// Loads each child's entries of `state` (under `_schedulers.{i}.`) into `schedulers`, all or nothing: a child
+/// that fails puts the ones before it back.
+fn load_children(schedulers: &mut [Box<dyn LrScheduler + Send>], state: &SchedulerState) -> Result<()> {
+    let mut children = vec![];
+    for (i, s) in schedulers.iter().enumerate() {
+        let prefix = format!("_schedulers.{i}.");
+        let child: SchedulerState = state
+            .iter()
+            .filter_map(|(k, v)| k.strip_prefix(&prefix).map(|k| (k.to_owned(), v.clone())))
+            .collect();
+        children.push((s.state_dict(), child));
+    }
+    for (i, (_, child)) in children.iter().enumerate() {
+        if let Err(e) = schedulers[i].load_state_dict(child) {
+            for (j, (before, _)) in children.iter().enumerate().take(i) {
+                schedulers[j].load_state_dict(before)?;
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
 }

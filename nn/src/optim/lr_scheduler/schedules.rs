@@ -264,25 +264,47 @@ impl Scheduler<Linear> {
 /// A LambdaLR function of the epoch.
 pub type LrLambda = Arc<dyn Fn(i64) -> f64 + Send + Sync>;
 
-/// LambdaLR's schedule: `base_lr · lambda(epoch)`, one function for every group or one per group.
+/// LambdaLR's schedule (`MULTIPLY = false`: `base_lr · lambda(epoch)`) or MultiplicativeLR's (`true`: the
+/// rate times `lambda(epoch)` every epoch after the first), one function for every group or one per group.
 #[derive(Clone)]
-pub struct Lambda {
+pub struct Lambdas<const MULTIPLY: bool> {
     lambdas: Vec<LrLambda>,
 }
 
-impl std::fmt::Debug for Lambda {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Lambda({} functions)", self.lambdas.len())
+/// LambdaLR's schedule.
+pub type Lambda = Lambdas<false>;
+
+/// MultiplicativeLR's schedule.
+pub type Multiplicative = Lambdas<true>;
+
+impl<const MULTIPLY: bool> Lambdas<MULTIPLY> {
+    const NAME: &'static str = if MULTIPLY { "MultiplicativeLR" } else { "LambdaLR" };
+
+    fn at(&self, group: usize, epoch: i64) -> f64 {
+        (self.lambdas[group.min(self.lambdas.len() - 1)])(epoch)
     }
 }
 
-impl Schedule for Lambda {
-    fn get_lr(&self, base: &Base, _opt: &mut dyn Optimizer) -> Result<Vec<f64>> {
-        Ok(base
-            .base_lrs
+impl<const MULTIPLY: bool> std::fmt::Debug for Lambdas<MULTIPLY> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}({} functions)", Self::NAME, self.lambdas.len())
+    }
+}
+
+impl<const MULTIPLY: bool> Schedule for Lambdas<MULTIPLY> {
+    fn get_lr(&self, base: &Base, opt: &mut dyn Optimizer) -> Result<Vec<f64>> {
+        if !MULTIPLY {
+            let lrs = base.base_lrs.iter().enumerate();
+            return Ok(lrs.map(|(g, b)| b * self.at(g, base.last_epoch)).collect());
+        }
+        let lrs = opt.lrs();
+        if base.last_epoch <= 0 {
+            return Ok(lrs);
+        }
+        Ok(lrs
             .iter()
             .enumerate()
-            .map(|(g, b)| b * (self.lambdas[g.min(self.lambdas.len() - 1)])(base.last_epoch))
+            .map(|(g, lr)| lr * self.at(g, base.last_epoch))
             .collect())
     }
 
@@ -292,35 +314,45 @@ impl Schedule for Lambda {
     }
 
     /// The functions stay (PyTorch's `load_state_dict` keeps plain functions too).
-    fn load(&self, _state: &SchedulerState) -> Result<Lambda> {
+    fn load(&self, _state: &SchedulerState) -> Result<Lambdas<MULTIPLY>> {
         Ok(self.clone())
     }
 }
 
-impl Scheduler<Lambda> {
-    /// `LambdaLR(optimizer, lr_lambda)` with one function for every group.
+impl<const MULTIPLY: bool> Scheduler<Lambdas<MULTIPLY>> {
+    /// `LambdaLR(optimizer, lr_lambda)` or `MultiplicativeLR(optimizer, lr_lambda)` with one function for every
+    /// group.
+    ///
+    /// ```
+    /// use nn::optim::lr_scheduler::{LrScheduler, MultiplicativeLR};
+    /// use nn::optim::{Optimizer, SGD, SgdOptions};
+    /// use nn::prelude::*;
+    /// let fc = Linear::new(2, 1, true);
+    /// let mut opt = SGD::new(fc.parameters(), SgdOptions { lr: 1.0, ..Default::default() })?;
+    /// let mut sched = MultiplicativeLR::new(&mut opt, |_| 0.5)?;
+    /// sched.step(&mut opt)?;
+    /// sched.step(&mut opt)?;
+    /// assert_eq!(opt.lrs(), [0.25]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
     pub fn new(
         opt: &mut dyn Optimizer,
         lr_lambda: impl Fn(i64) -> f64 + Send + Sync + 'static,
-    ) -> Result<Scheduler<Lambda>> {
-        Scheduler::with_schedule(
-            opt,
-            Lambda {
-                lambdas: vec![Arc::new(lr_lambda)],
-            },
-        )
+    ) -> Result<Scheduler<Lambdas<MULTIPLY>>> {
+        let lambdas = vec![Arc::new(lr_lambda) as LrLambda];
+        Scheduler::with_schedule(opt, Lambdas { lambdas })
     }
 
-    /// `LambdaLR(optimizer, [f, g, …])`: one function per group.
-    pub fn per_group(opt: &mut dyn Optimizer, lambdas: Vec<LrLambda>) -> Result<Scheduler<Lambda>> {
+    /// One function per group: `LambdaLR(optimizer, [f, g, …])`, `MultiplicativeLR(optimizer, [f, g, …])`.
+    pub fn per_group(opt: &mut dyn Optimizer, lambdas: Vec<LrLambda>) -> Result<Scheduler<Lambdas<MULTIPLY>>> {
         let groups = opt.lrs().len();
         if lambdas.len() != groups {
             return Err(Error::invalid(
-                "LambdaLR",
+                Lambdas::<MULTIPLY>::NAME,
                 format!("expected {groups} lr_lambdas, but got {}", lambdas.len()),
             ));
         }
-        Scheduler::with_schedule(opt, Lambda { lambdas })
+        Scheduler::with_schedule(opt, Lambdas { lambdas })
     }
 }
 
@@ -494,16 +526,7 @@ impl Scheduler<OneCycle> {
             ));
         }
         let groups = opt.lrs().len();
-        let max_lrs = match options.max_lr.len() {
-            1 => vec![options.max_lr[0]; groups],
-            n if n == groups => options.max_lr.clone(),
-            n => {
-                return Err(Error::invalid(
-                    op,
-                    format!("expected {groups} values for max_lr, got {n}"),
-                ));
-            }
-        };
+        let max_lrs = per_group(op, "max_lr", &options.max_lr, groups)?;
         let mut levels = vec![];
         for (g, max) in max_lrs.iter().enumerate() {
             let initial = max / options.div_factor;
@@ -563,5 +586,322 @@ impl Scheduler<OneCycle> {
                 phases,
             },
         )
+    }
+}
+
+/// ConstantLR's schedule: the rate times `factor` until epoch `total_iters`, then the base rate.
+#[derive(Clone, Debug)]
+pub struct Constant {
+    /// The factor, in `[0, 1]`.
+    pub factor: f64,
+    /// The epoch the factor ends at.
+    pub total_iters: i64,
+}
+
+impl Schedule for Constant {
+    fn get_lr(&self, base: &Base, opt: &mut dyn Optimizer) -> Result<Vec<f64>> {
+        let lrs = opt.lrs();
+        if base.last_epoch == 0 {
+            return Ok(lrs.into_iter().map(|lr| lr * self.factor).collect());
+        }
+        if base.last_epoch != self.total_iters {
+            return Ok(lrs);
+        }
+        Ok(lrs.into_iter().map(|lr| lr * (1.0 / self.factor)).collect())
+    }
+
+    fn closed_form(&self, base: &Base) -> Option<Vec<f64>> {
+        let done = if base.last_epoch >= self.total_iters { 1.0 } else { 0.0 };
+        Some(
+            base.base_lrs
+                .iter()
+                .map(|b| b * (self.factor + done * (1.0 - self.factor)))
+                .collect(),
+        )
+    }
+
+    schedule_state!(Constant { "factor" => factor, "total_iters" => total_iters });
+}
+
+impl Scheduler<Constant> {
+    /// `ConstantLR(optimizer, factor, total_iters)` (PyTorch's defaults: 1/3, 5); `factor` must lie in `[0, 1]`.
+    pub fn new(opt: &mut dyn Optimizer, factor: f64, total_iters: i64) -> Result<Scheduler<Constant>> {
+        if !(0.0..=1.0).contains(&factor) {
+            return Err(Error::invalid(
+                "ConstantLR",
+                "Constant multiplicative factor expected to be between 0 and 1.",
+            ));
+        }
+        Scheduler::with_schedule(opt, Constant { factor, total_iters })
+    }
+}
+
+/// PolynomialLR's schedule: the base rate times `(1 - epoch / total_iters)^power` until `total_iters`, then 0.
+#[derive(Clone, Debug)]
+pub struct Polynomial {
+    /// Epochs of the decay.
+    pub total_iters: i64,
+    /// The polynomial's power.
+    pub power: f64,
+}
+
+impl Schedule for Polynomial {
+    fn get_lr(&self, base: &Base, opt: &mut dyn Optimizer) -> Result<Vec<f64>> {
+        let lrs = opt.lrs();
+        if base.last_epoch == 0 || base.last_epoch > self.total_iters {
+            return Ok(lrs);
+        }
+        let (e, t) = (base.last_epoch as f64, self.total_iters as f64);
+        let factor = ((1.0 - e / t) / (1.0 - (e - 1.0) / t)).powf(self.power);
+        Ok(lrs.into_iter().map(|lr| lr * factor).collect())
+    }
+
+    fn closed_form(&self, base: &Base) -> Option<Vec<f64>> {
+        let (e, t) = (self.total_iters.min(base.last_epoch) as f64, self.total_iters as f64);
+        Some(
+            base.base_lrs
+                .iter()
+                .map(|b| b * (1.0 - e / t).powf(self.power))
+                .collect(),
+        )
+    }
+
+    schedule_state!(Polynomial { "total_iters" => total_iters, "power" => power });
+}
+
+impl Scheduler<Polynomial> {
+    /// `PolynomialLR(optimizer, total_iters, power)` (PyTorch's defaults: 5, 1.0).
+    pub fn new(opt: &mut dyn Optimizer, total_iters: i64, power: f64) -> Result<Scheduler<Polynomial>> {
+        positive("PolynomialLR", "total_iters", total_iters)?;
+        Scheduler::with_schedule(opt, Polynomial { total_iters, power })
+    }
+}
+
+/// CyclicLR's policy: how the amplitude scales from cycle to cycle.
+#[derive(Clone)]
+pub enum CyclicMode {
+    /// `'triangular'`: the same amplitude every cycle.
+    Triangular,
+    /// `'triangular2'`: the amplitude halves every cycle.
+    Triangular2,
+    /// `'exp_range'`: the amplitude times `gamma^iteration`.
+    ExpRange,
+    /// A function of its own: of the cycle number (`by_iteration: false`) or of the iteration count.
+    Custom {
+        /// The amplitude's scale.
+        scale_fn: Arc<dyn Fn(f64) -> f64 + Send + Sync>,
+        /// Whether `scale_fn` reads the iteration count (`scale_mode='iterations'`) rather than the cycle.
+        by_iteration: bool,
+    },
+}
+
+impl std::fmt::Debug for CyclicMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CyclicMode::Triangular => "triangular",
+            CyclicMode::Triangular2 => "triangular2",
+            CyclicMode::ExpRange => "exp_range",
+            CyclicMode::Custom { .. } => "scale_fn",
+        })
+    }
+}
+
+/// CyclicLR's options, with PyTorch's defaults but for `base_lr` and `max_lr`, which have none.
+#[derive(Clone, Debug)]
+pub struct CyclicOptions {
+    /// The lowest rate of each group (one value for all, or one per group).
+    pub base_lr: Vec<f64>,
+    /// The highest rate of each group (one value for all, or one per group).
+    pub max_lr: Vec<f64>,
+    /// Iterations of the rising half: 2000.
+    pub step_size_up: f64,
+    /// Iterations of the falling half: `step_size_up`'s when `None`.
+    pub step_size_down: Option<f64>,
+    /// The policy: triangular.
+    pub mode: CyclicMode,
+    /// `exp_range`'s base: 1.0.
+    pub gamma: f64,
+    /// Cycle the momentum inversely to the rate: true.
+    pub cycle_momentum: bool,
+    /// The lowest momentum (one value, or one per group): 0.8.
+    pub base_momentum: Vec<f64>,
+    /// The highest momentum (one value, or one per group): 0.9.
+    pub max_momentum: Vec<f64>,
+}
+
+impl CyclicOptions {
+    /// The defaults for a cycle between `base_lr` and `max_lr`.
+    pub fn new(base_lr: f64, max_lr: f64) -> CyclicOptions {
+        CyclicOptions {
+            base_lr: vec![base_lr],
+            max_lr: vec![max_lr],
+            step_size_up: 2000.0,
+            step_size_down: None,
+            mode: CyclicMode::Triangular,
+            gamma: 1.0,
+            cycle_momentum: true,
+            base_momentum: vec![0.8],
+            max_momentum: vec![0.9],
+        }
+    }
+}
+
+/// One value per group from `values` (one for all, or one per group), or `op`'s error naming `name`.
+fn per_group(op: &'static str, name: &str, values: &[f64], groups: usize) -> Result<Vec<f64>> {
+    match values.len() {
+        1 => Ok(vec![values[0]; groups]),
+        n if n == groups => Ok(values.to_vec()),
+        n => Err(Error::invalid(
+            op,
+            format!("expected {groups} values for {name}, got {n}"),
+        )),
+    }
+}
+
+/// CyclicLR's schedule (per batch): the rate between `base_lr` and `max_lr` in triangles, the momentum
+/// inversely.
+#[derive(Clone, Debug)]
+pub struct Cyclic {
+    max_lrs: Vec<f64>,
+    total_size: f64,
+    step_ratio: f64,
+    mode: CyclicMode,
+    gamma: f64,
+    cycle_momentum: bool,
+    base_momentums: Vec<f64>,
+    max_momentums: Vec<f64>,
+}
+
+impl Cyclic {
+    /// The amplitude's scale at `cycle` and `iteration`.
+    fn scale(&self, cycle: f64, iteration: f64) -> f64 {
+        match &self.mode {
+            CyclicMode::Triangular => 1.0,
+            CyclicMode::Triangular2 => 1.0 / 2f64.powf(cycle - 1.0),
+            CyclicMode::ExpRange => self.gamma.powf(iteration),
+            CyclicMode::Custom { scale_fn, by_iteration } => scale_fn(if *by_iteration { iteration } else { cycle }),
+        }
+    }
+}
+
+impl Schedule for Cyclic {
+    fn get_lr(&self, base: &Base, opt: &mut dyn Optimizer) -> Result<Vec<f64>> {
+        let e = base.last_epoch as f64;
+        let cycle = (1.0 + e / self.total_size).floor();
+        let x = 1.0 + e / self.total_size - cycle;
+        let scale_factor = if x <= self.step_ratio {
+            x / self.step_ratio
+        } else {
+            (x - 1.0) / (self.step_ratio - 1.0)
+        };
+        let scale = self.scale(cycle, e);
+        let lrs = base
+            .base_lrs
+            .iter()
+            .zip(&self.max_lrs)
+            .map(|(b, m)| b + (m - b) * scale_factor * scale)
+            .collect();
+        if self.cycle_momentum {
+            for (g, (b, m)) in self.base_momentums.iter().zip(&self.max_momentums).enumerate() {
+                opt.set_momentum(g, m - (m - b) * scale_factor * scale)?;
+            }
+        }
+        Ok(lrs)
+    }
+
+    fn state(&self) -> Vec<(String, Hyper)> {
+        vec![
+            ("max_lrs".into(), Hyper::List(self.max_lrs.clone())),
+            ("total_size".into(), Hyper::Float(self.total_size)),
+            ("step_ratio".into(), Hyper::Float(self.step_ratio)),
+            ("gamma".into(), Hyper::Float(self.gamma)),
+            ("cycle_momentum".into(), Hyper::Bool(self.cycle_momentum)),
+            ("base_momentums".into(), Hyper::List(self.base_momentums.clone())),
+            ("max_momentums".into(), Hyper::List(self.max_momentums.clone())),
+        ]
+    }
+
+    /// The numbers from `state`; the policy stays this scheduler's (PyTorch's state holds its name, and a
+    /// function saves nothing).
+    fn load(&self, state: &SchedulerState) -> Result<Cyclic> {
+        let cycle_momentum = read(state, "cycle_momentum")?;
+        let momenta = |key| if cycle_momentum { read(state, key) } else { Ok(vec![]) };
+        Ok(Cyclic {
+            max_lrs: read(state, "max_lrs")?,
+            total_size: read(state, "total_size")?,
+            step_ratio: read(state, "step_ratio")?,
+            mode: self.mode.clone(),
+            gamma: read(state, "gamma")?,
+            cycle_momentum,
+            base_momentums: momenta("base_momentums")?,
+            max_momentums: momenta("max_momentums")?,
+        })
+    }
+}
+
+impl Scheduler<Cyclic> {
+    /// `CyclicLR(optimizer, base_lr, max_lr, …)`: sets each group's rate to `base_lr` and, with
+    /// `cycle_momentum`, its momentum to `max_momentum` (an error for an optimizer without momentum, as
+    /// PyTorch's).
+    ///
+    /// ```
+    /// use nn::optim::lr_scheduler::{CyclicLR, CyclicOptions, LrScheduler};
+    /// use nn::optim::{Optimizer, SGD, SgdOptions};
+    /// use nn::prelude::*;
+    /// let fc = Linear::new(2, 1, true);
+    /// let mut opt = SGD::new(fc.parameters(), SgdOptions { momentum: 0.9, ..Default::default() })?;
+    /// let options = CyclicOptions { step_size_up: 2.0, ..CyclicOptions::new(0.1, 0.5) };
+    /// let mut sched = CyclicLR::new(&mut opt, options)?;
+    /// sched.step(&mut opt)?;
+    /// assert!((opt.lrs()[0] - 0.3).abs() < 1e-12 && (opt.momentums()[0].unwrap() - 0.85).abs() < 1e-12);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn new(opt: &mut dyn Optimizer, options: CyclicOptions) -> Result<Scheduler<Cyclic>> {
+        let op = "CyclicLR";
+        let groups = opt.lrs().len();
+        let base_lrs = per_group(op, "base_lr", &options.base_lr, groups)?;
+        let max_lrs = per_group(op, "max_lr", &options.max_lr, groups)?;
+        let (base_momentums, max_momentums) = if options.cycle_momentum {
+            if opt.momentums().iter().any(Option::is_none) {
+                return Err(Error::invalid(
+                    op,
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled",
+                ));
+            }
+            (
+                per_group(op, "base_momentum", &options.base_momentum, groups)?,
+                per_group(op, "max_momentum", &options.max_momentum, groups)?,
+            )
+        } else {
+            (vec![], vec![])
+        };
+        let up = options.step_size_up;
+        let down = options.step_size_down.unwrap_or(up);
+        if up + down <= 0.0 || (up + down).is_nan() {
+            return Err(Error::invalid(
+                op,
+                format!("step_size_up + step_size_down is {}: it must be positive", up + down),
+            ));
+        }
+        for (g, lr) in base_lrs.iter().enumerate() {
+            opt.set_lr(g, *lr)?;
+        }
+        for (g, m) in max_momentums.iter().enumerate() {
+            opt.set_momentum(g, *m)?;
+        }
+        let schedule = Cyclic {
+            max_lrs,
+            total_size: up + down,
+            step_ratio: up / (up + down),
+            mode: options.mode,
+            gamma: options.gamma,
+            cycle_momentum: options.cycle_momentum,
+            base_momentums,
+            max_momentums,
+        };
+        let mut scheduler = Scheduler::with_schedule(opt, schedule)?;
+        // PyTorch's constructor sets `base_lrs` after the initial step, which read the groups' `initial_lr`.
+        scheduler.base.base_lrs = base_lrs;
+        Ok(scheduler)
     }
 }
