@@ -8,7 +8,10 @@ mod pooling;
 
 pub use crate::ops::conv::{Conv2dOptions, Padding2d, conv2d};
 pub use crate::ops::norm::{RunningStats, batch_norm, layer_norm};
-pub use crate::ops::{EmbeddingOptions, dropout, embedding, embedding_padded, embedding_with};
+pub use crate::ops::{
+    EmbeddingOptions, alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, embedding, embedding_padded,
+    embedding_with, feature_alpha_dropout,
+};
 pub use activation::*;
 pub use group_norm::group_norm;
 pub use loss::{

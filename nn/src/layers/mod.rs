@@ -90,7 +90,7 @@ mod softmax;
 pub use activation::*;
 pub use batch_norm::{BatchNorm1d, BatchNorm2d};
 pub use conv::Conv2d;
-pub use dropout::Dropout;
+pub use dropout::{AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout};
 pub use embedding::Embedding;
 pub use flatten::Flatten;
 pub use fused::{BNReLU2d, ConvReLU2d, LinearReLU};

@@ -37,7 +37,7 @@ pub(crate) mod softmax;
 mod split;
 mod unary;
 
-pub use dropout::dropout;
+pub use dropout::{alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout};
 pub use embedding::{EmbeddingOptions, embedding, embedding_padded, embedding_with};
 
 use kernels::GpuDevice;

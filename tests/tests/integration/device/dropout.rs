@@ -71,3 +71,40 @@ fn lstm_and_dropout_in_training_on_the_device_draw_the_cpus_masks() {
         assert!(bit_equal(&results[0].1, &results[1].1), "dropout gradient");
     });
 }
+
+/// The feature-map and alpha dropouts on a device: the CPU's noise for one seed, the output and the gradient
+/// within f32's rounding of the CPU's (alpha dropout's affine step runs as the device's kernels).
+#[test]
+fn feature_and_alpha_dropout_on_the_device_draw_the_cpus_noise() {
+    integration_tests::in_own_process(|| {
+        let Some(dev) = gpu_or_skip("feature_dropout") else {
+            return;
+        };
+        let x = values(&[2, 3, 4, 5], 0.5, DType::F32);
+        type Function = fn(&Tensor, f64, bool) -> nn::Result<Tensor>;
+        let functions: [(&str, Function); 3] = [
+            ("dropout2d", nn::functional::dropout2d),
+            ("alpha_dropout", nn::functional::alpha_dropout),
+            ("feature_alpha_dropout", nn::functional::feature_alpha_dropout),
+        ];
+        for (name, function) in functions {
+            let mut results = Vec::new();
+            for on in [Device::Cpu, dev] {
+                nn::manual_seed(11);
+                let mut xd = x.to_device(on).unwrap();
+                xd.set_requires_grad(true).unwrap();
+                let y = function(&xd, 0.4, true).unwrap();
+                assert_eq!(y.device(), on, "{name}");
+                y.sum_all().unwrap().backward().unwrap();
+                results.push((y.detach().cpu().unwrap(), xd.grad().unwrap().cpu().unwrap()));
+            }
+            for (what, (c, d)) in [
+                ("output", (&results[0].0, &results[1].0)),
+                ("gradient", (&results[0].1, &results[1].1)),
+            ] {
+                let err = max_rel_diff(d, c, 1.0);
+                assert!(err <= 1e-6, "{name} {what}: the device is {err:e} from the CPU");
+            }
+        }
+    });
+}

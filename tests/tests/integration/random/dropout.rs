@@ -1,8 +1,12 @@
-//! Bernoulli draws and dropout against PyTorch 2.5.1's (`tests/fixtures/generate/random_dropout.py`): masks
-//! bit for bit from the seed alone, and a model with dropout trained ten steps from a seed, loss for loss.
+//! Bernoulli draws and dropout against PyTorch 2.5.1's (`tests/fixtures/generate/random_dropout.py`,
+//! `random_feature_dropout.py`): masks bit for bit from the seed alone, for element, feature-map and alpha
+//! dropout, their gradients and the stream they leave; the layers' repr and in-place forms; and a model with
+//! dropout trained ten steps from a seed, loss for loss.
 
 use integration_tests::{bit_equal, in_own_process, short};
-use nn::functional::{ClassLossOptions, cross_entropy, dropout};
+use nn::functional::{
+    ClassLossOptions, alpha_dropout, cross_entropy, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout,
+};
 use nn::layers::*;
 use nn::optim::{Optimizer, SGD, SgdOptions};
 use nn::prelude::*;
@@ -43,6 +47,127 @@ fn bernoulli_and_dropout_draw_pytorchs_masks() {
                     assert!(bit_equal(&dropout(&x, p, true).unwrap(), &f[&key]), "{key}");
                 }
             }
+        }
+    });
+}
+
+type DropoutFn = fn(&Tensor, f64, bool) -> nn::Result<Tensor>;
+
+/// A layer's forward, borrowed.
+type LayerFn<'a> = dyn Fn(&Tensor) -> nn::Result<Tensor> + 'a;
+
+/// The cases of `random_feature_dropout.py`: each function with its two shapes.
+const FEATURE_CASES: [(&str, DropoutFn, [&str; 2]); 5] = [
+    ("dropout1d", dropout1d, ["4x3x5", "3x5"]),
+    ("dropout2d", dropout2d, ["2x3x4x5", "3x4x5"]),
+    ("dropout3d", dropout3d, ["2x3x2x3x4", "3x2x3x4"]),
+    ("alpha_dropout", alpha_dropout, ["7x9", "2x3x4"]),
+    ("feature_alpha_dropout", feature_alpha_dropout, ["2x3x4x5", "5x7"]),
+];
+
+#[test]
+fn feature_and_alpha_dropout_draw_pytorchs_noise() {
+    in_own_process(|| {
+        let f = integration_tests::tensors("random/feature_dropout.safetensors");
+        let mut checked = 0;
+        for (name, function, shapes) in FEATURE_CASES {
+            for shape in shapes {
+                for dtype in [DType::F64, DType::F32, DType::BF16] {
+                    let d = short(dtype);
+                    for seed in [0, 5] {
+                        for p in [0.2, 0.5, 1.0] {
+                            let case = format!("{name}.{shape}.{seed}.{p:?}.{d}");
+                            let x = f[&format!("x.{name}.{shape}.{d}")]
+                                .deep_copy()
+                                .unwrap()
+                                .requires_grad_(true)
+                                .unwrap();
+                            nn::manual_seed(seed);
+                            let y = function(&x, p, true).unwrap();
+                            let after = Tensor::rand([3], DType::F64);
+                            assert!(bit_equal(&y, &f[&format!("y.{case}")]), "{case}: output");
+                            assert!(
+                                bit_equal(&after, &f[&format!("after.{case}")]),
+                                "{case}: the stream after"
+                            );
+                            y.sum_all().unwrap().backward().unwrap();
+                            assert!(
+                                bit_equal(&x.grad().unwrap(), &f[&format!("grad.{case}")]),
+                                "{case}: gradient"
+                            );
+                            assert!(bit_equal(&function(&x, p, false).unwrap(), &x), "{case}: in evaluation");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 180);
+    });
+}
+
+#[test]
+fn the_dropout_layers_print_refuse_and_work_in_place_as_pytorchs() {
+    in_own_process(|| {
+        assert_eq!(
+            Dropout2d::new(0.3, true).unwrap().to_string(),
+            "Dropout2d(p=0.3, inplace=True)"
+        );
+        assert_eq!(
+            Dropout3d::new(0.5, false).unwrap().to_string(),
+            "Dropout3d(p=0.5, inplace=False)"
+        );
+        assert_eq!(
+            AlphaDropout::new(0.1, false).unwrap().to_string(),
+            "AlphaDropout(p=0.1, inplace=False)"
+        );
+        assert_eq!(
+            FeatureAlphaDropout::new(0.0, false).unwrap().to_string(),
+            "FeatureAlphaDropout(p=0.0, inplace=False)"
+        );
+        // PyTorch's messages.
+        let err = Dropout1d::new(1.5, false).unwrap_err().to_string();
+        assert!(
+            err.contains("dropout probability has to be between 0 and 1, but got 1.5"),
+            "{err}"
+        );
+        let err = dropout1d(&Tensor::ones([2, 3, 4, 5], DType::F32), 0.5, true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("dropout1d: Expected 2D or 3D input, but received a 4D input."),
+            "{err}"
+        );
+        let err = dropout2d(&Tensor::ones([5], DType::F32), 0.5, true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("Feature dropout requires at least 2 dimensions in the input"),
+            "{err}"
+        );
+        // In place: the input holds the functional form's result, drawn from the same seed.
+        let f = integration_tests::tensors("random/feature_dropout.safetensors");
+        let (d2, d1, fa) = (
+            Dropout2d::new(0.5, true).unwrap(),
+            Dropout1d::new(0.5, true).unwrap(),
+            FeatureAlphaDropout::new(0.5, true).unwrap(),
+        );
+        let cases: [(&LayerFn, DropoutFn, &str); 3] = [
+            (&|x| d2.forward_ref(x), dropout2d, "dropout2d.2x3x4x5"),
+            (&|x| d1.forward_ref(x), dropout1d, "dropout1d.3x5"),
+            (
+                &|x| fa.forward_ref(x),
+                feature_alpha_dropout,
+                "feature_alpha_dropout.5x7",
+            ),
+        ];
+        for (layer, function, key) in cases {
+            let x = f[&format!("x.{key}.f32")].deep_copy().unwrap();
+            nn::manual_seed(5);
+            let y = layer(&x).unwrap();
+            nn::manual_seed(5);
+            let want = function(&f[&format!("x.{key}.f32")], 0.5, true).unwrap();
+            assert!(bit_equal(&x, &want) && bit_equal(&y, &want), "{key} in place");
         }
     });
 }
