@@ -1,6 +1,8 @@
 //! PyTorch's `torch.optim`: [`SGD`], [`Adam`], [`AdamW`], [`RMSprop`], [`Adagrad`], [`Adadelta`],
-//! [`Adamax`], [`NAdam`], [`RAdam`], [`Rprop`], [`ASGD`], with parameter groups of their own options, `zero_grad(set_to_none)`, and a state dict in PyTorch's layout ([`OptimizerState`]:
-//! `state` keyed by parameter index, `param_groups` with their hyperparameters and indices).
+//! [`Adafactor`], [`Adamax`], [`NAdam`], [`RAdam`], [`Rprop`], [`ASGD`], with parameter groups of their own
+//! options, `zero_grad(set_to_none)`, and a state dict in PyTorch's layout ([`OptimizerState`]: `state` keyed
+//! by parameter index, `param_groups` with their hyperparameters and indices). A new algorithm is its options
+//! ([`group_options!`](crate::group_options)) and an [`Algorithm`].
 //!
 //! Each algorithm is PyTorch 2.5.1's single-tensor implementation, operation for operation (`lerp`, `addcmul`,
 //! `addcdiv` in its order), run under `no_grad` with the tensors' own ops, so a step runs where the parameters
@@ -21,6 +23,7 @@
 //! ```
 
 mod adadelta;
+mod adafactor;
 mod adagrad;
 mod adam;
 mod adamax;
@@ -36,6 +39,7 @@ mod state;
 
 pub use crate::group_options;
 pub use adadelta::{Adadelta, AdadeltaAlgorithm, AdadeltaOptions};
+pub use adafactor::{Adafactor, AdafactorAlgorithm, AdafactorOptions};
 pub use adagrad::{Adagrad, AdagradAlgorithm, AdagradOptions};
 pub use adam::{Adam, AdamAlgorithm, AdamOptions, AdamUpdate, AdamW, AdamWAlgorithm};
 pub use adamax::{Adamax, AdamaxAlgorithm, AdamaxOptions};

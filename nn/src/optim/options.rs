@@ -50,6 +50,21 @@ impl HyperValue for (f64, f64) {
     }
 }
 
+/// A pair whose first value may be Python's `None` (Adafactor's `eps`), held as NaN in a [`Hyper::Pair`].
+impl HyperValue for (Option<f64>, f64) {
+    const KIND: &'static str = "a pair";
+    fn to_hyper(&self) -> Hyper {
+        Hyper::Pair(self.0.unwrap_or(f64::NAN), self.1)
+    }
+    fn from_hyper(hyper: &Hyper) -> Option<(Option<f64>, f64)> {
+        if let Hyper::Pair(a, b) = hyper {
+            Some(((!a.is_nan()).then_some(*a), *b))
+        } else {
+            None
+        }
+    }
+}
+
 impl HyperValue for Vec<i64> {
     const KIND: &'static str = "a list";
     fn to_hyper(&self) -> Hyper {

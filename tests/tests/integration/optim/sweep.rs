@@ -1,9 +1,9 @@
-//! SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop and ASGD against PyTorch 2.5.1
-//! over 120 random configurations
+//! SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD and Adafactor against
+//! PyTorch 2.5.1 over 130 random configurations
 //! (`tests/fixtures/optim_sweep.{json,safetensors}`, from `tests/fixtures/generate/optim_sweep.py`, which lists
 //! what they cover): every option of each class, one or two parameter groups, gradients with exact zeros and
 //! steps where a parameter has no gradient, in float32 and float64; the parameters after each step (6 for the
-//! first five classes, 20 for the others) and the
+//! first five classes, 20 for the others; Adafactor's with a third, 3-d, parameter) and the
 //! state after the last (`state_dict()`'s tensors by PyTorch's names), within `torch.testing.assert_close`'s
 //! defaults for the dtype; and the options PyTorch's constructor refuses are refused with its message. On the CPU
 //! and on a device (wgpu, or `NN_TEST_DEVICE`; without one the device test skips, and fails under `CI=true`).
@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 
 use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu, tensors};
 use nn::optim::{
-    ASGDAlgorithm, AdadeltaAlgorithm, AdagradAlgorithm, AdamAlgorithm, AdamOptions, AdamWAlgorithm, AdamaxAlgorithm,
-    Algorithm, GroupOptions, Hyper, NAdamAlgorithm, Optim, Optimizer, RAdamAlgorithm, RMSpropAlgorithm, RpropAlgorithm,
-    SgdAlgorithm,
+    ASGDAlgorithm, AdadeltaAlgorithm, AdafactorAlgorithm, AdagradAlgorithm, AdamAlgorithm, AdamOptions, AdamWAlgorithm,
+    AdamaxAlgorithm, Algorithm, GroupOptions, Hyper, NAdamAlgorithm, Optim, Optimizer, RAdamAlgorithm,
+    RMSpropAlgorithm, RpropAlgorithm, SgdAlgorithm,
 };
 use nn::{DType, Device, Param, StateDict};
 use serde_json::{Map, Value};
@@ -29,7 +29,8 @@ fn hypers(group: &Map<String, Value>) -> BTreeMap<String, Hyper> {
         .map(|(key, value)| {
             let hyper = match value {
                 Value::Bool(b) => Hyper::Bool(*b),
-                Value::Array(pair) => Hyper::Pair(pair[0].as_f64().unwrap(), pair[1].as_f64().unwrap()),
+                // Adafactor's `eps = (None, 1e-3)`: `None` is held as NaN.
+                Value::Array(pair) => Hyper::Pair(pair[0].as_f64().unwrap_or(f64::NAN), pair[1].as_f64().unwrap()),
                 other => Hyper::Float(other.as_f64().unwrap_or_else(|| panic!("{key}: {other}"))),
             };
             (key.clone(), hyper)
@@ -37,19 +38,15 @@ fn hypers(group: &Map<String, Value>) -> BTreeMap<String, Hyper> {
         .collect()
 }
 
-/// The optimizer over `params` with `groups` (the second group, when there is one, holds the last parameter
-/// and overrides some of the first's options, as a dict passed to PyTorch's constructor does).
+/// The optimizer over `params` with `groups` (the second group, when there is one, holds every parameter but
+/// the first and overrides some of the first's options, as a dict passed to PyTorch's constructor does).
 fn optimizer<A: Algorithm>(
     defaults: A::Options,
     params: &[Param],
     groups: &[Map<String, Value>],
 ) -> nn::Result<Box<dyn Optimizer>> {
     let first = defaults.with_hypers(&hypers(&groups[0]))?;
-    let split = if groups.len() == 2 {
-        params.len() - 1
-    } else {
-        params.len()
-    };
+    let split = if groups.len() == 2 { 1 } else { params.len() };
     let mut opt = Optim::<A>::new(params[..split].to_vec(), first.clone())?;
     if let Some(second) = groups.get(1) {
         opt.add_param_group(params[split..].to_vec(), first.with_hypers(&hypers(second))?)?;
@@ -70,6 +67,7 @@ fn build(name: &str, params: &[Param], groups: &[Map<String, Value>]) -> nn::Res
         "RAdam" => optimizer::<RAdamAlgorithm>(Default::default(), params, groups),
         "Rprop" => optimizer::<RpropAlgorithm>(Default::default(), params, groups),
         "ASGD" => optimizer::<ASGDAlgorithm>(Default::default(), params, groups),
+        "Adafactor" => optimizer::<AdafactorAlgorithm>(Default::default(), params, groups),
         other => panic!("no optimizer {other}"),
     }
 }
@@ -148,7 +146,7 @@ fn check(device: Device) {
     let path = integration_tests::fixture("optim/sweep.json");
     let json: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let cases = json["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 120, "the fixture's cases");
+    assert_eq!(cases.len(), 130, "the fixture's cases");
     let ran = cases
         .iter()
         .enumerate()
@@ -157,7 +155,7 @@ fn check(device: Device) {
     let refused = cases.iter().filter(|c| c["error"].is_string()).count();
     assert!(refused >= 15, "{refused} cases PyTorch refuses");
     if device.is_cpu() {
-        assert_eq!(ran, 120);
+        assert_eq!(ran, 130);
     }
 }
 
