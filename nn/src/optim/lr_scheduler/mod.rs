@@ -167,6 +167,31 @@ pub trait Schedule: Send + 'static {
         Self: Sized;
 }
 
+/// The [`LrScheduler`] methods of a scheduler that keeps a [`Base`] in `self.base`: the last rates, the epoch,
+/// and PyTorch's `_initial_step` (the step count reset, then one step).
+macro_rules! base_accessors {
+    () => {
+        fn get_last_lr(&self) -> Vec<f64> {
+            self.base.last_lr.clone()
+        }
+
+        fn last_epoch(&self) -> i64 {
+            self.base.last_epoch
+        }
+
+        fn set_last_epoch(&mut self, epoch: i64) {
+            self.base.last_epoch = epoch;
+        }
+
+        fn initial_step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
+            self.base.step_count = 0;
+            self.step(opt)
+        }
+    };
+}
+
+use base_accessors;
+
 /// A scheduler running schedule `S`; [`StepLR`] and the others are this type.
 pub struct Scheduler<S: Schedule> {
     base: Base,
@@ -212,17 +237,7 @@ impl<S: Schedule> LrScheduler for Scheduler<S> {
         self.apply(opt, lrs)
     }
 
-    fn get_last_lr(&self) -> Vec<f64> {
-        self.base.last_lr.clone()
-    }
-
-    fn last_epoch(&self) -> i64 {
-        self.base.last_epoch
-    }
-
-    fn set_last_epoch(&mut self, epoch: i64) {
-        self.base.last_epoch = epoch;
-    }
+    base_accessors!();
 
     fn step_to(&mut self, opt: &mut dyn Optimizer, epoch: i64) -> Result<()> {
         self.base.step_count += 1;
@@ -232,11 +247,6 @@ impl<S: Schedule> LrScheduler for Scheduler<S> {
             None => self.schedule.get_lr(&self.base, opt)?,
         };
         self.apply(opt, lrs)
-    }
-
-    fn initial_step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
-        self.base.step_count = 0;
-        self.step(opt)
     }
 
     fn state_dict(&self) -> SchedulerState {

@@ -3,7 +3,7 @@
 
 use std::f64::consts::PI;
 
-use super::{Base, LrScheduler, SchedulerState, read};
+use super::{Base, LrScheduler, SchedulerState, base_accessors, read};
 use crate::optim::{Hyper, Optimizer};
 use crate::{Error, Result};
 
@@ -150,25 +150,10 @@ impl LrScheduler for CosineAnnealingWarmRestarts {
         self.apply(opt)
     }
 
-    fn get_last_lr(&self) -> Vec<f64> {
-        self.base.last_lr.clone()
-    }
-
-    fn last_epoch(&self) -> i64 {
-        self.base.last_epoch
-    }
-
-    fn set_last_epoch(&mut self, epoch: i64) {
-        self.base.last_epoch = epoch;
-    }
+    base_accessors!();
 
     fn step_to(&mut self, opt: &mut dyn Optimizer, epoch: i64) -> Result<()> {
         self.step_epoch(opt, epoch as f64)
-    }
-
-    fn initial_step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
-        self.base.step_count = 0;
-        self.step(opt)
     }
 
     fn state_dict(&self) -> SchedulerState {
