@@ -161,13 +161,7 @@ fn dropout_of(x: &Tensor, p: f64, training: bool, noise: Shape, alpha: bool, inp
     if !alpha {
         return multiply(&mask(&noise, p, x.dtype(), x.device())?);
     }
-    let kept: Vec<f64> = kept(noise.numel(), p)
-        .into_iter()
-        .map(|k| f64::from(u8::from(k)))
-        .collect();
-    let noise = Tensor::from_vec(kept, noise)?
-        .to_dtype(x.dtype())?
-        .to_device(x.device())?;
+    let noise = kept_as(&noise, p, 1.0, x.dtype(), x.device())?;
     let a = 1.0 / ((ALPHA * ALPHA * p + 1.0) * (1.0 - p)).sqrt();
     let b = noise
         .add_scalar(-1.0)?
@@ -199,10 +193,15 @@ pub(crate) fn check_p(p: f64) -> Result<()> {
 /// [`mask_scale`] where an element is kept (probability `1 - p`), zero elsewhere, drawn from the global
 /// generator as PyTorch draws `bernoulli_`; p = 1 draws nothing (all zeros), as in PyTorch.
 pub(crate) fn mask(shape: &Shape, p: f64, dtype: DType, device: Device) -> Result<Tensor> {
-    let scale = mask_scale(p, dtype);
+    kept_as(shape, p, mask_scale(p, dtype), dtype, device)
+}
+
+/// A noise of `shape` in `dtype` on `device`: `value` where [`kept`] keeps an element, zero elsewhere (dropout's
+/// mask with its scale, alpha dropout's with 1).
+fn kept_as(shape: &Shape, p: f64, value: f64, dtype: DType, device: Device) -> Result<Tensor> {
     let values: Vec<f64> = kept(shape.numel(), p)
         .into_iter()
-        .map(|keep| if keep { scale } else { 0.0 })
+        .map(|keep| if keep { value } else { 0.0 })
         .collect();
     Tensor::from_vec(values, shape.clone())?
         .to_dtype(dtype)?
