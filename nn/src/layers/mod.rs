@@ -70,6 +70,7 @@ macro_rules! recurrent_module {
 mod activation;
 mod batch_norm;
 mod conv;
+mod conv_transpose;
 mod dropout;
 mod embedding;
 mod flatten;
@@ -89,7 +90,8 @@ mod softmax;
 
 pub use activation::*;
 pub use batch_norm::{BatchNorm1d, BatchNorm2d};
-pub use conv::Conv2d;
+pub use conv::{Conv1d, Conv2d};
+pub use conv_transpose::{ConvTranspose1d, ConvTranspose2d};
 pub use dropout::{AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout};
 pub use embedding::Embedding;
 pub use flatten::Flatten;

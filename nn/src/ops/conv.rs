@@ -1,10 +1,17 @@
 //! 2-d convolution: on the CPU direct kernels over packed operands, no im2col matrix: the forward
 //! (`direct.rs`), the weight's gradient (`weight_grad.rs`) and, for stride 1, the input's gradient as the
 //! forward's kernel on the flipped weight (other strides: a matrix product per group, its columns added back
-//! where the patches were read); on a device the direct convolution kernels.
+//! where the patches were read); on a device the direct convolution kernels. The transposed convolution is
+//! the input's gradient run forward (`transposed.rs`); the 1-d forms are the 2-d ones on rows (`one_dim.rs`).
 
 mod direct;
+mod one_dim;
+mod transposed;
 mod weight_grad;
+
+pub use one_dim::{Conv1dOptions, ConvTranspose1dOptions, Padding1d, conv_transpose1d, conv1d};
+pub(crate) use transposed::smallest_output;
+pub use transposed::{ConvTranspose2dOptions, conv_transpose2d};
 
 use kernels::GpuDevice;
 
@@ -92,13 +99,13 @@ pub fn conv2d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dO
             None => Ok(zeros),
         };
     }
-    run(&Conv2d { opts: *opts }, &with_optional(&[x, weight], &[bias]))
+    run(&Conv2d { geo }, &with_optional(&[x, weight], &[bias]))
 }
 
-/// The convolution of `(N, C, H, W)` by `(O, C / groups, kH, kW)`; inputs `[x, weight]` and `bias` when there
-/// is one.
+/// The convolution of `(N, C, H, W)` by `(O, C / groups, kH, kW)` of these sizes; inputs `[x, weight]` and
+/// `bias` when there is one.
 struct Conv2d {
-    opts: Conv2dOptions,
+    geo: Geometry,
 }
 
 impl Op for Conv2d {
@@ -107,7 +114,7 @@ impl Op for Conv2d {
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let (x, weight, bias) = (inputs[0], inputs[1], inputs.get(2).copied());
-        let geo = geometry(x, weight, bias, &self.opts)?;
+        let geo = self.geo;
         with_float_type!(x.dtype(), T => {
             let xs = x.float_ref::<T>("conv2d")?;
             let ws = weight.float_ref::<T>("conv2d")?;
@@ -120,7 +127,7 @@ impl Op for Conv2d {
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
         let (x, weight, bias) = (inputs[0], inputs[1], inputs.get(2).copied());
-        let g = geometry(x, weight, bias, &self.opts)?;
+        let g = self.geo;
         let geometry = g.kernel_geometry();
         let (weight, bias) = (weight.gpu_buffer(Self::NAME)?, Tensor::gpu_buffer_of(bias, Self::NAME)?);
         x.gpu_op(Self::NAME, Shape::from([g.n, g.o, g.ho, g.wo]), |dtype, x| {
@@ -129,39 +136,14 @@ impl Op for Conv2d {
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
-        // One case for every convolution: stride, padding, dilation and groups all different from 1.
-        let case = Conv2d {
-            opts: Conv2dOptions {
-                stride: [2, 1],
-                padding: Padding2d::Explicit(1, 1),
-                dilation: [1, 2],
-                groups: 2,
-            },
-        };
-        let inputs = vec![
-            probe_tensor(&[2, 4, 5, 6], 0.0, dtype)?,
-            probe_tensor(&[6, 2, 3, 2], 1.0, dtype)?,
-            probe_tensor(&[6], 2.0, dtype)?,
-        ];
-        // And one with enough taps per output, and whole vectors of output channels, that a software adapter runs
-        // it on `cubek-convolution`'s kernel (`kernels::conv2d::Kernel::channels_last_pays`): probed too.
-        let channels = kernels::conv2d::Kernel::SOFTWARE_TAPS.div_ceil(9);
-        let wide = Conv2d {
-            opts: Conv2dOptions {
-                padding: Padding2d::Explicit(1, 1),
-                ..Default::default()
-            },
-        };
-        let wide_inputs = vec![
-            probe_tensor(&[2, channels, 4, 5], 3.0, dtype)?,
-            probe_tensor(&[8, channels, 3, 3], 4.0, dtype)?,
-            probe_tensor(&[8], 5.0, dtype)?,
-        ];
-        Ok(vec![(case, inputs), (wide, wide_inputs)])
+        Ok(probe_cases(dtype)?
+            .into_iter()
+            .map(|(geo, inputs)| (Conv2d { geo }, inputs))
+            .collect())
     }
 
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
-        let geo = geometry(inputs[0], inputs[1], inputs.get(2).copied(), &self.opts).ok()?;
+        let geo = self.geo;
         let needs_x = inputs[0].requires_grad();
         let needs_w = inputs[1].requires_grad();
         // The input's gradient reads the weight, the weight's reads the input: save only what is needed.
@@ -174,14 +156,12 @@ impl Op for Conv2d {
             if needs[0]
                 && let Some(w) = &w
             {
-                let of = GradOf::Input;
-                grads[0] = Some(run(&Conv2dGrad { geo, of }, &[dy, w.get("conv2d")?])?);
+                grads[0] = Some(run(&Conv2dGrad::input(geo), &[dy, w.get("conv2d")?])?);
             }
             if needs[1]
                 && let Some(x) = &x
             {
-                let of = GradOf::Weight;
-                grads[1] = Some(run(&Conv2dGrad { geo, of }, &[x.get("conv2d")?, dy])?);
+                grads[1] = Some(run(&Conv2dGrad::weight(geo), &[x.get("conv2d")?, dy])?);
             }
             if has_bias {
                 grads.push(needs[2].then(|| dy.sum_dims(&[0, 2, 3], false)).transpose()?);
@@ -189,6 +169,38 @@ impl Op for Conv2d {
             Ok(grads)
         }))
     }
+}
+
+/// The convolutions the probe runs, with their inputs `[x, weight, bias]`: one with stride, padding, dilation
+/// and groups all different from 1, and one with enough taps per output, and whole vectors of output channels,
+/// that a software adapter runs it on `cubek-convolution`'s kernel (`kernels::conv2d::Kernel::channels_last_pays`).
+fn probe_cases(dtype: DType) -> Result<Vec<(Geometry, Vec<Tensor>)>> {
+    let every = Conv2dOptions {
+        stride: [2, 1],
+        padding: Padding2d::Explicit(1, 1),
+        dilation: [1, 2],
+        groups: 2,
+    };
+    let channels = kernels::conv2d::Kernel::SOFTWARE_TAPS.div_ceil(9);
+    let wide = Conv2dOptions {
+        padding: Padding2d::Explicit(1, 1),
+        ..Default::default()
+    };
+    let cases = [
+        (every, [2, 4, 5, 6], [6, 2, 3, 2], 0.0),
+        (wide, [2, channels, 4, 5], [8, channels, 3, 3], 3.0),
+    ];
+    cases
+        .into_iter()
+        .map(|(opts, x, w, phase)| {
+            let inputs = vec![
+                probe_tensor(&x, phase, dtype)?,
+                probe_tensor(&w, phase + 1.0, dtype)?,
+                probe_tensor(&[w[0]], phase + 2.0, dtype)?,
+            ];
+            Ok((geometry(&inputs[0], &inputs[1], inputs.get(2), &opts)?, inputs))
+        })
+        .collect()
 }
 
 /// Which gradient of a convolution a [`Conv2dGrad`] computes.
@@ -199,10 +211,27 @@ enum GradOf {
 }
 
 /// A gradient of a convolution from its output's gradient `dy`: the input's from inputs `[dy, weight]`, the
-/// weight's from `[x, dy]`. On the CPU in `f64`, on a device by `kernels::conv2d`'s backward kernels.
+/// weight's from `[x, dy]`. On the CPU in `f64`, on a device by `kernels::conv2d`'s backward kernels. The
+/// input's gradient is linear in `dy` and in the weight, and has gradients itself: it is the transposed
+/// convolution.
 struct Conv2dGrad {
     geo: Geometry,
     of: GradOf,
+}
+
+impl Conv2dGrad {
+    /// The input's gradient from `[dy, weight]`.
+    fn input(geo: Geometry) -> Conv2dGrad {
+        Conv2dGrad { geo, of: GradOf::Input }
+    }
+
+    /// The weight's gradient from `[x, dy]`.
+    fn weight(geo: Geometry) -> Conv2dGrad {
+        Conv2dGrad {
+            geo,
+            of: GradOf::Weight,
+        }
+    }
 }
 
 impl Conv2dGrad {
@@ -243,47 +272,189 @@ impl Op for Conv2dGrad {
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
         // The forward's probe geometry (stride, padding, dilation and groups all different from 1), both ways.
-        let (case, inputs) = Conv2d {
-            opts: Conv2dOptions::default(),
-        }
-        .probe(dtype)?
-        .remove(0);
-        let geo = geometry(&inputs[0], &inputs[1], inputs.get(2), &case.opts)?;
+        let (geo, inputs) = probe_cases(dtype)?.remove(0);
         let dy = probe_tensor(&[geo.n, geo.o, geo.ho, geo.wo], 3.0, dtype)?;
         Ok(vec![
-            (
-                Conv2dGrad { geo, of: GradOf::Input },
-                vec![dy.clone(), inputs[1].clone()],
-            ),
-            (
-                Conv2dGrad {
-                    geo,
-                    of: GradOf::Weight,
-                },
-                vec![inputs[0].clone(), dy],
-            ),
+            (Conv2dGrad::input(geo), vec![dy.clone(), inputs[1].clone()]),
+            (Conv2dGrad::weight(geo), vec![inputs[0].clone(), dy]),
         ])
     }
+
+    fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
+        // Only the input's gradient runs forward (as the transposed convolution); the weight's runs inside
+        // backward passes, which record nothing.
+        if self.of == GradOf::Weight {
+            return None;
+        }
+        // dx = f(dy, w), linear in each: ⟨g, f(dy, w)⟩ is the forward convolution of g by w read against dy,
+        // and the weight's gradient of a convolution of g against dy.
+        let geo = self.geo;
+        let dy = inputs[1].requires_grad().then(|| Saved::new(inputs[0]));
+        let w = inputs[0].requires_grad().then(|| Saved::new(inputs[1]));
+        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+            let g = &g[0];
+            let mut grads = vec![None, None];
+            if needs[0]
+                && let Some(w) = &w
+            {
+                grads[0] = Some(run(&Conv2d { geo }, &[g, w.get(Self::NAME)?])?);
+            }
+            if needs[1]
+                && let Some(dy) = &dy
+            {
+                grads[1] = Some(run(&Conv2dGrad::weight(geo), &[g, dy.get(Self::NAME)?])?);
+            }
+            Ok(grads)
+        }))
+    }
+}
+
+/// PyTorch's checks of a convolution's tensors (`check_shape_forward`), for any number of spatial dimensions:
+/// the weight's rank and groups ([`check_weight`]), its channels times the groups the input's, the bias one value per output channel, a kernel of at least one tap, the padded input (its
+/// spatial sizes with `padding(kernel)`, the padding on both sides of each, added) at least the dilated kernel.
+fn check_convolution(
+    op: &'static str,
+    (x, weight, bias): (&Tensor, &Tensor, Option<&Tensor>),
+    groups: usize,
+    padding: impl Fn(&[usize]) -> Vec<(usize, usize)>,
+    dilation: &[usize],
+) -> Result<()> {
+    let (xs, ws) = (x.shape(), weight.shape());
+    check_weight(op, xs, ws, groups)?;
+    let pads = padding(&ws.dims()[2..]);
+    let shown: Vec<usize> = xs
+        .dims()
+        .iter()
+        .enumerate()
+        .map(|(d, &s)| if d < 2 { s } else { s + pads[d - 2].1 - pads[d - 2].0 })
+        .collect();
+    let shown = Shape::from(shown);
+    if xs[1] != ws[1] * groups {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "Given groups={groups}, weight of size {ws}, expected input{shown} to have {} channels, but got {} channels instead",
+                ws[1] * groups,
+                xs[1]
+            ),
+        ));
+    }
+    if let Some(b) = bias
+        && b.shape() != &[ws[0]]
+    {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "Given weight of size {ws}, expected bias to be 1-dimensional with {} elements, but got bias of size {} instead",
+                ws[0],
+                b.shape()
+            ),
+        ));
+    }
+    let padded: Vec<usize> = xs.dims()[2..]
+        .iter()
+        .zip(pads)
+        .map(|(s, (before, after))| s + before + after)
+        .collect();
+    let kernel: Vec<usize> = ws.dims()[2..]
+        .iter()
+        .zip(dilation)
+        .map(|(&k, &d)| d * (k - 1) + 1)
+        .collect();
+    if padded.iter().zip(&kernel).any(|(p, k)| p < k) {
+        let sizes = |v: &[usize]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" x ");
+        return Err(Error::invalid(
+            op,
+            format!(
+                "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be greater than actual input size",
+                sizes(&padded),
+                sizes(&kernel)
+            ),
+        ));
+    }
+    check_dtypes(op, x, [Some(weight), bias])
+}
+
+/// PyTorch's checks of a (plain or transposed) convolution's weight against its input's rank and the groups:
+/// the same rank, a first dimension of at least `groups` and divisible by it, at least one kernel tap.
+fn check_weight(op: &'static str, xs: &Shape, ws: &Shape, groups: usize) -> Result<()> {
+    if ws.rank() != xs.rank() {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "Expected {}-dimensional input for {}-dimensional weight {ws}, but got {}-dimensional input of size {xs} instead",
+                ws.rank(),
+                ws.rank(),
+                xs.rank()
+            ),
+        ));
+    }
+    if groups == 0 {
+        return Err(Error::invalid(op, "non-positive groups is not supported"));
+    }
+    if ws[0] < groups {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got weight of size {ws} instead"
+            ),
+        ));
+    }
+    if !ws[0].is_multiple_of(groups) {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{ws}] instead"
+            ),
+        ));
+    }
+    if ws.dims()[2..].contains(&0) {
+        return Err(Error::invalid(op, format!("weight of size {ws} has no kernel taps")));
+    }
+    Ok(())
+}
+
+/// Fails unless each of `tensors` has `x`'s dtype.
+fn check_dtypes<const N: usize>(op: &'static str, x: &Tensor, tensors: [Option<&Tensor>; N]) -> Result<()> {
+    for t in tensors.into_iter().flatten() {
+        if t.dtype() != x.dtype() {
+            return Err(Error::DTypeMismatch {
+                op,
+                expected: x.dtype(),
+                got: t.dtype(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Checks a convolution's arguments (`x` of rank 4) and works out its sizes.
 fn geometry(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dOptions) -> Result<Geometry> {
     let op = "conv2d";
-    if x.rank() != 4 || weight.rank() != 4 {
-        return Err(Error::shapes(
+    if x.rank() != 4 {
+        return Err(Error::invalid(
             op,
-            x.shape(),
-            weight.shape(),
-            "input (N, C, H, W) and weight (O, C / groups, kH, kW)",
+            format!(
+                "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}",
+                x.shape()
+            ),
         ));
     }
-    let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
-    let (o, cg, kh, kw) = (
-        weight.shape()[0],
-        weight.shape()[1],
-        weight.shape()[2],
-        weight.shape()[3],
-    );
+    if opts.stride.contains(&0) {
+        return Err(Error::invalid(op, "non-positive stride is not supported"));
+    }
+    if opts.dilation.contains(&0) {
+        return Err(Error::invalid(op, "non-positive dilation is not supported"));
+    }
+    if matches!(opts.padding, Padding2d::Same) && opts.stride != [1, 1] {
+        return Err(Error::invalid(
+            op,
+            "padding='same' is not supported for strided convolutions",
+        ));
+    }
+    let [n, c, h, w] = [0, 1, 2, 3].map(|d| x.shape()[d]);
+    let padding = |k: &[usize]| pads(opts, [k[0], k[1]]).to_vec();
+    check_convolution(op, (x, weight, bias), opts.groups, padding, &opts.dilation)?;
     if x.numel() == 0 && n != 0 && c != 0 {
         return Err(Error::invalid(
             op,
@@ -294,77 +465,14 @@ fn geometry(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, opts: &Conv2dOpt
         ));
     }
     let g = opts.groups;
-    if o == 0 {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "Given groups={g}, expected weight to be at least 1 at dimension 0, but got weight of size {} instead",
-                weight.shape()
-            ),
-        ));
-    }
-    if g == 0 || !c.is_multiple_of(g) || !o.is_multiple_of(g) || cg * g != c {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "an input of {c} channels with {g} groups needs a weight of shape ({o}, {}, kH, kW); got {}",
-                c.checked_div(g).unwrap_or(0),
-                weight.shape()
-            ),
-        ));
-    }
-    if opts.stride.contains(&0) || opts.dilation.contains(&0) {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "stride {:?} and dilation {:?} must be positive",
-                opts.stride, opts.dilation
-            ),
-        ));
-    }
-    if matches!(opts.padding, Padding2d::Same) && opts.stride != [1, 1] {
-        return Err(Error::invalid(
-            op,
-            "padding='same' is not supported for strided convolutions",
-        ));
-    }
-    if let Some(b) = bias
-        && b.shape() != &[o]
-    {
-        return Err(Error::shapes(
-            op,
-            b.shape(),
-            weight.shape(),
-            "bias (O) for weight (O, C / groups, kH, kW)",
-        ));
-    }
-    for t in [Some(weight), bias].into_iter().flatten() {
-        if t.dtype() != x.dtype() {
-            return Err(Error::DTypeMismatch {
-                op,
-                expected: x.dtype(),
-                got: t.dtype(),
-            });
-        }
-    }
+    let [o, _, kh, kw] = [0, 1, 2, 3].map(|d| weight.shape()[d]);
     let [(pt, pb), (pl, pr)] = pads(opts, [kh, kw]);
-    let span = |size: usize, before: usize, after: usize, k: usize, d: usize, s: usize| -> Option<usize> {
-        let padded = size + before + after;
-        let reach = d * (k - 1) + 1;
-        (padded >= reach).then(|| (padded - reach) / s + 1)
+    // The padded input covers the dilated kernel (checked).
+    let span = |size: usize, before: usize, after: usize, k: usize, d: usize, s: usize| {
+        (size + before + after - (d * (k - 1) + 1)) / s + 1
     };
-    let (Some(ho), Some(wo)) = (
-        span(h, pt, pb, kh, opts.dilation[0], opts.stride[0]),
-        span(w, pl, pr, kw, opts.dilation[1], opts.stride[1]),
-    ) else {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "the padded input ({h}x{w} + padding) is smaller than the dilated kernel ({kh}x{kw}) in shape {}",
-                x.shape()
-            ),
-        ));
-    };
+    let ho = span(h, pt, pb, kh, opts.dilation[0], opts.stride[0]);
+    let wo = span(w, pl, pr, kw, opts.dilation[1], opts.stride[1]);
     let geo = Geometry {
         n,
         c,

@@ -150,3 +150,69 @@ fn links_are_found_outside_code() {
     assert!(is_relative("docs/io.md") && !is_relative("#top") && !is_relative("https://x.y"));
     assert!(known_language("rust,no_run") && !known_language("rust,ignore") && !known_language(""));
 }
+
+/// The layer types nn exports: the names of `nn/src/layers/mod.rs`'s `pub use` lists (options and enums left
+/// out), the activation table's modules and the activation layers written out (`GELU`, `GLU`).
+fn exported_layers() -> Vec<String> {
+    let mut names = Vec::new();
+    let layers = read(&root().join("nn/src/layers/mod.rs"));
+    let mut rest = layers.as_str();
+    while let Some(at) = rest.find("\npub use ") {
+        rest = &rest[at + "\npub use ".len()..];
+        let statement = &rest[..rest.find(';').unwrap()];
+        let items = statement
+            .rsplit("::")
+            .next()
+            .unwrap()
+            .trim_matches(['{', '}', ' ', '\n']);
+        for item in items
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty() && *item != "*")
+        {
+            names.push(item.to_owned());
+        }
+    }
+    names.retain(|name| !name.ends_with("Options") && name != "Nonlinearity");
+    let table = read(&root().join("nn/src/ops/activation/table.rs"));
+    for line in table.lines().map(str::trim) {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if line.contains(" => ") && first.starts_with(|c: char| c.is_ascii_uppercase()) {
+            names.push(first.to_owned());
+        }
+    }
+    let activation = read(&root().join("nn/src/layers/activation.rs"));
+    for line in activation.lines().filter_map(|l| l.trim().strip_prefix("pub struct ")) {
+        let name: String = line.chars().take_while(|c| c.is_alphanumeric()).collect();
+        if !name.is_empty() {
+            names.push(name);
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn the_readme_table_lists_every_layer() {
+    let readme = read(&root().join("README.md"));
+    let start = readme
+        .find("## What works next to PyTorch")
+        .expect("README's table of what works");
+    let section = &readme[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |end| end + 3)];
+    // The "what there is" column of each row (not "not yet").
+    let table: String = section
+        .lines()
+        .filter(|line| line.starts_with("| "))
+        .filter_map(|line| line.split(" | ").nth(1))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let names = exported_layers();
+    assert!(names.len() > 60, "found only {} layers: {names:?}", names.len());
+    let missing: Vec<&String> = names
+        .iter()
+        .filter(|name| !table.contains(&format!("`{name}`")))
+        .collect();
+    assert!(missing.is_empty(), "README's table of what works lacks {missing:?}");
+}

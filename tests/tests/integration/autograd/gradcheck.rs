@@ -1186,6 +1186,67 @@ fn conv2d_with_stride_padding_dilation_and_groups() {
     );
 }
 
+#[test]
+fn transposed_and_one_dimensional_convolutions() {
+    use nn::functional::{
+        Conv1dOptions, ConvTranspose1dOptions, ConvTranspose2dOptions, Padding1d, conv_transpose1d, conv_transpose2d,
+        conv1d,
+    };
+    let t2 = |stride, padding, output_padding, groups, dilation| ConvTranspose2dOptions {
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    };
+    // Stride above the kernel, output padding below the stride and (the second) below the dilation only,
+    // padding past the kernel's reach, groups, non-square kernels.
+    let cases = [
+        (ConvTranspose2dOptions::default(), [2, 2, 3, 3], [2, 3, 2, 2]),
+        (t2([3, 2], [1, 0], [2, 1], 2, [1, 1]), [1, 4, 2, 3], [4, 1, 2, 3]),
+        (t2([1, 1], [2, 1], [1, 0], 1, [2, 1]), [2, 2, 3, 2], [2, 2, 3, 2]),
+        (t2([2, 2], [1, 1], [1, 1], 1, [1, 1]), [1, 3, 2, 2], [3, 2, 4, 4]),
+    ];
+    for (opts, xs, ws) in cases {
+        let o = ws[1] * opts.groups;
+        let inputs = vec![values(&xs, 0.0), values(&ws, 1.0), values(&[o], 2.0)];
+        gradcheck(&format!("conv_transpose2d {opts:?}"), inputs, |t| {
+            conv_transpose2d(&t[0], &t[1], Some(&t[2]), &opts)
+        });
+    }
+    let opts = ConvTranspose1dOptions {
+        stride: 2,
+        padding: 1,
+        output_padding: 1,
+        groups: 2,
+        dilation: 2,
+    };
+    gradcheck(
+        "conv_transpose1d",
+        vec![values(&[2, 4, 3], 0.0), values(&[4, 1, 3], 1.0), values(&[2], 2.0)],
+        |t| conv_transpose1d(&t[0], &t[1], Some(&t[2]), &opts),
+    );
+    for padding in [Padding1d::Explicit(2), Padding1d::Same] {
+        let opts = Conv1dOptions {
+            stride: 1,
+            padding,
+            dilation: 2,
+            groups: 2,
+        };
+        gradcheck(
+            &format!("conv1d {opts:?}"),
+            vec![values(&[2, 4, 5], 0.0), values(&[6, 2, 2], 1.0), values(&[6], 2.0)],
+            |t| conv1d(&t[0], &t[1], Some(&t[2]), &opts),
+        );
+    }
+    // Unbatched inputs.
+    gradcheck(
+        "conv_transpose2d unbatched",
+        vec![values(&[2, 3, 2], 0.0), values(&[2, 3, 2, 2], 1.0)],
+        |t| conv_transpose2d(&t[0], &t[1], None, &t2([2, 1], [0, 0], [1, 0], 1, [1, 1])),
+    );
+}
+
 /// `dw[o, ci, ki, kj] = Σ_{n, oh, ow} dy[n, o, oh, ow] · x[n, g·cg + ci, oh·s + ki·d - p, ow·s + kj·d - p]`
 /// (zero outside the input), written out term by term, in `f64`.
 fn conv2d_weight_grad_by_definition(

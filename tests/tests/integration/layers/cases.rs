@@ -1,0 +1,289 @@
+//! Layers against PyTorch 2.5.1, as data (`fixtures/layers/cases.{json,safetensors}`, from
+//! `fixtures/generate/layer_cases.py`, which lists what the cases cover): each case names the layer and
+//! PyTorch's constructor arguments; the runner builds it from them, loads PyTorch's state dict (strict), checks
+//! the keys and the repr, runs forward (with the case's forward arguments) and backward along the case's
+//! projection, and compares the output and the gradients of the input and of every parameter within
+//! `torch.testing.assert_close`'s defaults (float32: or within twice PyTorch's own distance from the float64
+//! result); a case PyTorch refuses is refused with its message, where PyTorch raises it. On the CPU and on a
+//! device (wgpu, or `NN_TEST_DEVICE`), float64 cases where the device has float64.
+//!
+//! A new case, or a new layer of a family here, is a line of the generator; a new family is a draw function
+//! there and an arm of [`build`].
+
+use std::fmt::Display;
+
+use integration_tests::{assert_close, assert_close_to_exact, lacks_dtype, on_cpu_and_gpu, tensors, under};
+use nn::functional::{
+    Conv1dOptions, Conv2dOptions, ConvTranspose1dOptions, ConvTranspose2dOptions, Padding1d, Padding2d,
+};
+use nn::prelude::*;
+use nn::{DType, Device, Result, StateDict};
+use serde_json::Value;
+
+/// The cases of the fixture.
+const CASES: usize = 167;
+
+/// A case's constructor arguments, read by PyTorch's names with PyTorch's defaults.
+struct Args<'a>(&'a Value);
+
+impl Args<'_> {
+    fn usize(&self, key: &str, default: usize) -> usize {
+        self.0
+            .get(key)
+            .map_or(default, |v| v.as_u64().unwrap_or_else(|| panic!("{key}: {v}")) as usize)
+    }
+
+    fn bool(&self, key: &str, default: bool) -> bool {
+        self.0.get(key).map_or(default, |v| v.as_bool().unwrap())
+    }
+
+    /// A size per spatial dimension: PyTorch's int (the same for each) or tuple.
+    fn sizes<const N: usize>(&self, key: &str, default: usize) -> [usize; N] {
+        match self.0.get(key) {
+            None => [default; N],
+            Some(Value::Array(values)) => {
+                let values: Vec<usize> = values.iter().map(|v| v.as_u64().unwrap() as usize).collect();
+                values
+                    .try_into()
+                    .unwrap_or_else(|v| panic!("{key}: {v:?} has not {N} values"))
+            }
+            Some(v) => [v.as_u64().unwrap_or_else(|| panic!("{key}: {v}")) as usize; N],
+        }
+    }
+
+    /// `padding`: sizes, `'same'` or `'valid'`.
+    fn padding<const N: usize>(&self) -> Result<[usize; N], &str> {
+        match self.0.get("padding").and_then(Value::as_str) {
+            Some(mode) => Err(mode),
+            None => Ok(self.sizes("padding", 0)),
+        }
+    }
+
+    fn padding1d(&self) -> Padding1d {
+        match self.padding::<1>() {
+            Ok([p]) => Padding1d::Explicit(p),
+            Err("same") => Padding1d::Same,
+            Err("valid") => Padding1d::Valid,
+            Err(other) => panic!("padding {other}"),
+        }
+    }
+
+    fn padding2d(&self) -> Padding2d {
+        match self.padding::<2>() {
+            Ok([h, w]) => Padding2d::Explicit(h, w),
+            Err("same") => Padding2d::Same,
+            Err("valid") => Padding2d::Valid,
+            Err(other) => panic!("padding {other}"),
+        }
+    }
+
+    fn channels(&self) -> (usize, usize) {
+        (self.usize("in_channels", 0), self.usize("out_channels", 0))
+    }
+}
+
+/// What a case checks of a layer `M`, with its forward pass `forward` (the case's forward arguments applied).
+struct Case<'a> {
+    what: String,
+    spec: &'a Value,
+    tensors: StateDict,
+    device: Device,
+}
+
+impl Case<'_> {
+    fn get(&self, key: &str) -> Tensor {
+        self.tensors
+            .get(key)
+            .unwrap_or_else(|| panic!("{}: no tensor {key}", self.what))
+            .clone()
+    }
+
+    /// Checks the layer `built` against the case; returns whether it ran (false where the device lacks the
+    /// case's dtype).
+    fn check<M>(&self, built: Result<M>, forward: impl Fn(&M, &Tensor) -> Result<Tensor>) -> bool
+    where
+        M: Module + Display,
+    {
+        let what = &self.what;
+        let dtype = if self.spec["dtype"] == "f64" {
+            DType::F64
+        } else {
+            DType::F32
+        };
+        if lacks_dtype(self.device, dtype) {
+            return false;
+        }
+        let refusal = self.spec["error"].as_str();
+        let refused = |err: nn::Error, at: &str| {
+            let message = refusal.unwrap_or_else(|| panic!("{what}: refused at {at}: {err}"));
+            assert_eq!(
+                self.spec["error_at"], at,
+                "{what}: refused at {at}: {err}; PyTorch refuses: {message}"
+            );
+            assert!(
+                err.to_string().contains(message),
+                "{what}: {err}; PyTorch's message: {message}"
+            );
+            true
+        };
+        let mut m = match built {
+            Ok(m) => m,
+            Err(err) => return refused(err, "new"),
+        };
+        m.to_dtype(dtype).unwrap();
+        let sd = under(&self.tensors, "param.");
+        m.load_state_dict(&sd, true, false)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let keys: Vec<String> = m.state_dict().keys().cloned().collect();
+        let want: Vec<String> = serde_json::from_value(self.spec["keys"].clone()).unwrap();
+        assert_eq!(keys, want, "{what}: state dict keys");
+        assert_eq!(m.to_string(), self.spec["repr"].as_str().unwrap(), "{what}: repr");
+        m.to_device(self.device).unwrap();
+        let x = self
+            .get("input")
+            .to_device(self.device)
+            .unwrap()
+            .requires_grad_(true)
+            .unwrap();
+        let y = match forward(&m, &x) {
+            Ok(y) => y,
+            Err(err) => return refused(err, "forward"),
+        };
+        assert!(
+            refusal.is_none(),
+            "{what}: accepted; PyTorch refuses: {}",
+            refusal.unwrap()
+        );
+        let compare = |name: &str, got: &Tensor, key: &str| {
+            let want = self.get(key);
+            if dtype == DType::F32 {
+                assert_close_to_exact(
+                    &format!("{what}: {name}"),
+                    got,
+                    &want,
+                    &self.get(&format!("exact.{key}")),
+                );
+            } else {
+                assert_close(&format!("{what}: {name}"), got, &want);
+            }
+        };
+        compare("output", &y, "output");
+        y.backward_with(&self.get("proj").to_device(self.device).unwrap())
+            .unwrap_or_else(|e| panic!("{what}: backward: {e}"));
+        let params = m.named_parameters();
+        for name in self.spec["grads"].as_array().unwrap() {
+            let name = name.as_str().unwrap();
+            let grad = if name == "input" {
+                x.grad()
+            } else {
+                let (_, p) = params.iter().find(|(n, _)| n == name).unwrap();
+                p.grad()
+            };
+            let grad = grad.unwrap_or_else(|| panic!("{what}: no gradient of {name}"));
+            compare(&format!("gradient of {name}"), &grad, &format!("grad.{name}"));
+        }
+        true
+    }
+}
+
+/// Builds case `i`'s layer by its name and runs the case.
+fn build(case: &Case) -> bool {
+    let a = Args(&case.spec["args"]);
+    let output_size: Option<Vec<usize>> = case.spec["forward"]
+        .get("output_size")
+        .map(|s| serde_json::from_value(s.clone()).unwrap());
+    let (cin, cout) = a.channels();
+    let bias = a.bool("bias", true);
+    match case.spec["layer"].as_str().unwrap() {
+        "Conv1d" => {
+            let opts = Conv1dOptions {
+                stride: a.usize("stride", 1),
+                padding: a.padding1d(),
+                dilation: a.usize("dilation", 1),
+                groups: a.usize("groups", 1),
+            };
+            let [k] = a.sizes("kernel_size", 0);
+            case.check(Conv1d::new(cin, cout, k, opts, bias), |m, x| m.forward_ref(x))
+        }
+        "Conv2d" => {
+            let opts = Conv2dOptions {
+                stride: a.sizes("stride", 1),
+                padding: a.padding2d(),
+                dilation: a.sizes("dilation", 1),
+                groups: a.usize("groups", 1),
+            };
+            let k = a.sizes("kernel_size", 0);
+            case.check(Conv2d::new(cin, cout, k, opts, bias), |m, x| m.forward_ref(x))
+        }
+        "ConvTranspose1d" => {
+            let opts = ConvTranspose1dOptions {
+                stride: a.usize("stride", 1),
+                padding: a.usize("padding", 0),
+                output_padding: a.usize("output_padding", 0),
+                groups: a.usize("groups", 1),
+                dilation: a.usize("dilation", 1),
+            };
+            let [k] = a.sizes("kernel_size", 0);
+            case.check(
+                ConvTranspose1d::new(cin, cout, k, opts, bias),
+                |m, x| match &output_size {
+                    Some(size) => m.forward_with_output_size(x, size),
+                    None => m.forward_ref(x),
+                },
+            )
+        }
+        "ConvTranspose2d" => {
+            let opts = ConvTranspose2dOptions {
+                stride: a.sizes("stride", 1),
+                padding: a.sizes("padding", 0),
+                output_padding: a.sizes("output_padding", 0),
+                groups: a.usize("groups", 1),
+                dilation: a.sizes("dilation", 1),
+            };
+            let k = a.sizes("kernel_size", 0);
+            case.check(
+                ConvTranspose2d::new(cin, cout, k, opts, bias),
+                |m, x| match &output_size {
+                    Some(size) => m.forward_with_output_size(x, size),
+                    None => m.forward_ref(x),
+                },
+            )
+        }
+        other => panic!("no layer {other} in the runner"),
+    }
+}
+
+fn check(device: Device) {
+    let f = tensors("layers/cases.safetensors");
+    let text = std::fs::read_to_string(integration_tests::fixture("layers/cases.json")).unwrap();
+    let specs: Vec<Value> = serde_json::from_str(&text).unwrap();
+    assert_eq!(specs.len(), CASES, "the fixture's cases");
+    let mut ran = 0;
+    let mut float32 = 0;
+    for (i, spec) in specs.iter().enumerate() {
+        let case = Case {
+            what: format!(
+                "case {i} ({} {} {}) on {device}",
+                spec["layer"], spec["args"], spec["dtype"]
+            ),
+            spec,
+            tensors: under(&f, &format!("{i}.")),
+            device,
+        };
+        float32 += usize::from(spec["dtype"] == "f32");
+        ran += usize::from(build(&case));
+    }
+    let refused = specs.iter().filter(|s| s["error"].is_string()).count();
+    assert!(refused >= 15, "{refused} cases PyTorch refuses");
+    if device.is_cpu() {
+        assert_eq!(ran, CASES, "cases run on the CPU");
+    } else {
+        assert!(ran >= float32, "{ran} cases ran on {device}; {float32} are float32");
+    }
+}
+
+on_cpu_and_gpu!(
+    every_layer_case_matches_pytorch,
+    every_layer_case_on_a_device_matches_pytorch,
+    check
+);
