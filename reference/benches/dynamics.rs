@@ -107,6 +107,54 @@ fn conv_rows(c: &mut Criterion) {
     nn::set_num_threads(0);
 }
 
+/// DCGAN's generator layers (`ConvTranspose2d(c_in, c_out, 4, 2, 1)`, batch 16) next to the convolution of the
+/// same multiply-adds (the one whose input gradient the transposed convolution is: `(16, c_out, 2h, 2w)` by
+/// `(c_in, c_out, 4, 4)`, stride 2, padding 1), forward, and forward + every gradient, on every core.
+fn conv_transpose_rows(c: &mut Criterion) {
+    use nn::functional::{Conv2dOptions, ConvTranspose2dOptions, Padding2d, conv_transpose2d, conv2d};
+    let up = ConvTranspose2dOptions {
+        stride: [2, 2],
+        padding: [1, 1],
+        ..Default::default()
+    };
+    let down = Conv2dOptions {
+        stride: [2, 2],
+        padding: Padding2d::Explicit(1, 1),
+        ..Default::default()
+    };
+    for (c_in, c_out, size) in [(512, 256, 4), (256, 128, 8), (64, 3, 32)] {
+        let name = format!("DCGAN ({c_in} -> {c_out}, {size}x{size} -> {})", 2 * size);
+        let x = Tensor::randn([16, c_in, size, size], DType::F32);
+        let y = Tensor::randn([16, c_out, 2 * size, 2 * size], DType::F32);
+        let w = Tensor::randn([c_in, c_out, 4, 4], DType::F32);
+        {
+            let _no_grad = nn::no_grad();
+            c.bench_function(&format!("conv_transpose2d {name}, forward"), |bench| {
+                bench.iter(|| black_box(conv_transpose2d(&x, &w, None, &up).unwrap()))
+            });
+            c.bench_function(&format!("conv2d of the same multiply-adds {name}, forward"), |bench| {
+                bench.iter(|| black_box(conv2d(&y, &w, None, &down).unwrap()))
+            });
+        }
+        let (xg, wg) = (x.requires_grad_(true).unwrap(), w.requires_grad_(true).unwrap());
+        let yg = y.requires_grad_(true).unwrap();
+        let dy = Tensor::randn([16, c_out, 2 * size, 2 * size], DType::F32);
+        let dx = Tensor::randn([16, c_in, size, size], DType::F32);
+        c.bench_function(&format!("conv_transpose2d {name}, forward + gradients"), |bench| {
+            bench.iter(|| {
+                conv_transpose2d(&xg, &wg, None, &up)
+                    .unwrap()
+                    .backward_with(&dy)
+                    .unwrap()
+            })
+        });
+        c.bench_function(
+            &format!("conv2d of the same multiply-adds {name}, forward + gradients"),
+            |bench| bench.iter(|| conv2d(&yg, &wg, None, &down).unwrap().backward_with(&dx).unwrap()),
+        );
+    }
+}
+
 /// The model's convolution → batch norm → ReLU in eval, as three layers and with the batch norm folded into
 /// the convolution (`nn::utils::fuse_conv_bn_eval`), on every core.
 fn fusion_rows(c: &mut Criterion) {
@@ -142,6 +190,7 @@ fn fusion_rows(c: &mut Criterion) {
 
 fn bench(c: &mut Criterion) {
     conv_rows(c);
+    conv_transpose_rows(c);
     fusion_rows(c);
     nn::manual_seed(0);
     let mut net = DynamicsNetwork::new(DynamicsConfig::from_json(CONFIG).unwrap()).unwrap();

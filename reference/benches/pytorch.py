@@ -192,6 +192,22 @@ def dynamics():
             t = median_seconds(lambda: F.conv2d(xg, wg, bg, stride, pad).backward(dy), 200)
             print(f"conv2d {name}, forward + {of} gradient, {threads} thread(s): {t * 1e6:.1f} us")
     torch.set_num_threads(threads)
+    # DCGAN's generator layers next to the convolution of the same multiply-adds (nn's "conv_transpose2d
+    # DCGAN ..." rows), forward and forward + every gradient.
+    for c_in, c_out, size in [(512, 256, 4), (256, 128, 8), (64, 3, 32)]:
+        name = f"DCGAN ({c_in} -> {c_out}, {size}x{size} -> {2 * size})"
+        x, y, w = torch.randn(16, c_in, size, size), torch.randn(16, c_out, 2 * size, 2 * size), torch.randn(c_in, c_out, 4, 4)
+        with torch.no_grad():
+            t = median_seconds(lambda: F.conv_transpose2d(x, w, None, 2, 1), 50)
+            print(f"conv_transpose2d {name}, forward: {t * 1e6:.1f} us")
+            t = median_seconds(lambda: F.conv2d(y, w, None, 2, 1), 50)
+            print(f"conv2d of the same multiply-adds {name}, forward: {t * 1e6:.1f} us")
+        xg, yg, wg = (t.clone().requires_grad_(True) for t in (x, y, w))
+        dy, dx = torch.randn(y.shape), torch.randn(x.shape)
+        t = median_seconds(lambda: F.conv_transpose2d(xg, wg, None, 2, 1).backward(dy), 50)
+        print(f"conv_transpose2d {name}, forward + gradients: {t * 1e6:.1f} us")
+        t = median_seconds(lambda: F.conv2d(yg, wg, None, 2, 1).backward(dx), 50)
+        print(f"conv2d of the same multiply-adds {name}, forward + gradients: {t * 1e6:.1f} us")
     # The model's conv -> batch norm -> relu in eval, as three modules and with torch.nn.utils.fusion's fold.
     conv, bn = nn.Conv2d(18, 16, 3, padding=1, bias=False).eval(), nn.BatchNorm2d(16).eval()
     with torch.no_grad():

@@ -22,6 +22,11 @@ const PARALLEL_WORK: usize = 1 << 18;
 /// that the partial sums (one gradient's worth each) stay small.
 const MAX_UNITS: usize = 16;
 
+/// Elements of partial sums above which a large gradient (DCGAN's `(512, 256, 4, 4)`: 2M values) is split into
+/// fewer units, down to 2: summing 16 copies of it cost more than the multiply-adds. A constant, not the
+/// thread count, so that the result does not depend on the threads.
+const PARTIALS_BUDGET: usize = 1 << 21;
+
 /// What every unit reads.
 struct Plan<'a, T> {
     geo: &'a Geometry,
@@ -82,6 +87,10 @@ pub(super) fn weight_grad<T: Float>(geo: &Geometry, x: &[T], dy: &[T], dw: &mut 
         bases: position_bases(geo, chunk, wp, plane),
     };
     let sums = plan.items() * KB * ob;
+    let plan = Plan {
+        units: plan.units.min((PARTIALS_BUDGET / sums).max(2)),
+        ..plan
+    };
     let mut partials = vec![T::ZERO; plan.units * sums];
     let parts = threads::parts_for(n * p * o * k, PARALLEL_WORK);
     threads::for_each_piece(&mut partials, sums, parts, |at, piece| {
