@@ -33,6 +33,20 @@ pub enum DType {
 }
 
 impl DType {
+    /// The dtype as PyTorch's messages name it (c10's `ScalarType`: `Float`, `Long`).
+    pub(crate) fn scalar_type_name(self) -> &'static str {
+        match self {
+            DType::F64 => "Double",
+            DType::F32 => "Float",
+            DType::F16 => "Half",
+            DType::BF16 => "BFloat16",
+            DType::I64 => "Long",
+            DType::I32 => "Int",
+            DType::U8 => "Byte",
+            DType::Bool => "Bool",
+        }
+    }
+
     /// Every dtype, in declaration order.
     pub const ALL: [DType; 8] = [
         DType::F16,

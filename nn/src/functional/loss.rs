@@ -56,7 +56,7 @@ impl Reduction {
     }
 
     /// The per-element `loss` reduced.
-    fn apply(self, loss: Tensor) -> Result<Tensor> {
+    pub(super) fn apply(self, loss: Tensor) -> Result<Tensor> {
         match self {
             Reduction::None => Ok(loss),
             Reduction::Mean => loss.mean_all(),
@@ -99,7 +99,7 @@ fn check_weight(op: &'static str, input: &Tensor, weight: Option<&Tensor>, what:
 /// `Ok` unless `tensor` requires a gradient while recording: PyTorch's refusal for the arguments a loss has no
 /// derivative for (`function`'s `argument`: the class weights of `nll_loss`, the weights of the binary
 /// cross-entropies), where a silent missing gradient would be the alternative.
-fn check_not_differentiated(function: &'static str, argument: &str, tensor: Option<&Tensor>) -> Result<()> {
+pub(super) fn check_not_differentiated(function: &'static str, argument: &str, tensor: Option<&Tensor>) -> Result<()> {
     match tensor {
         Some(t) if t.requires_grad() && is_grad_enabled() => Err(Error::autograd(
             function,

@@ -2,8 +2,11 @@
 //! (`crate::ops`), so it runs on the tensor's device.
 
 pub mod activation;
+mod distance;
 mod group_norm;
+mod likelihood_loss;
 pub mod loss;
+mod margin_loss;
 mod pooling;
 
 pub use crate::ops::conv::{
@@ -16,10 +19,17 @@ pub use crate::ops::{
     embedding_with, feature_alpha_dropout,
 };
 pub use activation::*;
+pub use distance::{cosine_similarity, pairwise_distance};
 pub use group_norm::group_norm;
+pub use likelihood_loss::{gaussian_nll_loss, poisson_nll_loss};
 pub use loss::{
     ClassLossOptions, KlReduction, Reduction, binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
     huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss,
+};
+pub use margin_loss::{
+    Distance, cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
+    multilabel_margin_loss, multilabel_soft_margin_loss, soft_margin_loss, triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 };
 pub use pooling::{
     AvgPool2dOptions, MaxPool2dOptions, OutputSize2d, Size2d, adaptive_avg_pool2d, avg_pool2d, max_pool2d,

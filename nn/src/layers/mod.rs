@@ -81,6 +81,7 @@ mod layer_norm;
 mod linear;
 mod loss;
 pub(crate) mod lstm;
+mod margin_loss;
 mod pooling;
 mod prelu;
 mod recurrent;
@@ -104,6 +105,11 @@ pub use loss::{
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 };
 pub use lstm::{LSTM, LstmOptions};
+pub use margin_loss::{
+    CosineEmbeddingLoss, CosineSimilarity, DistanceFn, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss,
+    MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, PairwiseDistance, PoissonNLLLoss, SoftMarginLoss,
+    TripletMarginLoss, TripletMarginWithDistanceLoss,
+};
 pub use pooling::{AdaptiveAvgPool2d, AvgPool2d, MaxPool2d};
 pub use prelu::PReLU;
 pub use rnn::{GRU, GruOptions, Nonlinearity, RNN, RnnOptions};

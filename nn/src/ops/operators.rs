@@ -128,8 +128,8 @@ fn in_place_number(x: &Tensor, n: Number, op: &'static str, division: bool) -> R
             op,
             message: format!(
                 "result type {} can't be cast to the desired output type {}",
-                scalar_type_name(wanted),
-                scalar_type_name(x.dtype())
+                DType::scalar_type_name(wanted),
+                DType::scalar_type_name(x.dtype())
             ),
         });
     }
@@ -138,20 +138,6 @@ fn in_place_number(x: &Tensor, n: Number, op: &'static str, division: bool) -> R
         "-=" => x.add_scalar_(-n.value()),
         "*=" => x.mul_scalar_(n.value()),
         _ => x.div_scalar_(n.value()),
-    }
-}
-
-/// A dtype as PyTorch's messages name it (c10's `ScalarType`).
-fn scalar_type_name(dtype: DType) -> &'static str {
-    match dtype {
-        DType::F64 => "Double",
-        DType::F32 => "Float",
-        DType::F16 => "Half",
-        DType::BF16 => "BFloat16",
-        DType::I64 => "Long",
-        DType::I32 => "Int",
-        DType::U8 => "Byte",
-        DType::Bool => "Bool",
     }
 }
 

@@ -173,7 +173,7 @@ fn exported_layers() -> Vec<String> {
             names.push(item.to_owned());
         }
     }
-    names.retain(|name| !name.ends_with("Options") && name != "Nonlinearity");
+    names.retain(|name| !name.ends_with("Options") && !["Nonlinearity", "DistanceFn"].contains(&name.as_str()));
     let table = read(&root().join("nn/src/ops/activation/table.rs"));
     for line in table.lines().map(str::trim) {
         let first = line.split_whitespace().next().unwrap_or("");
