@@ -99,30 +99,8 @@ pub fn multilabel_soft_margin_loss(
     reduction.apply(loss)
 }
 
-/// The class indices of a `(C)` or `(N, C)` input's `(N)` (or scalar) target, checked against `classes`:
-/// PyTorch's `multi_margin_loss` rules.
-fn class_targets(op: &'static str, input: &Tensor, target: &Tensor) -> Result<(usize, usize, Vec<usize>)> {
-    let dims = input.shape().dims();
-    let (n, classes) = match dims {
-        [c] if *c > 0 => (1, *c),
-        [n, c] if *c > 0 => (*n, *c),
-        [] => (1, 1),
-        _ => {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "Expected non-empty vector or matrix with optional 0-dim batch size, but got: {}",
-                    input.shape()
-                ),
-            ));
-        }
-    };
-    if target.numel() != n || (dims.len() == 2 && target.rank() != 1) {
-        return Err(Error::invalid(
-            op,
-            format!("inconsistent target size, expected {n} but got {}", target.shape()),
-        ));
-    }
+/// The values of an int64 `target`, else PyTorch's refusal of its dtype.
+fn long_values(op: &'static str, target: &Tensor) -> Result<Vec<i64>> {
     if target.dtype() != DType::I64 {
         return Err(Error::invalid(
             op,
@@ -132,7 +110,38 @@ fn class_targets(op: &'static str, input: &Tensor, target: &Tensor) -> Result<(u
             ),
         ));
     }
-    let indices = target.to_vec::<i64>()?;
+    target.to_vec::<i64>()
+}
+
+/// `(N, C)` of a `(C)` (N = 1) or `(N, C)` input, or of a scalar (1, 1): PyTorch's rule for the class-index
+/// margin losses.
+fn rows_and_classes(op: &'static str, input: &Tensor) -> Result<(usize, usize)> {
+    match input.shape().dims() {
+        [c] if *c > 0 => Ok((1, *c)),
+        [n, c] if *c > 0 => Ok((*n, *c)),
+        [] => Ok((1, 1)),
+        _ => Err(Error::invalid(
+            op,
+            format!(
+                "Expected non-empty vector or matrix with optional 0-dim batch size, but got: {}",
+                input.shape()
+            ),
+        )),
+    }
+}
+
+/// The class indices of a `(C)` or `(N, C)` input's `(N)` (or scalar) target, checked against `classes`:
+/// PyTorch's `multi_margin_loss` rules.
+fn class_targets(op: &'static str, input: &Tensor, target: &Tensor) -> Result<(usize, usize, Vec<usize>)> {
+    let dims = input.shape().dims();
+    let (n, classes) = rows_and_classes(op, input)?;
+    if target.numel() != n || (dims.len() == 2 && target.rank() != 1) {
+        return Err(Error::invalid(
+            op,
+            format!("inconsistent target size, expected {n} but got {}", target.shape()),
+        ));
+    }
+    let indices = long_values(op, target)?;
     let mut classes_of = Vec::with_capacity(n);
     for &t in &indices {
         if t < 0 || t as usize >= classes {
@@ -204,21 +213,7 @@ pub fn multi_margin_loss(
 /// targets `y_j`, for a `(C)` or `(N, C)` input and an int64 target of its shape.
 pub fn multilabel_margin_loss(input: &Tensor, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
     let op = "multilabel_margin_loss";
-    let dims = input.shape().dims();
-    let (n, classes) = match dims {
-        [c] if *c > 0 => (1, *c),
-        [n, c] if *c > 0 => (*n, *c),
-        [] => (1, 1),
-        _ => {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "Expected non-empty vector or matrix with optional 0-dim batch size, but got: {}",
-                    input.shape()
-                ),
-            ));
-        }
-    };
+    let (n, classes) = rows_and_classes(op, input)?;
     if target.shape() != input.shape() {
         return Err(Error::invalid(
             op,
@@ -229,16 +224,7 @@ pub fn multilabel_margin_loss(input: &Tensor, target: &Tensor, reduction: Reduct
             ),
         ));
     }
-    if target.dtype() != DType::I64 {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "expected scalar type Long but found {}",
-                target.dtype().scalar_type_name()
-            ),
-        ));
-    }
-    let indices = target.to_vec::<i64>()?;
+    let indices = long_values(op, target)?;
     // weights[n][j][i]: how often class j is among sample n's targets, where class i is not one.
     let mut weights = vec![0.0; n * classes * classes];
     for (s, row) in indices.chunks(classes).enumerate() {

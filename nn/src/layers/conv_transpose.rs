@@ -1,12 +1,11 @@
 //! [`ConvTranspose1d`], [`ConvTranspose2d`]: transposed convolution layers, with PyTorch's `output_size`
 //! argument of `forward`.
 
-use super::conv::{ConvRepr, check_sizes, conv_params, tuple};
 use crate::functional::{ConvTranspose1dOptions, ConvTranspose2dOptions, conv_transpose1d, conv_transpose2d};
-use crate::module::ExtraRepr;
 use crate::ops::conv::smallest_output;
 use crate::{Error, Module, Param, Result, Tensor};
 
+conv_layer!(
 /// PyTorch's `ConvTranspose2d(in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
 /// groups=1, bias=True, dilation=1)`: weight `(in, out / groups, kH, kW)` initialised
 /// `kaiming_uniform_(a=sqrt(5))`, bias uniform in `±1/sqrt(fan_in)` (fan-in `out / groups · kH · kW`, as
@@ -20,53 +19,14 @@ use crate::{Error, Module, Param, Result, Tensor};
 /// let y = up.forward(Tensor::zeros([2, 8, 5, 5], DType::F32)).unwrap();
 /// assert_eq!(y.shape(), &[2, 4, 10, 10]);
 /// ```
-#[derive(Module)]
-#[module(extra_repr)]
-pub struct ConvTranspose2d {
-    /// `(in_channels, out_channels / groups, kH, kW)`.
-    pub weight: Param,
-    /// `(out_channels)`, when the layer has a bias.
-    pub bias: Option<Param>,
-    /// Input channels.
-    pub in_channels: usize,
-    /// Output channels.
-    pub out_channels: usize,
-    /// `(kH, kW)`.
-    pub kernel_size: [usize; 2],
-    /// Stride, padding, output padding, groups and dilation.
-    #[module(skip)]
-    pub options: ConvTranspose2dOptions,
-    training: bool,
-    hooks: crate::Hooks,
-}
+    ConvTranspose2d,
+    kernel: [usize; 2],
+    options: ConvTranspose2dOptions,
+    function: conv_transpose2d,
+    weight: "`(in_channels, out_channels / groups, kH, kW)`."
+);
 
 impl ConvTranspose2d {
-    /// A transposed convolution in `f32`, initialised as PyTorch does; `groups` must divide both channel
-    /// counts.
-    pub fn new(
-        in_channels: usize,
-        out_channels: usize,
-        kernel_size: [usize; 2],
-        options: ConvTranspose2dOptions,
-        bias: bool,
-    ) -> Result<ConvTranspose2d> {
-        let o = &options;
-        let channels = (in_channels, out_channels, o.groups);
-        check_sizes("ConvTranspose2d", channels, &kernel_size, &o.stride, &o.dilation)?;
-        let shape = [in_channels, out_channels / o.groups, kernel_size[0], kernel_size[1]];
-        let (weight, bias) = conv_params(&shape, out_channels, bias)?;
-        Ok(ConvTranspose2d {
-            weight,
-            bias,
-            in_channels,
-            out_channels,
-            kernel_size,
-            options,
-            training: true,
-            hooks: crate::Hooks::new(),
-        })
-    }
-
     /// The forward pass to an output of spatial size `output_size` (`(H, W)`, or the output's whole shape),
     /// which picks the output padding: PyTorch's `forward(input, output_size)`. The sizes one input can give
     /// differ by less than the stride.
@@ -88,28 +48,7 @@ impl ConvTranspose2d {
     }
 }
 
-impl ExtraRepr for ConvTranspose2d {
-    fn extra_repr(&self) -> String {
-        let o = &self.options;
-        ConvRepr {
-            channels: (self.in_channels, self.out_channels),
-            kernel: &self.kernel_size,
-            stride: &o.stride,
-            padding: (o.padding != [0, 0]).then(|| tuple(&o.padding)),
-            dilation: &o.dilation,
-            output_padding: &o.output_padding,
-            groups: o.groups,
-            bias: self.bias.is_some(),
-        }
-        .extra_repr()
-    }
-}
-
-reads_input!(ConvTranspose2d, |conv, x| {
-    let bias = conv.bias.as_ref().map(Param::data);
-    conv_transpose2d(x, &conv.weight.data(), bias.as_ref(), &conv.options)
-});
-
+conv_layer!(
 /// PyTorch's `ConvTranspose1d(in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
 /// groups=1, bias=True, dilation=1)`: weight `(in, out / groups, k)`, initialised as [`ConvTranspose2d`]'s.
 ///
@@ -121,53 +60,14 @@ reads_input!(ConvTranspose2d, |conv, x| {
 /// let y = up.forward(Tensor::zeros([2, 16, 10], DType::F32)).unwrap();
 /// assert_eq!(y.shape(), &[2, 32, 22]);
 /// ```
-#[derive(Module)]
-#[module(extra_repr)]
-pub struct ConvTranspose1d {
-    /// `(in_channels, out_channels / groups, k)`.
-    pub weight: Param,
-    /// `(out_channels)`, when the layer has a bias.
-    pub bias: Option<Param>,
-    /// Input channels.
-    pub in_channels: usize,
-    /// Output channels.
-    pub out_channels: usize,
-    /// The kernel's length.
-    pub kernel_size: usize,
-    /// Stride, padding, output padding, groups and dilation.
-    #[module(skip)]
-    pub options: ConvTranspose1dOptions,
-    training: bool,
-    hooks: crate::Hooks,
-}
+    ConvTranspose1d,
+    kernel: usize,
+    options: ConvTranspose1dOptions,
+    function: conv_transpose1d,
+    weight: "`(in_channels, out_channels / groups, k)`."
+);
 
 impl ConvTranspose1d {
-    /// A transposed convolution in `f32`, initialised as PyTorch does; `groups` must divide both channel
-    /// counts.
-    pub fn new(
-        in_channels: usize,
-        out_channels: usize,
-        kernel_size: usize,
-        options: ConvTranspose1dOptions,
-        bias: bool,
-    ) -> Result<ConvTranspose1d> {
-        let o = &options;
-        let channels = (in_channels, out_channels, o.groups);
-        check_sizes("ConvTranspose1d", channels, &[kernel_size], &[o.stride], &[o.dilation])?;
-        let shape = [in_channels, out_channels / o.groups, kernel_size];
-        let (weight, bias) = conv_params(&shape, out_channels, bias)?;
-        Ok(ConvTranspose1d {
-            weight,
-            bias,
-            in_channels,
-            out_channels,
-            kernel_size,
-            options,
-            training: true,
-            hooks: crate::Hooks::new(),
-        })
-    }
-
     /// The forward pass to an output of length `output_size` (`[L]`, or the output's whole shape), which picks
     /// the output padding: PyTorch's `forward(input, output_size)`.
     pub fn forward_with_output_size(&self, x: &Tensor, output_size: &[usize]) -> Result<Tensor> {
@@ -188,28 +88,6 @@ impl ConvTranspose1d {
         conv_transpose1d(x, &self.weight.data(), bias.as_ref(), &opts)
     }
 }
-
-impl ExtraRepr for ConvTranspose1d {
-    fn extra_repr(&self) -> String {
-        let o = &self.options;
-        ConvRepr {
-            channels: (self.in_channels, self.out_channels),
-            kernel: &[self.kernel_size],
-            stride: &[o.stride],
-            padding: (o.padding != 0).then(|| tuple(&[o.padding])),
-            dilation: &[o.dilation],
-            output_padding: &[o.output_padding],
-            groups: o.groups,
-            bias: self.bias.is_some(),
-        }
-        .extra_repr()
-    }
-}
-
-reads_input!(ConvTranspose1d, |conv, x| {
-    let bias = conv.bias.as_ref().map(Param::data);
-    conv_transpose1d(x, &conv.weight.data(), bias.as_ref(), &conv.options)
-});
 
 /// PyTorch's `_ConvTransposeNd._output_padding`: the output padding that makes the output of `x` (batched or
 /// not, `dims` spatial dimensions) `output_size` (its spatial sizes, or all its sizes), given the smallest

@@ -69,6 +69,7 @@ macro_rules! recurrent_module {
 
 mod activation;
 mod batch_norm;
+#[macro_use]
 mod conv;
 mod conv_transpose;
 mod dropout;
