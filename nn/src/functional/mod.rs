@@ -7,6 +7,7 @@ mod group_norm;
 mod likelihood_loss;
 pub mod loss;
 mod margin_loss;
+mod pad;
 mod pooling;
 
 pub use crate::ops::conv::{
@@ -31,6 +32,7 @@ pub use margin_loss::{
     multilabel_margin_loss, multilabel_soft_margin_loss, soft_margin_loss, triplet_margin_loss,
     triplet_margin_with_distance_loss,
 };
+pub use pad::{PadMode, pad, pixel_shuffle, pixel_unshuffle};
 pub use pooling::{
     AvgPool2dOptions, MaxPool2dOptions, OutputSize2d, Size2d, adaptive_avg_pool2d, avg_pool2d, max_pool2d,
     max_pool2d_with_indices,

@@ -83,6 +83,7 @@ mod linear;
 mod loss;
 pub(crate) mod lstm;
 mod margin_loss;
+mod padding;
 mod pooling;
 mod prelu;
 mod recurrent;
@@ -110,6 +111,11 @@ pub use margin_loss::{
     CosineEmbeddingLoss, CosineSimilarity, DistanceFn, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss,
     MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, PairwiseDistance, PoissonNLLLoss, SoftMarginLoss,
     TripletMarginLoss, TripletMarginWithDistanceLoss,
+};
+pub use padding::{
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, PixelShuffle,
+    PixelUnshuffle, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+    ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d,
 };
 pub use pooling::{AdaptiveAvgPool2d, AvgPool2d, MaxPool2d};
 pub use prelu::PReLU;

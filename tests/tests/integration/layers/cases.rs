@@ -21,7 +21,7 @@ use nn::{DType, Device, Result, StateDict};
 use serde_json::Value;
 
 /// The cases of the fixture.
-const CASES: usize = 167;
+const CASES: usize = 247;
 
 /// A case's constructor arguments, read by PyTorch's names with PyTorch's defaults.
 struct Args<'a>(&'a Value);
@@ -31,6 +31,10 @@ impl Args<'_> {
         self.0
             .get(key)
             .map_or(default, |v| v.as_u64().unwrap_or_else(|| panic!("{key}: {v}")) as usize)
+    }
+
+    fn f64(&self, key: &str) -> f64 {
+        self.0[key].as_f64().unwrap_or_else(|| panic!("{key}: {}", self.0[key]))
     }
 
     fn bool(&self, key: &str, default: bool) -> bool {
@@ -74,6 +78,19 @@ impl Args<'_> {
             Err("same") => Padding2d::Same,
             Err("valid") => Padding2d::Valid,
             Err(other) => panic!("padding {other}"),
+        }
+    }
+
+    /// A padding layer's `padding`: an int (every side) or a tuple of `N`.
+    fn pad_sizes<const N: usize>(&self) -> [i64; N] {
+        match &self.0["padding"] {
+            Value::Array(values) => {
+                let values: Vec<i64> = values.iter().map(|v| v.as_i64().unwrap()).collect();
+                values
+                    .try_into()
+                    .unwrap_or_else(|v| panic!("padding {v:?} has not {N} values"))
+            }
+            v => [v.as_i64().unwrap_or_else(|| panic!("padding {v}")); N],
         }
     }
 
@@ -186,6 +203,11 @@ impl Case<'_> {
     }
 }
 
+/// The forward pass of a layer of one input.
+fn plain<M: Forward<Input = Tensor, Output = Tensor>>(m: &M, x: &Tensor) -> Result<Tensor> {
+    m.forward_ref(x)
+}
+
 /// Builds case `i`'s layer by its name and runs the case.
 fn build(case: &Case) -> bool {
     let a = Args(&case.spec["args"]);
@@ -249,6 +271,23 @@ fn build(case: &Case) -> bool {
                 },
             )
         }
+        "ZeroPad1d" => case.check(Ok(ZeroPad1d::new(a.pad_sizes())), plain),
+        "ZeroPad2d" => case.check(Ok(ZeroPad2d::new(a.pad_sizes())), plain),
+        "ZeroPad3d" => case.check(Ok(ZeroPad3d::new(a.pad_sizes())), plain),
+        "ConstantPad1d" => case.check(Ok(ConstantPad1d::new(a.pad_sizes(), a.f64("value"))), plain),
+        "ConstantPad2d" => case.check(Ok(ConstantPad2d::new(a.pad_sizes(), a.f64("value"))), plain),
+        "ConstantPad3d" => case.check(Ok(ConstantPad3d::new(a.pad_sizes(), a.f64("value"))), plain),
+        "ReflectionPad1d" => case.check(Ok(ReflectionPad1d::new(a.pad_sizes())), plain),
+        "ReflectionPad2d" => case.check(Ok(ReflectionPad2d::new(a.pad_sizes())), plain),
+        "ReflectionPad3d" => case.check(Ok(ReflectionPad3d::new(a.pad_sizes())), plain),
+        "ReplicationPad1d" => case.check(Ok(ReplicationPad1d::new(a.pad_sizes())), plain),
+        "ReplicationPad2d" => case.check(Ok(ReplicationPad2d::new(a.pad_sizes())), plain),
+        "ReplicationPad3d" => case.check(Ok(ReplicationPad3d::new(a.pad_sizes())), plain),
+        "CircularPad1d" => case.check(Ok(CircularPad1d::new(a.pad_sizes())), plain),
+        "CircularPad2d" => case.check(Ok(CircularPad2d::new(a.pad_sizes())), plain),
+        "CircularPad3d" => case.check(Ok(CircularPad3d::new(a.pad_sizes())), plain),
+        "PixelShuffle" => case.check(Ok(PixelShuffle::new(a.usize("upscale_factor", 1))), plain),
+        "PixelUnshuffle" => case.check(Ok(PixelUnshuffle::new(a.usize("downscale_factor", 1))), plain),
         other => panic!("no layer {other} in the runner"),
     }
 }
