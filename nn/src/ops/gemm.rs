@@ -109,7 +109,7 @@ macro_rules! gemm_impl {
 /// thread pool. Measured on the DynamicsNetwork (2 cores): splitting its 5M-multiply-add convolution products
 /// made a training step 25 % slower (6.0 vs 4.75 ms), the pool's hand-offs costing more than the second core
 /// saved; so smaller products run on the calling thread.
-const PARALLEL_GEMM: usize = 1 << 24;
+pub(crate) const PARALLEL_GEMM: usize = 1 << 24;
 
 /// Products of at most this many multiply-adds skip `matrixmultiply`, whose packing costs about a
 /// microsecond per call (a `Linear(4, 4)` on one row took 1.6 µs through it).

@@ -3,10 +3,10 @@
 use kernels::GpuDevice;
 
 use super::float::{Float, with_float_type};
-use super::gemm::{Gemm, Mat};
+use super::gemm::{Gemm, Mat, PARALLEL_GEMM};
 use super::{Op, probe_tensor, run, same_dtype, with_optional};
 use crate::tensor::autograd::{Backward, Saved};
-use crate::{DType, Error, Result, Shape, Tensor};
+use crate::{DType, Error, Result, Shape, Tensor, threads};
 
 /// `x·Wᵀ + b` over the last dimension of `x`; inputs `[x, weight]` and `bias` when there is one.
 struct Linear;
@@ -186,16 +186,26 @@ impl Op for Matmul {
         let ([batches, n, k, m], shared, out_shape) = matmul_sizes(a, b);
         fn run<T: Gemm>(a: &[T], b: &[T], batches: usize, shared_b: bool, n: usize, k: usize, m: usize) -> Vec<T> {
             let mut out = vec![T::default(); batches * n * m];
-            for i in 0..batches {
+            let product = |i: usize, c: &mut [T]| {
                 let bb = if shared_b { b } else { &b[i * k * m..(i + 1) * k * m] };
                 T::gemm(
                     T::ONE,
                     Mat::row_major(&a[i * n * k..(i + 1) * n * k], n, k),
                     Mat::row_major(bb, k, m),
                     T::default(),
-                    &mut out[i * n * m..(i + 1) * n * m],
+                    c,
                 );
+            };
+            if n * m == 0 {
+                return out;
             }
+            // Batches of products too small to split their rows (attention's heads) split over the pool instead.
+            let parts = threads::parts_for(batches * n * k * m, PARALLEL_GEMM).min(batches);
+            threads::for_each_piece(&mut out, n * m, parts, |at, piece| {
+                for (j, c) in piece.chunks_mut(n * m).enumerate() {
+                    product(at / (n * m) + j, c);
+                }
+            });
             out
         }
         with_float_type!(a.dtype(), T => {

@@ -559,7 +559,9 @@ pub fn layer_norm(
         return Err(Error::invalid(
             op,
             format!(
-                "the input's last dimensions must be {normalized_shape:?}; got shape {}",
+                "Given normalized_shape={normalized_shape:?}, expected input with shape [*{}], but got input of \
+                 size{}",
+                normalized_shape.iter().map(|d| format!(", {d}")).collect::<String>(),
                 x.shape()
             ),
         ));
