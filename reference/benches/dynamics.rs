@@ -155,6 +155,69 @@ fn conv_transpose_rows(c: &mut Criterion) {
     }
 }
 
+/// `scaled_dot_product_attention` at a Transformer's shapes (batch 16, 8 heads, sequence 128, 64 per head) and
+/// `TransformerEncoderLayer(512, 8)` over a sequence of 128 at batch 16: the forward in eval under `no_grad`,
+/// and a training step (train mode, dropout 0.1: forward, backward, Adam).
+fn attention_rows(c: &mut Criterion) {
+    use nn::functional::scaled_dot_product_attention;
+    use nn::layers::EncoderInput;
+    let q = Tensor::randn([16, 8, 128, 64], DType::F32);
+    let (k, v) = (
+        Tensor::randn([16, 8, 128, 64], DType::F32),
+        Tensor::randn([16, 8, 128, 64], DType::F32),
+    );
+    c.bench_function("scaled_dot_product_attention (16, 8, 128, 64), forward", |b| {
+        let _no_grad = nn::no_grad();
+        b.iter(|| black_box(scaled_dot_product_attention(&q, &k, &v, None, 0.0, false, None).unwrap()))
+    });
+    let (qg, kg, vg) = (
+        q.requires_grad_(true).unwrap(),
+        k.requires_grad_(true).unwrap(),
+        v.requires_grad_(true).unwrap(),
+    );
+    let dy = Tensor::randn([16, 8, 128, 64], DType::F32);
+    c.bench_function(
+        "scaled_dot_product_attention (16, 8, 128, 64), forward + gradients",
+        |b| {
+            b.iter(|| {
+                scaled_dot_product_attention(&qg, &kg, &vg, None, 0.0, false, None)
+                    .unwrap()
+                    .backward_with(&dy)
+                    .unwrap()
+            })
+        },
+    );
+    nn::manual_seed(0);
+    let mut layer = TransformerEncoderLayer::new(512, 8).unwrap();
+    let x = Tensor::randn([128, 16, 512], DType::F32);
+    layer.eval();
+    c.bench_function(
+        "TransformerEncoderLayer(512, 8), sequence 128, batch 16, forward",
+        |b| {
+            let _no_grad = nn::no_grad();
+            b.iter(|| black_box(layer.forward(EncoderInput::new(x.clone())).unwrap()))
+        },
+    );
+    layer.train(true);
+    let mut adam = Adam::new(layer.parameters(), AdamOptions::default()).unwrap();
+    c.bench_function(
+        "TransformerEncoderLayer(512, 8), sequence 128, batch 16, training step",
+        |b| {
+            b.iter(|| {
+                adam.zero_grad(true).unwrap();
+                layer
+                    .forward(EncoderInput::new(x.clone()))
+                    .unwrap()
+                    .sum_all()
+                    .unwrap()
+                    .backward()
+                    .unwrap();
+                adam.step().unwrap();
+            })
+        },
+    );
+}
+
 /// The model's convolution → batch norm → ReLU in eval, as three layers and with the batch norm folded into
 /// the convolution (`nn::utils::fuse_conv_bn_eval`), on every core.
 fn fusion_rows(c: &mut Criterion) {
@@ -191,6 +254,7 @@ fn fusion_rows(c: &mut Criterion) {
 fn bench(c: &mut Criterion) {
     conv_rows(c);
     conv_transpose_rows(c);
+    attention_rows(c);
     fusion_rows(c);
     nn::manual_seed(0);
     let mut net = DynamicsNetwork::new(DynamicsConfig::from_json(CONFIG).unwrap()).unwrap();

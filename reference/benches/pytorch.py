@@ -20,7 +20,8 @@ backward over 16 steps at batch 64, one layer and two with dropout, as `referenc
 rows on the CPU), `recurrent` (`RNN` and `GRU`'s forward + backward at batch 64, one layer over 16 steps and
 two over 256, as `reference/benches/dynamics.rs`' recurrent rows on the CPU), `pooling` (a ResNet-18's pooling layers at batch 8,
 as `nn/benches/pooling.rs`), `random` (`rand` and `randn` of 16M elements from a generator, as
-`nn/benches/random.rs`). `dynamics` runs
+`nn/benches/random.rs`), `attention` (`F.scaled_dot_product_attention` at batch 16, 8 heads, 128 by 64, and
+`TransformerEncoderLayer(512, 8)` over 128 steps at batch 16: eval forward, Adam training step). `dynamics` runs
 LightZero 0.2.0's class where it is installed (see tests/fixtures/generate/dynamics.py), else the plain
 PyTorch copy in `dynamics_torch.py`, which `python3 reference/benches/dynamics_torch.py check` shows to compute
 the same as LightZero's (it equals the fixture LightZero wrote).
@@ -409,6 +410,36 @@ def training():
     print(f"{name}, memcpy of the parameters: {t * 1e6:.1f} µs")
 
 
+def attention():
+    """nn's rows "scaled_dot_product_attention ..." and "TransformerEncoderLayer(512, 8) ...":
+    `reference/benches/dynamics.rs`' attention rows."""
+    q, k, v = (torch.randn(16, 8, 128, 64) for _ in range(3))
+    with torch.no_grad():
+        t = median_seconds(lambda: F.scaled_dot_product_attention(q, k, v), 20)
+    print(f"scaled_dot_product_attention (16, 8, 128, 64), forward: {t * 1e3:.2f} ms")
+    qg, kg, vg = (t_.clone().requires_grad_(True) for t_ in (q, k, v))
+    dy = torch.randn(16, 8, 128, 64)
+    t = median_seconds(lambda: F.scaled_dot_product_attention(qg, kg, vg).backward(dy), 10)
+    print(f"scaled_dot_product_attention (16, 8, 128, 64), forward + gradients: {t * 1e3:.2f} ms")
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(512, 8)
+    x = torch.randn(128, 16, 512)
+    layer.eval()
+    with torch.no_grad():
+        t = median_seconds(lambda: layer(x), 10)
+    print(f"TransformerEncoderLayer(512, 8), sequence 128, batch 16, forward: {t * 1e3:.2f} ms")
+    layer.train()
+    adam = torch.optim.Adam(layer.parameters())
+
+    def step():
+        adam.zero_grad(set_to_none=True)
+        layer(x).sum().backward()
+        adam.step()
+
+    t = median_seconds(step, 5)
+    print(f"TransformerEncoderLayer(512, 8), sequence 128, batch 16, training step: {t * 1e3:.2f} ms")
+
+
 def random():
     """nn's rows "random/...": `nn/benches/random.rs`, 16M elements drawn from a generator."""
     g = torch.Generator().manual_seed(0)
@@ -420,7 +451,7 @@ def random():
         print(f"random/{name}: {t * 1e3:.1f} ms")
 
 
-SECTIONS = {"random": random, "activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling, "reductions": reductions, "norms": norms, "training": training}
+SECTIONS = {"random": random, "activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling, "reductions": reductions, "norms": norms, "training": training, "attention": attention}
 
 if __name__ == "__main__":
     torch.set_num_threads(2)

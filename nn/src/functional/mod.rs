@@ -2,6 +2,7 @@
 //! (`crate::ops`), so it runs on the tensor's device.
 
 pub mod activation;
+pub(crate) mod attention;
 mod distance;
 mod group_norm;
 mod likelihood_loss;
@@ -20,6 +21,7 @@ pub use crate::ops::{
     embedding_with, feature_alpha_dropout,
 };
 pub use activation::*;
+pub use attention::scaled_dot_product_attention;
 pub use distance::{cosine_similarity, pairwise_distance};
 pub use group_norm::group_norm;
 pub use likelihood_loss::{gaussian_nll_loss, poisson_nll_loss};

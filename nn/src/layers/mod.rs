@@ -68,6 +68,7 @@ macro_rules! recurrent_module {
 }
 
 mod activation;
+mod attention;
 mod batch_norm;
 #[macro_use]
 mod conv;
@@ -90,8 +91,10 @@ mod recurrent;
 mod rnn;
 mod rnn_cell;
 mod softmax;
+mod transformer;
 
 pub use activation::*;
+pub use attention::{AttentionInput, MultiheadAttention, MultiheadAttentionOptions, NonDynamicallyQuantizableLinear};
 pub use batch_norm::{BatchNorm1d, BatchNorm2d};
 pub use conv::{Conv1d, Conv2d};
 pub use conv_transpose::{ConvTranspose1d, ConvTranspose2d};
@@ -122,3 +125,7 @@ pub use prelu::PReLU;
 pub use rnn::{GRU, GruOptions, Nonlinearity, RNN, RnnOptions};
 pub use rnn_cell::{GRUCell, LSTMCell, RNNCell};
 pub use softmax::{LogSoftmax, Softmax, Softmax2d, Softmin};
+pub use transformer::{
+    DecoderInput, EncoderInput, FeedForwardActivation, Transformer, TransformerDecoder, TransformerDecoderLayer,
+    TransformerEncoder, TransformerEncoderLayer, TransformerInput, TransformerLayerOptions, TransformerOptions,
+};
