@@ -1,6 +1,7 @@
 //! [`MultiheadAttention`] (and its output projection, [`NonDynamicallyQuantizableLinear`]): PyTorch's
 //! `nn.MultiheadAttention`, what `F.multi_head_attention_forward` computes.
 
+use super::linear::{linear_forward, linear_repr};
 use crate::functional::attention::scaled_dot_product_attention;
 use crate::hooks::TensorArgs;
 use crate::module::ExtraRepr;
@@ -53,18 +54,13 @@ impl NonDynamicallyQuantizableLinear {
 
 impl ExtraRepr for NonDynamicallyQuantizableLinear {
     fn extra_repr(&self) -> String {
-        let bias = if self.bias.is_some() { "True" } else { "False" };
-        format!(
-            "in_features={}, out_features={}, bias={bias}",
-            self.in_features, self.out_features
-        )
+        linear_repr(self.in_features, self.out_features, &self.bias)
     }
 }
 
-reads_input!(NonDynamicallyQuantizableLinear, |fc, x| {
-    let bias = fc.bias.as_ref().map(Param::data);
-    x.linear(&fc.weight.data(), bias.as_ref())
-});
+reads_input!(NonDynamicallyQuantizableLinear, |fc, x| linear_forward(
+    x, &fc.weight, &fc.bias
+));
 
 /// The input of [`MultiheadAttention`]: PyTorch's `forward(query, key, value, key_padding_mask=None,
 /// need_weights=True, attn_mask=None, average_attn_weights=True, is_causal=False)`.
@@ -437,73 +433,54 @@ impl MultiheadAttention {
     fn check_shapes(&self, input: &AttentionInput) -> Result<bool> {
         let (q, k, v) = (&input.query, &input.key, &input.value);
         let fail = |m: String| Err(Error::invalid(OP, m));
-        let kpm = input.key_padding_mask.as_ref().map(Tensor::rank);
-        let mask = input.attn_mask.as_ref();
-        match q.rank() {
-            3 => {
-                if k.rank() != 3 || v.rank() != 3 {
-                    return fail(format!(
-                        "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found {}-D and {}-D \
-                         tensors respectively",
-                        k.rank(),
-                        v.rank()
-                    ));
-                }
-                if let Some(r) = kpm.filter(|&r| r != 2) {
-                    return fail(format!(
-                        "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but found \
-                         {r}-D tensor instead"
-                    ));
-                }
-                if let Some(m) = mask.filter(|m| !matches!(m.rank(), 2 | 3)) {
-                    return fail(format!(
-                        "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found {}-D \
-                         tensor instead",
-                        m.rank()
-                    ));
-                }
-                Ok(true)
+        let (label, rank, kpm_rank) = match q.rank() {
+            3 => ("batched (3-D)", 3, 2),
+            2 => ("unbatched (2-D)", 2, 1),
+            r => {
+                return fail(format!(
+                    "query should be unbatched 2D or batched 3D tensor but received {r}-D query tensor"
+                ));
             }
-            2 => {
-                if k.rank() != 2 || v.rank() != 2 {
-                    return fail(format!(
-                        "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found {}-D and {}-D \
-                         tensors respectively",
-                        k.rank(),
-                        v.rank()
-                    ));
-                }
-                if let Some(r) = kpm.filter(|&r| r != 1) {
-                    return fail(format!(
-                        "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D but found \
-                         {r}-D tensor instead"
-                    ));
-                }
-                if let Some(m) = mask {
-                    if !matches!(m.rank(), 2 | 3) {
-                        return fail(format!(
-                            "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found \
-                             {}-D tensor instead",
-                            m.rank()
-                        ));
-                    }
-                    let expected = Shape::from([self.num_heads, q.shape()[0], k.shape()[0]]);
-                    if m.rank() == 3 && m.shape() != &expected {
-                        return fail(format!(
-                            "Expected `attn_mask` shape to be ({}, {}, {}) but got {}",
-                            expected[0],
-                            expected[1],
-                            expected[2],
-                            size(m.shape())
-                        ));
-                    }
-                }
-                Ok(false)
-            }
-            r => fail(format!(
-                "query should be unbatched 2D or batched 3D tensor but received {r}-D query tensor"
-            )),
+        };
+        if k.rank() != rank || v.rank() != rank {
+            return fail(format!(
+                "For {label} `query`, expected `key` and `value` to be {rank}-D but found {}-D and {}-D tensors \
+                 respectively",
+                k.rank(),
+                v.rank()
+            ));
         }
+        if let Some(r) = input
+            .key_padding_mask
+            .as_ref()
+            .map(Tensor::rank)
+            .filter(|&r| r != kpm_rank)
+        {
+            return fail(format!(
+                "For {label} `query`, expected `key_padding_mask` to be `None` or {kpm_rank}-D but found {r}-D \
+                 tensor instead"
+            ));
+        }
+        if let Some(m) = &input.attn_mask {
+            if !matches!(m.rank(), 2 | 3) {
+                return fail(format!(
+                    "For {label} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found {}-D tensor \
+                     instead",
+                    m.rank()
+                ));
+            }
+            let expected = [self.num_heads, q.shape()[0], k.shape()[0]];
+            if rank == 2 && m.rank() == 3 && m.shape() != &expected {
+                return fail(format!(
+                    "Expected `attn_mask` shape to be ({}, {}, {}) but got {}",
+                    expected[0],
+                    expected[1],
+                    expected[2],
+                    size(m.shape())
+                ));
+            }
+        }
+        Ok(rank == 3)
     }
 
     /// PyTorch's `F.multi_head_attention_forward` on sequence-first inputs.

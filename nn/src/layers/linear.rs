@@ -95,17 +95,22 @@ impl Linear {
     }
 }
 
+/// A linear layer's `repr` arguments (its own and `MultiheadAttention`'s output projection's).
+pub(crate) fn linear_repr(in_features: usize, out_features: usize, bias: &Option<Param>) -> String {
+    let bias = if bias.is_some() { "True" } else { "False" };
+    format!("in_features={in_features}, out_features={out_features}, bias={bias}")
+}
+
+/// A linear layer's forward: `x Wᵀ + b`.
+pub(crate) fn linear_forward(x: &Tensor, weight: &Param, bias: &Option<Param>) -> Result<Tensor> {
+    let bias = bias.as_ref().map(Param::data);
+    x.linear(&weight.data(), bias.as_ref())
+}
+
 impl ExtraRepr for Linear {
     fn extra_repr(&self) -> String {
-        let bias = if self.bias.is_some() { "True" } else { "False" };
-        format!(
-            "in_features={}, out_features={}, bias={bias}",
-            self.in_features, self.out_features
-        )
+        linear_repr(self.in_features, self.out_features, &self.bias)
     }
 }
 
-reads_input!(Linear, |fc, x| {
-    let bias = fc.bias.as_ref().map(Param::data);
-    x.linear(&fc.weight.data(), bias.as_ref())
-});
+reads_input!(Linear, |fc, x| linear_forward(x, &fc.weight, &fc.bias));

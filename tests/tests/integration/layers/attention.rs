@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Display;
 
-use integration_tests::{assert_close, assert_close_to_exact, lacks_dtype, on_cpu_and_gpu, tensors, under};
+use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu, tensors, under};
 use nn::functional::scaled_dot_product_attention;
 use nn::layers::{
     AttentionInput, DecoderInput, EncoderInput, FeedForwardActivation, MultiheadAttentionOptions, TransformerInput,
@@ -96,27 +96,12 @@ impl Case<'_> {
         run: impl Fn(Option<&M>, &Inputs) -> Result<Vec<Tensor>>,
     ) -> bool {
         let what = &self.what;
-        let dtype = if self.spec["dtype"] == "f64" {
-            DType::F64
-        } else {
-            DType::F32
-        };
+        let dtype = super::case_dtype(self.spec);
         if lacks_dtype(self.device, dtype) {
             return false;
         }
         let refusal = self.spec["error"].as_str();
-        let refused = |err: nn::Error, at: &str| {
-            let message = refusal.unwrap_or_else(|| panic!("{what}: refused at {at}: {err}"));
-            assert_eq!(
-                self.spec["error_at"], at,
-                "{what}: refused at {at}: {err}; PyTorch: {message}"
-            );
-            assert!(
-                err.to_string().contains(message),
-                "{what}: {err}; PyTorch's message: {message}"
-            );
-            true
-        };
+        let refused = |err: nn::Error, at: &str| super::refused_as_pytorch(what, self.spec, err, at);
         let mut m = match built {
             Ok(m) => m,
             Err(err) => return refused(err, "new"),
@@ -146,15 +131,7 @@ impl Case<'_> {
             "{what}: accepted; PyTorch refuses: {}",
             refusal.unwrap()
         );
-        let compare = |name: &str, got: &Tensor, key: &str| {
-            let want = self.get(key);
-            if dtype == DType::F32 {
-                let exact = self.get(&format!("exact.{key}"));
-                assert_close_to_exact(&format!("{what}: {name}"), got, &want, &exact);
-            } else {
-                assert_close(&format!("{what}: {name}"), got, &want);
-            }
-        };
+        let compare = |name: &str, got: &Tensor, key: &str| super::compare_to_case(what, &self.tensors, name, got, key);
         assert_eq!(
             outs.len() as u64,
             self.spec["outputs"].as_u64().unwrap(),

@@ -12,12 +12,12 @@
 
 use std::fmt::Display;
 
-use integration_tests::{assert_close, assert_close_to_exact, lacks_dtype, on_cpu_and_gpu, tensors, under};
+use integration_tests::{lacks_dtype, on_cpu_and_gpu, tensors, under};
 use nn::functional::{
     Conv1dOptions, Conv2dOptions, ConvTranspose1dOptions, ConvTranspose2dOptions, Padding1d, Padding2d,
 };
 use nn::prelude::*;
-use nn::{DType, Device, Result, StateDict};
+use nn::{Device, Result, StateDict};
 use serde_json::Value;
 
 /// The cases of the fixture.
@@ -122,27 +122,12 @@ impl Case<'_> {
         M: Module + Display,
     {
         let what = &self.what;
-        let dtype = if self.spec["dtype"] == "f64" {
-            DType::F64
-        } else {
-            DType::F32
-        };
+        let dtype = super::case_dtype(self.spec);
         if lacks_dtype(self.device, dtype) {
             return false;
         }
         let refusal = self.spec["error"].as_str();
-        let refused = |err: nn::Error, at: &str| {
-            let message = refusal.unwrap_or_else(|| panic!("{what}: refused at {at}: {err}"));
-            assert_eq!(
-                self.spec["error_at"], at,
-                "{what}: refused at {at}: {err}; PyTorch refuses: {message}"
-            );
-            assert!(
-                err.to_string().contains(message),
-                "{what}: {err}; PyTorch's message: {message}"
-            );
-            true
-        };
+        let refused = |err: nn::Error, at: &str| super::refused_as_pytorch(what, self.spec, err, at);
         let mut m = match built {
             Ok(m) => m,
             Err(err) => return refused(err, "new"),
@@ -171,19 +156,7 @@ impl Case<'_> {
             "{what}: accepted; PyTorch refuses: {}",
             refusal.unwrap()
         );
-        let compare = |name: &str, got: &Tensor, key: &str| {
-            let want = self.get(key);
-            if dtype == DType::F32 {
-                assert_close_to_exact(
-                    &format!("{what}: {name}"),
-                    got,
-                    &want,
-                    &self.get(&format!("exact.{key}")),
-                );
-            } else {
-                assert_close(&format!("{what}: {name}"), got, &want);
-            }
-        };
+        let compare = |name: &str, got: &Tensor, key: &str| super::compare_to_case(what, &self.tensors, name, got, key);
         compare("output", &y, "output");
         y.backward_with(&self.get("proj").to_device(self.device).unwrap())
             .unwrap_or_else(|e| panic!("{what}: backward: {e}"));
