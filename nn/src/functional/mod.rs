@@ -8,6 +8,7 @@ mod group_norm;
 mod likelihood_loss;
 pub mod loss;
 mod margin_loss;
+mod norms;
 mod pad;
 mod pooling;
 
@@ -34,6 +35,7 @@ pub use margin_loss::{
     multilabel_margin_loss, multilabel_soft_margin_loss, soft_margin_loss, triplet_margin_loss,
     triplet_margin_with_distance_loss,
 };
+pub use norms::{instance_norm, local_response_norm, rms_norm};
 pub use pad::{PadMode, pad, pixel_shuffle, pixel_unshuffle};
 pub use pooling::{
     AvgPool2dOptions, MaxPool2dOptions, OutputSize2d, Size2d, adaptive_avg_pool2d, avg_pool2d, max_pool2d,

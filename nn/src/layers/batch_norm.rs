@@ -1,4 +1,4 @@
-//! [`BatchNorm1d`] and [`BatchNorm2d`]: normalisation over the batch, with running statistics.
+//! [`BatchNorm1d`], [`BatchNorm2d`] and [`BatchNorm3d`]: normalisation over the batch, with running statistics.
 
 use crate::functional::{RunningStats, batch_norm};
 use crate::module::{CustomStateDict, ExtraRepr, StateDict, py_bool, py_float};
@@ -111,7 +111,7 @@ macro_rules! batch_norm_layer {
 
         reads_input!($name, |bn, x| {
             if !$ranks.contains(&x.rank()) {
-                return Err(Error::invalid($printed, format!(concat!("expected ", $expected, " input (got {}D input of shape {})"), x.rank(), x.shape())));
+                return Err(Error::invalid($printed, format!(concat!("expected ", $expected, " input (got {}D input)"), x.rank())));
             }
             forward(x, &BatchNormParts {
                 num_features: bn.num_features,
@@ -145,6 +145,11 @@ batch_norm_layer!(
     /// PyTorch's `nn.BatchNorm2d(num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True)`
     /// on `(N, C, H, W)`.
     BatchNorm2d, "BatchNorm2d", [4], "4D"
+);
+batch_norm_layer!(
+    /// PyTorch's `nn.BatchNorm3d(num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True)`
+    /// on `(N, C, D, H, W)`.
+    BatchNorm3d, "BatchNorm3d", [5], "5D"
 );
 
 /// The members a batch norm's forward reads.

@@ -1,6 +1,6 @@
-//! [`LayerNorm`]: normalisation over the last dimensions.
+//! [`LayerNorm`] and [`RMSNorm`]: normalisation over the last dimensions.
 
-use crate::functional::layer_norm;
+use crate::functional::{layer_norm, rms_norm};
 use crate::module::{ExtraRepr, py_bool, py_float};
 use crate::{DType, Module, Param, Tensor};
 
@@ -52,17 +52,22 @@ impl LayerNorm {
 
 impl ExtraRepr for LayerNorm {
     fn extra_repr(&self) -> String {
-        let dims: Vec<String> = self.normalized_shape.iter().map(|d| d.to_string()).collect();
-        let tuple = if dims.len() == 1 {
-            format!("({},)", dims[0])
-        } else {
-            format!("({})", dims.join(", "))
-        };
         format!(
-            "{tuple}, eps={}, elementwise_affine={}",
+            "{}, eps={}, elementwise_affine={}",
+            py_tuple(&self.normalized_shape),
             py_float(self.eps),
             py_bool(self.elementwise_affine)
         )
+    }
+}
+
+/// A shape as Python prints a tuple: `(5,)`, `(3, 4)`.
+fn py_tuple(dims: &[usize]) -> String {
+    let dims: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
     }
 }
 
@@ -70,4 +75,63 @@ reads_input!(LayerNorm, |ln, x| {
     let w = ln.weight.as_ref().map(Param::data);
     let b = ln.bias.as_ref().map(Param::data);
     layer_norm(x, &ln.normalized_shape, w.as_ref(), b.as_ref(), ln.eps)
+});
+
+/// PyTorch's `nn.RMSNorm(normalized_shape, eps=None, elementwise_affine=True)`: [`rms_norm`] over the last
+/// dimensions, scaled by `weight` (ones at first); `eps` `None` is the dtype's machine epsilon.
+///
+/// ```
+/// use nn::prelude::*;
+/// let norm = RMSNorm::new(vec![4]);
+/// assert_eq!(norm.to_string(), "RMSNorm((4,), eps=None, elementwise_affine=True)");
+/// assert_eq!(norm.forward(Tensor::ones([2, 4], DType::F32)).unwrap().shape(), &[2, 4]);
+/// ```
+#[derive(Module)]
+#[module(extra_repr)]
+pub struct RMSNorm {
+    /// Scale, of `normalized_shape` (`elementwise_affine`).
+    pub weight: Option<Param>,
+    /// The trailing dimensions normalised over.
+    pub normalized_shape: Vec<usize>,
+    /// Added to the mean square; `None`: the machine epsilon of the computing dtype.
+    pub eps: Option<f64>,
+    /// Whether the layer has `weight`.
+    pub elementwise_affine: bool,
+    training: bool,
+    hooks: crate::Hooks,
+}
+
+impl RMSNorm {
+    /// PyTorch's defaults: `eps=None, elementwise_affine=True`, in `f32`.
+    pub fn new(normalized_shape: Vec<usize>) -> RMSNorm {
+        RMSNorm::with_options(normalized_shape, None, true)
+    }
+
+    /// Every constructor argument.
+    pub fn with_options(normalized_shape: Vec<usize>, eps: Option<f64>, elementwise_affine: bool) -> RMSNorm {
+        RMSNorm {
+            weight: elementwise_affine.then(|| Param::new(Tensor::ones(normalized_shape.clone(), DType::F32))),
+            normalized_shape,
+            eps,
+            elementwise_affine,
+            training: true,
+            hooks: crate::Hooks::new(),
+        }
+    }
+}
+
+impl ExtraRepr for RMSNorm {
+    fn extra_repr(&self) -> String {
+        format!(
+            "{}, eps={}, elementwise_affine={}",
+            py_tuple(&self.normalized_shape),
+            self.eps.map_or("None".to_string(), py_float),
+            py_bool(self.elementwise_affine)
+        )
+    }
+}
+
+reads_input!(RMSNorm, |norm, x| {
+    let w = norm.weight.as_ref().map(Param::data);
+    rms_norm(x, &norm.normalized_shape, w.as_ref(), norm.eps)
 });

@@ -79,6 +79,7 @@ mod flatten;
 mod fused;
 mod group_norm;
 mod identity;
+mod instance_norm;
 mod layer_norm;
 mod linear;
 mod loss;
@@ -95,7 +96,7 @@ mod transformer;
 
 pub use activation::*;
 pub use attention::{AttentionInput, MultiheadAttention, MultiheadAttentionOptions, NonDynamicallyQuantizableLinear};
-pub use batch_norm::{BatchNorm1d, BatchNorm2d};
+pub use batch_norm::{BatchNorm1d, BatchNorm2d, BatchNorm3d};
 pub use conv::{Conv1d, Conv2d};
 pub use conv_transpose::{ConvTranspose1d, ConvTranspose2d};
 pub use dropout::{AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout};
@@ -104,7 +105,8 @@ pub use flatten::Flatten;
 pub use fused::{BNReLU2d, ConvReLU2d, LinearReLU};
 pub use group_norm::GroupNorm;
 pub use identity::Identity;
-pub use layer_norm::LayerNorm;
+pub use instance_norm::{InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm};
+pub use layer_norm::{LayerNorm, RMSNorm};
 pub use linear::Linear;
 pub use loss::{
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,

@@ -51,7 +51,17 @@ macro_rules! padding_layer {
             }
         }
 
-        reads_input!($layer, |layer, x| pad(x, &layer.padding, $mode));
+        reads_input!($layer, |layer, x| {
+            // PyTorch's circular layers check the rank themselves (`_CircularPadNd._check_input_dim`).
+            let dims = $n / 2;
+            if matches!($mode, PadMode::Circular) && x.rank() != dims + 1 && x.rank() != dims + 2 {
+                return Err(crate::Error::invalid(
+                    stringify!($layer),
+                    format!("expected {}D or {}D input (got {}D input)", dims + 1, dims + 2, x.rank()),
+                ));
+            }
+            pad(x, &layer.padding, $mode)
+        });
     };
 }
 

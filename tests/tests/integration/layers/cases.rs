@@ -21,7 +21,7 @@ use nn::{Device, Result, StateDict};
 use serde_json::Value;
 
 /// The cases of the fixture.
-const CASES: usize = 247;
+const CASES: usize = 287;
 
 /// A case's constructor arguments, read by PyTorch's names with PyTorch's defaults.
 struct Args<'a>(&'a Value);
@@ -259,6 +259,66 @@ fn build(case: &Case) -> bool {
         "CircularPad1d" => case.check(Ok(CircularPad1d::new(a.pad_sizes())), plain),
         "CircularPad2d" => case.check(Ok(CircularPad2d::new(a.pad_sizes())), plain),
         "CircularPad3d" => case.check(Ok(CircularPad3d::new(a.pad_sizes())), plain),
+        "InstanceNorm1d" => case.check(
+            Ok(InstanceNorm1d::with_options(
+                a.usize("num_features", 0),
+                a.f64("eps"),
+                a.0["momentum"].as_f64(),
+                a.bool("affine", false),
+                a.bool("track_running_stats", false),
+            )),
+            plain,
+        ),
+        "InstanceNorm2d" => case.check(
+            Ok(InstanceNorm2d::with_options(
+                a.usize("num_features", 0),
+                a.f64("eps"),
+                a.0["momentum"].as_f64(),
+                a.bool("affine", false),
+                a.bool("track_running_stats", false),
+            )),
+            plain,
+        ),
+        "InstanceNorm3d" => case.check(
+            Ok(InstanceNorm3d::with_options(
+                a.usize("num_features", 0),
+                a.f64("eps"),
+                a.0["momentum"].as_f64(),
+                a.bool("affine", false),
+                a.bool("track_running_stats", false),
+            )),
+            plain,
+        ),
+        "BatchNorm3d" => case.check(
+            Ok(BatchNorm3d::with_options(
+                a.usize("num_features", 0),
+                a.f64("eps"),
+                a.0["momentum"].as_f64(),
+                a.bool("affine", true),
+                a.bool("track_running_stats", true),
+            )),
+            plain,
+        ),
+        "RMSNorm" => {
+            let shape: Vec<usize> = serde_json::from_value(a.0["normalized_shape"].clone()).unwrap();
+            case.check(
+                Ok(RMSNorm::with_options(
+                    shape,
+                    a.0["eps"].as_f64(),
+                    a.bool("elementwise_affine", true),
+                )),
+                plain,
+            )
+        }
+        "LocalResponseNorm" => case.check(
+            Ok(LocalResponseNorm::with_options(
+                a.usize("size", 0),
+                a.f64("alpha"),
+                a.f64("beta"),
+                a.f64("k"),
+            )),
+            plain,
+        ),
         "PixelShuffle" => case.check(Ok(PixelShuffle::new(a.usize("upscale_factor", 1))), plain),
         "PixelUnshuffle" => case.check(Ok(PixelUnshuffle::new(a.usize("downscale_factor", 1))), plain),
         other => panic!("no layer {other} in the runner"),
