@@ -10,7 +10,8 @@ pub mod loss;
 mod margin_loss;
 mod norms;
 mod pad;
-mod pooling;
+pub(crate) mod pooling;
+mod pooling1d;
 
 pub use crate::ops::conv::{
     Conv1dOptions, Conv2dOptions, ConvTranspose1dOptions, ConvTranspose2dOptions, Padding1d, Padding2d,
@@ -40,6 +41,9 @@ pub use pad::{PadMode, pad, pixel_shuffle, pixel_unshuffle};
 pub use pooling::{
     AvgPool2dOptions, MaxPool2dOptions, OutputSize2d, Size2d, adaptive_avg_pool2d, avg_pool2d, max_pool2d,
     max_pool2d_with_indices,
+};
+pub use pooling1d::{
+    AvgPool1dOptions, MaxPool1dOptions, adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool1d_with_indices,
 };
 
 use crate::{DType, Result, Tensor};

@@ -119,6 +119,31 @@ pub fn pad(x: &Tensor, pad: &[i64], mode: PadMode) -> Result<Tensor> {
             _ => {}
         }
     }
+    // PyTorch's reflection and replication refuse an output empty in every padded dimension, in its words.
+    if matches!(mode, PadMode::Reflect | PadMode::Replicate) {
+        let sizes: Vec<(i64, i64)> = pairs
+            .iter()
+            .map(|&(d, b, a)| (dims[d] as i64, dims[d] as i64 + b + a))
+            .collect();
+        if sizes.iter().all(|&(_, out)| out < 1) {
+            let message = match (sizes.as_slice(), mode) {
+                ([(w, ow)], _) => format!("input (W: {w}) is too small. Calculated output W: {ow}"),
+                ([(w, ow), (h, oh)], PadMode::Replicate) => {
+                    format!("input (H: {h}, W: {w} ) is too small. Calculated output H: {oh} W: {ow}")
+                }
+                ([(w, ow), (h, oh)], _) => {
+                    format!("input (H: {h}, W: {w}) is too small. Calculated output H: {oh} W: {ow}")
+                }
+                ([(w, ow), (h, oh), (d, od), ..], _) => {
+                    format!("input (D: {d} H: {h}, W: {w}) is too small. Calculated output D: {od} H: {oh} W: {ow}")
+                }
+                _ => String::new(),
+            };
+            if !message.is_empty() {
+                return Err(Error::invalid(op, message));
+            }
+        }
+    }
     // PyTorch's constant padding that adds anything wants every padded dimension left non-empty.
     if matches!(mode, PadMode::Constant(_)) && pad.iter().any(|&p| p > 0) {
         for &(d, before, after) in pairs.iter().rev() {

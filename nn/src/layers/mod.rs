@@ -122,7 +122,7 @@ pub use padding::{
     PixelUnshuffle, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
     ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d,
 };
-pub use pooling::{AdaptiveAvgPool2d, AvgPool2d, MaxPool2d};
+pub use pooling::{AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d};
 pub use prelu::PReLU;
 pub use rnn::{GRU, GruOptions, Nonlinearity, RNN, RnnOptions};
 pub use rnn_cell::{GRUCell, LSTMCell, RNNCell};

@@ -1,8 +1,10 @@
 //! [`MaxPool2d`], [`AvgPool2d`] and [`AdaptiveAvgPool2d`]: PyTorch's 2-d pooling layers, over
-//! [`functional::max_pool2d`](crate::functional::max_pool2d) and its siblings.
+//! [`functional::max_pool2d`](crate::functional::max_pool2d) and its siblings; [`MaxPool1d`], [`AvgPool1d`]
+//! and [`AdaptiveAvgPool1d`] over the 1-d functions.
 
 use crate::functional::{
-    AvgPool2dOptions, MaxPool2dOptions, OutputSize2d, Size2d, adaptive_avg_pool2d, avg_pool2d, max_pool2d,
+    AvgPool1dOptions, AvgPool2dOptions, MaxPool1dOptions, MaxPool2dOptions, OutputSize2d, Size2d, adaptive_avg_pool1d,
+    adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
     max_pool2d_with_indices,
 };
 use crate::module::ExtraRepr;
@@ -174,3 +176,154 @@ impl ExtraRepr for AdaptiveAvgPool2d {
 }
 
 reads_input!(AdaptiveAvgPool2d, |layer, x| adaptive_avg_pool2d(x, layer.output_size));
+
+/// PyTorch's `nn.MaxPool1d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+/// ceil_mode=False)` on `(N, C, L)` or `(C, L)`; `return_indices=True` is
+/// [`MaxPool1d::forward_with_indices`].
+///
+/// ```
+/// use nn::prelude::*;
+/// let pool = MaxPool1d::new(3);
+/// assert_eq!(pool.to_string(), "MaxPool1d(kernel_size=3, stride=3, padding=0, dilation=1, ceil_mode=False)");
+/// assert_eq!(pool.forward(Tensor::zeros([2, 4, 9], DType::F32)).unwrap().shape(), &[2, 4, 3]);
+/// ```
+#[derive(Module, Clone, Debug)]
+#[module(extra_repr)]
+pub struct MaxPool1d {
+    /// The window.
+    #[module(skip)]
+    pub kernel_size: usize,
+    /// Stride, padding, dilation and ceil mode.
+    #[module(skip)]
+    pub options: MaxPool1dOptions,
+    training: bool,
+    hooks: crate::Hooks,
+}
+
+impl MaxPool1d {
+    /// Windows of `kernel_size`, stride the window, no padding.
+    pub fn new(kernel_size: usize) -> MaxPool1d {
+        MaxPool1d::with_options(kernel_size, MaxPool1dOptions::default())
+    }
+
+    /// Windows of `kernel_size` with PyTorch's other arguments; they are checked when the layer runs.
+    pub fn with_options(kernel_size: usize, options: MaxPool1dOptions) -> MaxPool1d {
+        MaxPool1d {
+            kernel_size,
+            options,
+            training: true,
+            hooks: crate::Hooks::new(),
+        }
+    }
+
+    /// The output and each maximum's position along `L` (`int64`), as PyTorch's layer with
+    /// `return_indices=True` returns them; the layer's forward hooks do not run for this form.
+    pub fn forward_with_indices(&self, x: &Tensor) -> Result<(Tensor, Tensor)> {
+        max_pool1d_with_indices(x, self.kernel_size, self.options)
+    }
+}
+
+impl ExtraRepr for MaxPool1d {
+    fn extra_repr(&self) -> String {
+        let o = &self.options;
+        format!(
+            "kernel_size={}, stride={}, padding={}, dilation={}, ceil_mode={}",
+            self.kernel_size,
+            o.stride.unwrap_or(self.kernel_size),
+            o.padding,
+            o.dilation.unwrap_or(1),
+            if o.ceil_mode { "True" } else { "False" }
+        )
+    }
+}
+
+reads_input!(MaxPool1d, |layer, x| max_pool1d(x, layer.kernel_size, layer.options));
+
+/// PyTorch's `nn.AvgPool1d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True)` on
+/// `(N, C, L)` or `(C, L)`; as PyTorch's, its `repr` prints one-element tuples.
+///
+/// ```
+/// use nn::prelude::*;
+/// let pool = AvgPool1d::new(2);
+/// assert_eq!(pool.to_string(), "AvgPool1d(kernel_size=(2,), stride=(2,), padding=(0,))");
+/// ```
+#[derive(Module, Clone, Debug)]
+#[module(extra_repr)]
+pub struct AvgPool1d {
+    /// The window.
+    #[module(skip)]
+    pub kernel_size: usize,
+    /// Stride, padding, ceil mode, and whether the padding counts.
+    #[module(skip)]
+    pub options: AvgPool1dOptions,
+    training: bool,
+    hooks: crate::Hooks,
+}
+
+impl AvgPool1d {
+    /// Windows of `kernel_size`, stride the window, no padding.
+    pub fn new(kernel_size: usize) -> AvgPool1d {
+        AvgPool1d::with_options(kernel_size, AvgPool1dOptions::default())
+    }
+
+    /// Windows of `kernel_size` with PyTorch's other arguments; they are checked when the layer runs.
+    pub fn with_options(kernel_size: usize, options: AvgPool1dOptions) -> AvgPool1d {
+        AvgPool1d {
+            kernel_size,
+            options,
+            training: true,
+            hooks: crate::Hooks::new(),
+        }
+    }
+}
+
+impl ExtraRepr for AvgPool1d {
+    fn extra_repr(&self) -> String {
+        let o = &self.options;
+        format!(
+            "kernel_size=({},), stride=({},), padding=({},)",
+            self.kernel_size,
+            o.stride.unwrap_or(self.kernel_size),
+            o.padding
+        )
+    }
+}
+
+reads_input!(AvgPool1d, |layer, x| avg_pool1d(x, layer.kernel_size, layer.options));
+
+/// PyTorch's `nn.AdaptiveAvgPool1d(output_size)`: `(N, C, L)` or `(C, L)` averaged to `output_size`.
+///
+/// ```
+/// use nn::prelude::*;
+/// let pool = AdaptiveAvgPool1d::new(5);
+/// assert_eq!(pool.to_string(), "AdaptiveAvgPool1d(output_size=5)");
+/// assert_eq!(pool.forward(Tensor::ones([2, 3, 7], DType::F32)).unwrap().shape(), &[2, 3, 5]);
+/// ```
+#[derive(Module, Clone, Debug)]
+#[module(extra_repr)]
+pub struct AdaptiveAvgPool1d {
+    /// The output's length.
+    #[module(skip)]
+    pub output_size: usize,
+    training: bool,
+    hooks: crate::Hooks,
+}
+
+impl AdaptiveAvgPool1d {
+    /// Pools to `output_size`.
+    pub fn new(output_size: usize) -> AdaptiveAvgPool1d {
+        AdaptiveAvgPool1d {
+            output_size,
+            training: true,
+            hooks: crate::Hooks::new(),
+        }
+    }
+}
+
+impl ExtraRepr for AdaptiveAvgPool1d {
+    fn extra_repr(&self) -> String {
+        format!("output_size={}", self.output_size)
+    }
+}
+
+reads_input!(AdaptiveAvgPool1d, |layer, x| adaptive_avg_pool1d(x, layer.output_size));

@@ -14,14 +14,15 @@ use std::fmt::Display;
 
 use integration_tests::{lacks_dtype, on_cpu_and_gpu, tensors, under};
 use nn::functional::{
-    Conv1dOptions, Conv2dOptions, ConvTranspose1dOptions, ConvTranspose2dOptions, Padding1d, Padding2d,
+    AvgPool1dOptions, Conv1dOptions, Conv2dOptions, ConvTranspose1dOptions, ConvTranspose2dOptions, MaxPool1dOptions,
+    Padding1d, Padding2d,
 };
 use nn::prelude::*;
 use nn::{Device, Result, StateDict};
 use serde_json::Value;
 
 /// The cases of the fixture.
-const CASES: usize = 287;
+const CASES: usize = 327;
 
 /// A case's constructor arguments, read by PyTorch's names with PyTorch's defaults.
 struct Args<'a>(&'a Value);
@@ -149,6 +150,11 @@ impl Case<'_> {
             .unwrap();
         let y = match forward(&m, &x) {
             Ok(y) => y,
+            Err(e @ nn::Error::UnsupportedOnDevice { .. }) if !self.device.is_cpu() && dtype == nn::DType::F64 => {
+                // float64 `pow` / `exp` on wgpu (README): a typed refusal, not a result to check.
+                eprintln!("{what}: {e}");
+                return false;
+            }
             Err(err) => return refused(err, "forward"),
         };
         assert!(
@@ -158,8 +164,15 @@ impl Case<'_> {
         );
         let compare = |name: &str, got: &Tensor, key: &str| super::compare_to_case(what, &self.tensors, name, got, key);
         compare("output", &y, "output");
-        y.backward_with(&self.get("proj").to_device(self.device).unwrap())
-            .unwrap_or_else(|e| panic!("{what}: backward: {e}"));
+        match y.backward_with(&self.get("proj").to_device(self.device).unwrap()) {
+            Ok(()) => {}
+            Err(e @ nn::Error::UnsupportedOnDevice { .. }) if !self.device.is_cpu() => {
+                // A device function its parity probe refused (lavapipe's `pow` backward): typed, not checked.
+                eprintln!("{what}: backward: {e}");
+                return true;
+            }
+            Err(e) => panic!("{what}: backward: {e}"),
+        }
         let params = m.named_parameters();
         for name in self.spec["grads"].as_array().unwrap() {
             let name = name.as_str().unwrap();
@@ -319,6 +332,25 @@ fn build(case: &Case) -> bool {
             )),
             plain,
         ),
+        "MaxPool1d" => {
+            let options = MaxPool1dOptions {
+                stride: a.0["stride"].as_u64().map(|s| s as usize),
+                padding: a.usize("padding", 0),
+                dilation: Some(a.usize("dilation", 1)),
+                ceil_mode: a.bool("ceil_mode", false),
+            };
+            case.check(Ok(MaxPool1d::with_options(a.usize("kernel_size", 0), options)), plain)
+        }
+        "AvgPool1d" => {
+            let options = AvgPool1dOptions {
+                stride: a.0["stride"].as_u64().map(|s| s as usize),
+                padding: a.usize("padding", 0),
+                ceil_mode: a.bool("ceil_mode", false),
+                count_include_pad: a.bool("count_include_pad", true),
+            };
+            case.check(Ok(AvgPool1d::with_options(a.usize("kernel_size", 0), options)), plain)
+        }
+        "AdaptiveAvgPool1d" => case.check(Ok(AdaptiveAvgPool1d::new(a.usize("output_size", 0))), plain),
         "PixelShuffle" => case.check(Ok(PixelShuffle::new(a.usize("upscale_factor", 1))), plain),
         "PixelUnshuffle" => case.check(Ok(PixelUnshuffle::new(a.usize("downscale_factor", 1))), plain),
         other => panic!("no layer {other} in the runner"),
