@@ -42,6 +42,7 @@ pub fn instance_norm(
         ));
     }
     let (n, c) = (input.shape()[0], input.shape()[1]);
+    // PyTorch's `_verify_spatial_size`: the spatial sizes alone.
     if use_input_stats && input.shape()[2..].iter().product::<usize>() == 1 {
         return Err(Error::invalid(
             op,

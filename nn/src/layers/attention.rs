@@ -652,7 +652,7 @@ impl MultiheadAttention {
         } else {
             let mask = match attn_mask {
                 Some(m) if m.shape()[0] == 1 && m.rank() == 3 => Some(m.unsqueeze(0)?),
-                Some(m) => Some(m.reshape([bsz, h, m.numel() / (bsz * h * src_len), src_len])?),
+                Some(m) => Some(m.reshape([bsz, h, m.shape()[1], src_len])?),
                 None => None,
             };
             let q = q.reshape([bsz, h, tgt_len, head_dim])?;

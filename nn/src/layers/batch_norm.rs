@@ -184,7 +184,7 @@ fn forward(x: &Tensor, p: &BatchNormParts<'_>) -> Result<Tensor> {
         return Err(Error::invalid(
             "batch_norm",
             format!(
-                "expected more than 1 value per channel when training, got input shape {}",
+                "Expected more than 1 value per channel when training, got input size torch.Size({})",
                 x.shape()
             ),
         ));

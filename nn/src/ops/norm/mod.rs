@@ -74,7 +74,7 @@ pub fn batch_norm(
         return Err(Error::invalid(
             op,
             format!(
-                "expected more than 1 value per channel when training, got input shape {}",
+                "Expected more than 1 value per channel when training, got input size torch.Size({})",
                 x.shape()
             ),
         ));
