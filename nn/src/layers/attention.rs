@@ -367,9 +367,8 @@ impl MultiheadAttention {
             ]);
         };
         let w = w.data();
-        let same = |a: &Tensor, b: &Tensor| a.shares_storage(b) && a.shape() == b.shape();
-        if same(key, value) {
-            if same(query, key) {
+        if same_tensor(key, value) {
+            if same_tensor(query, key) {
                 let qkv = query.linear(&w, bias.as_ref())?.chunk(3, -1)?;
                 let [q, k, v]: [Tensor; 3] = qkv.try_into().map_err(|_| missing("three projections"))?;
                 return Ok([q, k, v]);
@@ -387,6 +386,11 @@ impl MultiheadAttention {
             value.linear(&w.narrow(0, 2 * e, e)?, bias_rows(2 * e, e)?.as_ref())?,
         ])
     }
+}
+
+/// Whether `a` and `b` are one tensor (PyTorch's `is`): self-attention's one projection keys on it.
+fn same_tensor(a: &Tensor, b: &Tensor) -> bool {
+    a.shares_storage(b) && a.shape() == b.shape()
 }
 
 /// A copy of `p` with its own storage, requiring a gradient as `p` does.
@@ -685,10 +689,17 @@ impl Forward for MultiheadAttention {
         }
         // Sequence-first inside, keeping which of the three are one tensor (self-attention's one projection).
         let (q, k, v) = (&input.query, &input.key, &input.value);
-        let same = |a: &Tensor, b: &Tensor| a.shares_storage(b) && a.shape() == b.shape();
         let query = q.transpose(0, 1)?;
-        let key = if same(k, q) { query.clone() } else { k.transpose(0, 1)? };
-        let value = if same(v, k) { key.clone() } else { v.transpose(0, 1)? };
+        let key = if same_tensor(k, q) {
+            query.clone()
+        } else {
+            k.transpose(0, 1)?
+        };
+        let value = if same_tensor(v, k) {
+            key.clone()
+        } else {
+            v.transpose(0, 1)?
+        };
         let inner = AttentionInput {
             query,
             key,

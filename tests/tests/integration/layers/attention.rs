@@ -298,31 +298,18 @@ fn build(case: &Case) -> bool {
 }
 
 fn check(device: Device) {
-    let f = tensors("layers/attention.safetensors");
-    let text = std::fs::read_to_string(integration_tests::fixture("layers/attention.json")).unwrap();
-    let specs: Vec<Value> = serde_json::from_str(&text).unwrap();
-    assert_eq!(specs.len(), CASES, "the fixture's cases");
-    let (mut ran, mut float32) = (0, 0);
-    for (i, spec) in specs.iter().enumerate() {
-        let case = Case {
-            what: format!(
-                "case {i} ({} {} {}) on {device}",
-                spec["kind"], spec["args"], spec["dtype"]
-            ),
+    super::run_fixture("attention", CASES, 8, device, |i, spec, tensors| {
+        let what = format!(
+            "case {i} ({} {} {}) on {device}",
+            spec["kind"], spec["args"], spec["dtype"]
+        );
+        build(&Case {
+            what,
             spec,
-            tensors: under(&f, &format!("{i}.")),
+            tensors,
             device,
-        };
-        float32 += usize::from(spec["dtype"] == "f32");
-        ran += usize::from(build(&case));
-    }
-    let refused = specs.iter().filter(|s| s["error"].is_string()).count();
-    assert!(refused >= 8, "{refused} cases PyTorch refuses");
-    if device.is_cpu() {
-        assert_eq!(ran, CASES, "cases run on the CPU");
-    } else {
-        assert!(ran >= float32, "{ran} cases ran on {device}; {float32} are float32");
-    }
+        })
+    });
 }
 
 on_cpu_and_gpu!(

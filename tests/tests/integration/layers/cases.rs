@@ -12,7 +12,7 @@
 
 use std::fmt::Display;
 
-use integration_tests::{lacks_dtype, on_cpu_and_gpu, tensors, under};
+use integration_tests::{lacks_dtype, on_cpu_and_gpu, under};
 use nn::functional::{
     AvgPool1dOptions, Conv1dOptions, Conv2dOptions, ConvTranspose1dOptions, ConvTranspose2dOptions, MaxPool1dOptions,
     Padding1d, Padding2d,
@@ -202,6 +202,21 @@ fn build(case: &Case) -> bool {
         .map(|s| serde_json::from_value(s.clone()).unwrap());
     let (cin, cout) = a.channels();
     let bias = a.bool("bias", true);
+    // A norm layer of PyTorch's `_NormBase` arguments; `affine` and `track_running_stats` default to `$on`.
+    macro_rules! norm_layer {
+        ($layer:ident, $on:expr) => {
+            case.check(
+                Ok($layer::with_options(
+                    a.usize("num_features", 0),
+                    a.f64("eps"),
+                    a.0["momentum"].as_f64(),
+                    a.bool("affine", $on),
+                    a.bool("track_running_stats", $on),
+                )),
+                plain,
+            )
+        };
+    }
     match case.spec["layer"].as_str().unwrap() {
         "Conv1d" => {
             let opts = Conv1dOptions {
@@ -272,46 +287,10 @@ fn build(case: &Case) -> bool {
         "CircularPad1d" => case.check(Ok(CircularPad1d::new(a.pad_sizes())), plain),
         "CircularPad2d" => case.check(Ok(CircularPad2d::new(a.pad_sizes())), plain),
         "CircularPad3d" => case.check(Ok(CircularPad3d::new(a.pad_sizes())), plain),
-        "InstanceNorm1d" => case.check(
-            Ok(InstanceNorm1d::with_options(
-                a.usize("num_features", 0),
-                a.f64("eps"),
-                a.0["momentum"].as_f64(),
-                a.bool("affine", false),
-                a.bool("track_running_stats", false),
-            )),
-            plain,
-        ),
-        "InstanceNorm2d" => case.check(
-            Ok(InstanceNorm2d::with_options(
-                a.usize("num_features", 0),
-                a.f64("eps"),
-                a.0["momentum"].as_f64(),
-                a.bool("affine", false),
-                a.bool("track_running_stats", false),
-            )),
-            plain,
-        ),
-        "InstanceNorm3d" => case.check(
-            Ok(InstanceNorm3d::with_options(
-                a.usize("num_features", 0),
-                a.f64("eps"),
-                a.0["momentum"].as_f64(),
-                a.bool("affine", false),
-                a.bool("track_running_stats", false),
-            )),
-            plain,
-        ),
-        "BatchNorm3d" => case.check(
-            Ok(BatchNorm3d::with_options(
-                a.usize("num_features", 0),
-                a.f64("eps"),
-                a.0["momentum"].as_f64(),
-                a.bool("affine", true),
-                a.bool("track_running_stats", true),
-            )),
-            plain,
-        ),
+        "InstanceNorm1d" => norm_layer!(InstanceNorm1d, false),
+        "InstanceNorm2d" => norm_layer!(InstanceNorm2d, false),
+        "InstanceNorm3d" => norm_layer!(InstanceNorm3d, false),
+        "BatchNorm3d" => norm_layer!(BatchNorm3d, true),
         "RMSNorm" => {
             let shape: Vec<usize> = serde_json::from_value(a.0["normalized_shape"].clone()).unwrap();
             case.check(
@@ -358,32 +337,18 @@ fn build(case: &Case) -> bool {
 }
 
 fn check(device: Device) {
-    let f = tensors("layers/cases.safetensors");
-    let text = std::fs::read_to_string(integration_tests::fixture("layers/cases.json")).unwrap();
-    let specs: Vec<Value> = serde_json::from_str(&text).unwrap();
-    assert_eq!(specs.len(), CASES, "the fixture's cases");
-    let mut ran = 0;
-    let mut float32 = 0;
-    for (i, spec) in specs.iter().enumerate() {
-        let case = Case {
-            what: format!(
-                "case {i} ({} {} {}) on {device}",
-                spec["layer"], spec["args"], spec["dtype"]
-            ),
+    super::run_fixture("cases", CASES, 15, device, |i, spec, tensors| {
+        let what = format!(
+            "case {i} ({} {} {}) on {device}",
+            spec["layer"], spec["args"], spec["dtype"]
+        );
+        build(&Case {
+            what,
             spec,
-            tensors: under(&f, &format!("{i}.")),
+            tensors,
             device,
-        };
-        float32 += usize::from(spec["dtype"] == "f32");
-        ran += usize::from(build(&case));
-    }
-    let refused = specs.iter().filter(|s| s["error"].is_string()).count();
-    assert!(refused >= 15, "{refused} cases PyTorch refuses");
-    if device.is_cpu() {
-        assert_eq!(ran, CASES, "cases run on the CPU");
-    } else {
-        assert!(ran >= float32, "{ran} cases ran on {device}; {float32} are float32");
-    }
+        })
+    });
 }
 
 on_cpu_and_gpu!(

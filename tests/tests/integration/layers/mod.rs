@@ -49,3 +49,31 @@ fn compare_to_case(what: &str, tensors: &StateDict, name: &str, got: &Tensor, ke
         assert_close(&format!("{what}: {name}"), got, &want);
     }
 }
+
+/// Runs every case of the fixture `layers/{name}.{json,safetensors}` on `device`: `run(i, spec, tensors)`
+/// checks case `i` with its tensors (the `{i}.` entries) and says whether it ran. The fixture holds `cases`
+/// cases, `min_refused` or more of them refusals; on the CPU every case runs, on a device every float32 one.
+fn run_fixture(
+    name: &str,
+    cases: usize,
+    min_refused: usize,
+    device: nn::Device,
+    run: impl Fn(usize, &Value, StateDict) -> bool,
+) {
+    let f = integration_tests::tensors(&format!("layers/{name}.safetensors"));
+    let text = std::fs::read_to_string(integration_tests::fixture(&format!("layers/{name}.json"))).unwrap();
+    let specs: Vec<Value> = serde_json::from_str(&text).unwrap();
+    assert_eq!(specs.len(), cases, "the fixture's cases");
+    let (mut ran, mut float32) = (0, 0);
+    for (i, spec) in specs.iter().enumerate() {
+        float32 += usize::from(spec["dtype"] == "f32");
+        ran += usize::from(run(i, spec, integration_tests::under(&f, &format!("{i}."))));
+    }
+    let refused = specs.iter().filter(|s| s["error"].is_string()).count();
+    assert!(refused >= min_refused, "{refused} cases PyTorch refuses");
+    if device.is_cpu() {
+        assert_eq!(ran, cases, "cases run on the CPU");
+    } else {
+        assert!(ran >= float32, "{ran} cases ran on {device}; {float32} are float32");
+    }
+}
