@@ -47,6 +47,20 @@ impl DType {
         }
     }
 
+    /// The dtype as PyTorch's C++ type names print in its messages (`float`, `double`, `long int`).
+    pub(crate) fn cpp_name(self) -> &'static str {
+        match self {
+            DType::F32 => "float",
+            DType::F64 => "double",
+            DType::F16 => "c10::Half",
+            DType::BF16 => "c10::BFloat16",
+            DType::I64 => "long int",
+            DType::I32 => "int",
+            DType::U8 => "unsigned char",
+            DType::Bool => "bool",
+        }
+    }
+
     /// Every dtype, in declaration order.
     pub const ALL: [DType; 8] = [
         DType::F16,

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 pub use load::{LoadError, ShapeMismatch};
 pub use path::{PathError, PathErrorKind};
+pub(crate) use python::cpp_double;
 pub use python::py_float;
 
 use crate::{DType, Device, Shape};

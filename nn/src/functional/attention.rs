@@ -10,20 +10,6 @@ use crate::{DType, Error, Result, Shape, Tensor};
 
 const OP: &str = "scaled_dot_product_attention";
 
-/// The C++ name PyTorch's attention messages give a dtype (`float`, `double`, `long int`).
-fn cpp_name(dtype: DType) -> &'static str {
-    match dtype {
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::F16 => "c10::Half",
-        DType::BF16 => "c10::BFloat16",
-        DType::I64 => "long int",
-        DType::I32 => "int",
-        DType::U8 => "unsigned char",
-        DType::Bool => "bool",
-    }
-}
-
 /// An additive attention bias and, where it masks whole rows, the `0`/`1` factor of each row's weights.
 pub(crate) struct AttentionBias {
     /// Added to the scores: broadcasts to `(..., L, S)`.
@@ -126,8 +112,8 @@ fn check_mask(mask: &Tensor, query: &Tensor) -> Result<()> {
         format!(
             "Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: {} and  \
              query.dtype: {} instead.",
-            cpp_name(dtype),
-            cpp_name(query.dtype())
+            DType::cpp_name(dtype),
+            DType::cpp_name(query.dtype())
         ),
     ))
 }
@@ -153,9 +139,9 @@ fn check_inputs(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Shape> {
             format!(
                 "Expected query, key, and value to have the same dtype, but got query.dtype: {} key.dtype: {} and \
                  value.dtype: {} instead.",
-                cpp_name(q.dtype()),
-                cpp_name(k.dtype()),
-                cpp_name(v.dtype())
+                DType::cpp_name(q.dtype()),
+                DType::cpp_name(k.dtype()),
+                DType::cpp_name(v.dtype())
             ),
         ));
     }
