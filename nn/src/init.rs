@@ -1,7 +1,7 @@
 //! Parameter initialisation, as `torch.nn.init`, drawing from the global generator ([`crate::manual_seed`]).
 
 use crate::random;
-use crate::{Error, Result, Tensor};
+use crate::{DType, Error, Result, Tensor};
 
 /// `(fan_in, fan_out)` of a weight of shape `(out, in, *kernel)`, as PyTorch computes them.
 ///
@@ -154,37 +154,111 @@ fn xavier_std(t: &Tensor, gain: f64, op: &'static str) -> Result<f64> {
     Ok(gain * (2.0 / (fan_in + fan_out) as f64).sqrt())
 }
 
-/// `trunc_normal_(t, mean, std, a, b)`: `N(mean, std²)` restricted to `[a, b]`, drawn by rejection from the
-/// global generator (the distribution is PyTorch's; the samples are not, PyTorch uses the inverse CDF). An
-/// interval of (almost) no probability is an error rather than an endless draw.
+/// `trunc_normal_(t, mean, std, a, b)`: `N(mean, std²)` restricted to `[a, b]`, by PyTorch's inverse CDF: a
+/// uniform draw in `t`'s dtype between the bounds' CDF values (mapped to `[-1, 1]`), then `erfinv`, scaled,
+/// shifted and clamped in the dtype. The uniforms are PyTorch's bit for bit; PyTorch's `erfinv` is MKL's,
+/// within a unit in the last place of nn's (nearly always equal), so the samples are PyTorch's to the dtype's
+/// rounding. As PyTorch: bounds far in a tail give the bound, `a >= b` is `uniform_`'s error, `std == 0` a
+/// division by zero.
+///
+/// ```
+/// let t = nn::Tensor::zeros([1000], nn::DType::F32);
+/// nn::manual_seed(0);
+/// nn::init::trunc_normal_(&t, 0.0, 1.0, -2.0, 2.0)?;
+/// assert!(t.to_vec::<f32>()?.iter().all(|v| (-2.0..=2.0).contains(v)));
+/// # Ok::<(), nn::Error>(())
+/// ```
 pub fn trunc_normal_(t: &Tensor, mean: f64, std: f64, a: f64, b: f64) -> Result<()> {
-    let ordered = a.partial_cmp(&b) == Some(std::cmp::Ordering::Less);
-    if !ordered || std.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-        return Err(Error::invalid(
-            "trunc_normal_",
-            format!("need a < b and std > 0; got a = {a}, b = {b}, std = {std}"),
-        ));
+    if std == 0.0 {
+        return Err(Error::invalid("trunc_normal_", "float division by zero"));
     }
-    let n = t.numel();
-    let mut values = Vec::with_capacity(n);
-    let mut draws = 0usize;
-    random::with_global(|g| {
-        while values.len() < n {
-            draws += 1;
-            if draws >= 10_000 && values.len() * 1_000 < draws {
-                return Err(Error::invalid(
-                    "trunc_normal_",
-                    format!("[{a}, {b}] holds almost none of N({mean}, {std}²): fewer than 1 draw in 1000 lands in it"),
-                ));
-            }
-            let v = mean + std * g.normal();
-            if (a..=b).contains(&v) {
-                values.push(v);
-            }
-        }
-        Ok(())
-    })?;
-    t.copy_(&Tensor::from_vec(values, t.shape().clone())?.to_dtype(t.dtype())?)
+    let norm_cdf = |x: f64| (1.0 + libm::erf(x / std::f64::consts::SQRT_2)) / 2.0;
+    let (low, high) = (norm_cdf((a - mean) / std), norm_cdf((b - mean) / std));
+    let (from, to, dtype) = (2.0 * low - 1.0, 2.0 * high - 1.0, t.dtype());
+    let u = random::with_global(|g| Tensor::try_uniform_with(t.shape().clone(), from, to, dtype, g))?;
+    let scale = std * std::f64::consts::SQRT_2;
+    let values: Vec<f64> = u
+        .to_vec_f64()?
+        .into_iter()
+        .map(|y| {
+            // As PyTorch's kernels take their scalars: `mul`'s in the computing type (`f32` for the half
+            // types), `add`'s and `clamp`'s rounded to the dtype; each result rounded to the dtype.
+            let scale = if dtype == DType::F64 {
+                scale
+            } else {
+                f64::from(scale as f32)
+            };
+            let [mean, a, b] = [mean, a, b].map(|v| round_to(v, dtype));
+            let x = round_to(erfinv(y), dtype);
+            let shifted = round_to(round_to(x * scale, dtype) + mean, dtype);
+            round_to(shifted.clamp(a, b), dtype)
+        })
+        .collect();
+    t.copy_(&Tensor::from_vec(values, t.shape().clone())?.to_dtype(dtype)?)
+}
+
+/// `v` rounded to a float `dtype` (`f64` itself for `f64`), as the dtype's arithmetic rounds each result.
+fn round_to(v: f64, dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => f64::from(v as f32),
+        DType::F16 => f64::from(half::f16::from_f64(v)),
+        DType::BF16 => f64::from(half::bf16::from_f64(v)),
+        _ => v,
+    }
+}
+
+/// The inverse error function, to within a unit in the last place of `f64`: Giles' single-precision
+/// approximation, then Newton steps on `erf` (on `erfc` for `|y| > 0.5`, where `1 - |y|` is exact).
+fn erfinv(y: f64) -> f64 {
+    if y.is_nan() || y.abs() > 1.0 {
+        return f64::NAN;
+    }
+    if y.abs() == 1.0 {
+        return f64::INFINITY.copysign(y);
+    }
+    let w = -((1.0 - y) * (1.0 + y)).ln();
+    let mut x = if w < 5.0 {
+        let w = w - 2.5;
+        let p = [
+            2.810_226_36e-08,
+            3.432_739_39e-07,
+            -3.523_387_7e-06,
+            -4.391_506_54e-06,
+            0.000_218_580_87,
+            -0.001_253_725_03,
+            -0.004_177_681_64,
+            0.246_640_727,
+            1.501_409_41,
+        ];
+        p.iter().fold(0.0, |acc, c| acc * w + c) * y
+    } else {
+        let w = w.sqrt() - 3.0;
+        let p = [
+            -0.000_200_214_257,
+            0.000_100_950_558,
+            0.001_349_343_22,
+            -0.003_673_428_44,
+            0.005_739_507_73,
+            -0.007_622_461_3,
+            0.009_438_870_47,
+            1.001_674_06,
+            2.832_976_82,
+        ];
+        p.iter().fold(0.0, |acc, c| acc * w + c) * y
+    };
+    let slope = std::f64::consts::FRAC_2_SQRT_PI;
+    let tail = 1.0 - y.abs();
+    for _ in 0..3 {
+        let step = if y.abs() > 0.5 {
+            // erf(x) - y through erfc, exact in the tail: (1 - |y|) - erfc(|x|), with y's sign.
+            let step = tail - libm::erfc(x.abs());
+            if y < 0.0 { -step } else { step }
+        } else {
+            libm::erf(x) - y
+        };
+        x -= step / (slope * (-x * x).exp());
+    }
+    x
 }
 
 /// `orthogonal_(t, gain)`: a (semi-)orthogonal matrix of `t`'s shape flattened to `(rows, rest)`, times `gain`:

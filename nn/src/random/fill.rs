@@ -218,3 +218,21 @@ pub(crate) fn randperm(g: &mut Generator, out: &mut Vec<i64>, n: usize) {
         r[z] = i as i64;
     }
 }
+
+/// `n` draws of `cauchy_distribution<double>(median, sigma)`: `median + sigma·tan(π(u − ½))` of a 53-bit
+/// uniform, the product and sum fused as PyTorch's build fuses them.
+pub(crate) fn cauchy(g: &mut Generator, out: &mut Vec<f64>, n: usize, median: f64, sigma: f64) {
+    out.extend((0..n).map(|_| sigma.mul_add((std::f64::consts::PI * (g.unit() - 0.5)).tan(), median)));
+}
+
+/// `n` draws of `lognormal_distribution<double>(mean, std)`: `exp` of the scalar normal sampler's draws
+/// ([`Generator::normal`], its cached second sample included).
+pub(crate) fn log_normal(g: &mut Generator, out: &mut Vec<f64>, n: usize, mean: f64, std: f64) {
+    out.extend((0..n).map(|_| g.normal().mul_add(std, mean).exp()));
+}
+
+/// `n` draws of `geometric_distribution<double>(p)`: the number of trials to the first success,
+/// `⌈ln(u) / ln(1 − p)⌉` of a 53-bit uniform.
+pub(crate) fn geometric(g: &mut Generator, out: &mut Vec<f64>, n: usize, p: f64) {
+    out.extend((0..n).map(|_| (g.unit().ln() / (-p).ln_1p()).ceil()));
+}

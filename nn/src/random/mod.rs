@@ -8,13 +8,17 @@
 //! and then puts the default generator back as it was; `nn::get_rng_state` and `nn::set_rng_state` save and
 //! restore it in PyTorch's layout.
 //!
-//! What draws as PyTorch 2.5.1 on the CPU does: `rand`, `uniform_`, `randn`, `normal_` (for 16 or more `f32`
-//! elements PyTorch's x86-64 builds fill with Cephes' AVX2 functions; builds without AVX2, as on ARM, round
-//! a few of those elements differently), `randint`, `random_`, `randperm`, `bernoulli` and `bernoulli_` (the
-//! scalar form from MKL's MCG31 stream, as PyTorch's x86-64 wheels draw it), dropout's masks, and `nn::init`'s
-//! functions but `trunc_normal_` (and `orthogonal_`, whose normal matrix is PyTorch's but whose QR is nn's:
-//! equal to the dtype's rounding), RReLU's slopes in training. Not yet PyTorch's:
-//! `exponential_` and `multinomial` (MKL's vector logarithm). A tensor on a device is drawn on the host and copied, so it holds what
+//! What draws as PyTorch 2.5.1 on the CPU does, bit for bit: `rand`, `uniform_`, `randn`, `normal_` (for 16 or
+//! more `f32` elements PyTorch's x86-64 builds fill with Cephes' AVX2 functions; builds without AVX2, as on
+//! ARM, round a few of those elements differently), `randint`, `random_`, `randperm`, `bernoulli` and
+//! `bernoulli_` (the scalar form from MKL's MCG31 stream, as PyTorch's x86-64 wheels draw it), dropout's
+//! masks, `cauchy_`, `log_normal_`, `geometric_`, `multinomial` with replacement, `nn::init`'s functions,
+//! every layer's initialisation and RReLU's slopes in training. Three go through MKL's closed numerics, so
+//! they draw PyTorch's stream and leave the generator where PyTorch's leaves it, but their values are
+//! PyTorch's only to its rounding (within `assert_close`'s defaults): `exponential_` (MKL's vector
+//! logarithm: 71% of samples bit-equal) and `multinomial`'s fast path built on it (the same categories but
+//! where two ratios lie within that rounding), `trunc_normal_` (MKL's `erfinv`: 98% bit-equal) and
+//! `orthogonal_` (LAPACK's QR). A tensor on a device is drawn on the host and copied, so it holds what
 //! PyTorch's CPU would draw (not its CUDA Philox stream).
 //!
 //! ```

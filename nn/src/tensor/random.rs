@@ -7,6 +7,7 @@ use super::Tensor;
 use super::cast::cast_data;
 use super::create::{allocatable, refused};
 use super::storage::CpuData;
+use crate::error::cpp_double;
 use crate::random::{self, Generator, STATE_BYTES, fill};
 use crate::{DType, Error, Result, Shape};
 
@@ -218,9 +219,18 @@ impl Tensor {
     /// `x.uniform_(low, high)`: fills this tensor, wherever it is, with samples uniform in `[low, high)` from
     /// the default generator, drawn in its dtype as PyTorch's CPU draws them.
     pub fn uniform_(&self, low: f64, high: f64) -> Result<()> {
-        let values =
-            random::with_global(|g| Tensor::try_uniform_with(self.shape().clone(), low, high, self.dtype(), g))?;
-        self.copy_(&values)
+        random::with_global(|g| self.uniform_with_(low, high, g))
+    }
+
+    /// `x.uniform_(low, high, generator=generator)`.
+    pub fn uniform_with_(&self, low: f64, high: f64, generator: &mut Generator) -> Result<()> {
+        self.copy_(&Tensor::try_uniform_with(
+            self.shape().clone(),
+            low,
+            high,
+            self.dtype(),
+            generator,
+        )?)
     }
 
     /// `x.normal_(mean, std)`: fills this tensor with samples of `N(mean, std²)` from the default generator.
@@ -235,16 +245,35 @@ impl Tensor {
     /// # Ok::<(), nn::Error>(())
     /// ```
     pub fn normal_(&self, mean: f64, std: f64) -> Result<()> {
-        let values =
-            random::with_global(|g| Tensor::try_normal_with(self.shape().clone(), mean, std, self.dtype(), g))?;
-        self.copy_(&values)
+        random::with_global(|g| self.normal_with_(mean, std, g))
+    }
+
+    /// `x.normal_(mean, std, generator=generator)`.
+    pub fn normal_with_(&self, mean: f64, std: f64, generator: &mut Generator) -> Result<()> {
+        self.copy_(&Tensor::try_normal_with(
+            self.shape().clone(),
+            mean,
+            std,
+            self.dtype(),
+            generator,
+        )?)
     }
 
     /// `x.random_(from, to)`: fills this tensor with integers uniform in `[from, to)` from the default
     /// generator.
     pub fn random_(&self, from: i64, to: i64) -> Result<()> {
-        let values = Tensor::randint(from, to, self.shape().clone(), self.dtype())?;
-        self.copy_(&values)
+        random::with_global(|g| self.random_with_(from, to, g))
+    }
+
+    /// `x.random_(from, to, generator=generator)`.
+    pub fn random_with_(&self, from: i64, to: i64, generator: &mut Generator) -> Result<()> {
+        self.copy_(&Tensor::randint_with(
+            from,
+            to,
+            self.shape().clone(),
+            self.dtype(),
+            generator,
+        )?)
     }
 }
 
@@ -269,7 +298,11 @@ fn uniform(g: &mut Generator, shape: &Shape, dtype: DType, from: f64, to: f64) -
     if from > to {
         return Err(Error::invalid(
             "uniform_",
-            format!("uniform_ expects to return a [from, to) range, but found from={from} > to={to}"),
+            format!(
+                "uniform_ expects to return a [from, to) range, but found from={} > to={}",
+                cpp_double(from),
+                cpp_double(to)
+            ),
         ));
     }
     Ok(match dtype {
@@ -350,7 +383,12 @@ fn random_from_to(g: &mut Generator, shape: &Shape, dtype: DType, from: i64, to:
 }
 
 /// What `fill` appends to a `Vec` with room for the elements of `shape` ([`room`]).
-fn filled<T>(op: &'static str, shape: &Shape, dtype: DType, fill: impl FnOnce(&mut Vec<T>)) -> Result<Vec<T>> {
+pub(crate) fn filled<T>(
+    op: &'static str,
+    shape: &Shape,
+    dtype: DType,
+    fill: impl FnOnce(&mut Vec<T>),
+) -> Result<Vec<T>> {
     let mut values = room(op, shape, dtype)?;
     fill(&mut values);
     Ok(values)
@@ -368,14 +406,11 @@ fn integer_range(dtype: DType) -> Option<(i64, i64)> {
 }
 
 /// PyTorch's error for a draw its `kernel` does not define for `dtype` (named as its C++ scalar type).
-fn not_implemented(op: &'static str, kernel: &str, dtype: DType) -> Error {
-    let scalar = match dtype {
-        DType::I64 => "Long",
-        DType::I32 => "Int",
-        DType::U8 => "Byte",
-        _ => "Bool",
-    };
-    Error::invalid(op, format!("\"{kernel}\" not implemented for '{scalar}'"))
+pub(crate) fn not_implemented(op: &'static str, kernel: &str, dtype: DType) -> Error {
+    Error::invalid(
+        op,
+        format!("\"{kernel}\" not implemented for '{}'", dtype.scalar_type_name()),
+    )
 }
 
 impl Tensor {
@@ -392,7 +427,12 @@ impl Tensor {
     /// # Ok::<(), nn::Error>(())
     /// ```
     pub fn bernoulli_(&self, p: f64) -> Result<()> {
-        let values = random::with_global(|g| bernoulli_scalar(g, self.shape(), self.dtype(), p))?;
+        random::with_global(|g| self.bernoulli_with_(p, g))
+    }
+
+    /// `x.bernoulli_(p, generator=generator)`.
+    pub fn bernoulli_with_(&self, p: f64, generator: &mut Generator) -> Result<()> {
+        let values = bernoulli_scalar(generator, self.shape(), self.dtype(), p)?;
         self.copy_(&Tensor::from_cpu(values, self.shape().clone()))
     }
 
