@@ -63,6 +63,7 @@ pub mod random;
 pub mod shape;
 pub mod shared;
 pub mod tensor;
+pub mod testing;
 pub mod threads;
 pub mod utils;
 

@@ -142,6 +142,12 @@ pub enum Error {
         /// What is wrong and what is expected.
         message: String,
     },
+    /// Two tensors `nn::testing::check_close` finds not close: PyTorch's `AssertionError` message.
+    #[error("assert_close: {message}")]
+    NotClose {
+        /// PyTorch's message (or the one the options gave).
+        message: String,
+    },
     /// `load_state_dict` refused the state; nothing was changed.
     #[error(transparent)]
     Load(Box<LoadError>),

@@ -109,13 +109,7 @@ impl fmt::Display for Errors {
 /// assert_eq!(reference::parity::close_tolerance(nn::DType::F32), (1.3e-6, 1e-5));
 /// ```
 pub fn close_tolerance(dtype: DType) -> (f64, f64) {
-    match dtype {
-        DType::F64 => (1e-7, 1e-7),
-        DType::F32 => (1.3e-6, 1e-5),
-        DType::F16 => (1e-3, 1e-5),
-        DType::BF16 => (1.6e-2, 1e-5),
-        _ => (0.0, 0.0),
-    }
+    nn::testing::default_tolerance(dtype)
 }
 
 /// Checks in order, printed one per line and then `N passed, M failed`.

@@ -34,6 +34,7 @@ fn rules() -> Vec<(&'static str, Vec<&'static str>)> {
         ("functional", with(&[BASE, &["ops"]])),
         ("autograd", with(&[BASE, &["ops"]])),
         ("init", with(&[BASE, &["param", "ops"]])),
+        ("testing", with(&[BASE, &["ops"]])),
         ("optim", with(&[BASE, &["param", "io", "ops"]])),
     ];
     for part in MODULE_SYSTEM {

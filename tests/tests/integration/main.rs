@@ -19,4 +19,5 @@ mod ops;
 mod optim;
 mod random;
 mod tensor;
+mod testing;
 mod utils;
