@@ -61,6 +61,17 @@ impl DType {
         }
     }
 
+    /// `v` as this dtype's arithmetic rounds a result, back in `f64`: to `f32`, or for a half type through
+    /// `f32` (its arithmetic computes in `f32` and rounds); unchanged for `f64` and the integer types.
+    pub(crate) fn round_f64(self, v: f64) -> f64 {
+        match self {
+            DType::F32 => f64::from(v as f32),
+            DType::F16 => f64::from(half::f16::from_f32(v as f32)),
+            DType::BF16 => f64::from(half::bf16::from_f32(v as f32)),
+            _ => v,
+        }
+    }
+
     /// Every dtype, in declaration order.
     pub const ALL: [DType; 8] = [
         DType::F16,

@@ -188,23 +188,13 @@ pub fn trunc_normal_(t: &Tensor, mean: f64, std: f64, a: f64, b: f64) -> Result<
             } else {
                 f64::from(scale as f32)
             };
-            let [mean, a, b] = [mean, a, b].map(|v| round_to(v, dtype));
-            let x = round_to(erfinv(y), dtype);
-            let shifted = round_to(round_to(x * scale, dtype) + mean, dtype);
-            round_to(shifted.clamp(a, b), dtype)
+            let [mean, a, b] = [mean, a, b].map(|v| dtype.round_f64(v));
+            let x = dtype.round_f64(erfinv(y));
+            let shifted = dtype.round_f64(dtype.round_f64(x * scale) + mean);
+            dtype.round_f64(shifted.clamp(a, b))
         })
         .collect();
     t.copy_(&Tensor::from_vec(values, t.shape().clone())?.to_dtype(dtype)?)
-}
-
-/// `v` rounded to a float `dtype` (`f64` itself for `f64`), as the dtype's arithmetic rounds each result.
-fn round_to(v: f64, dtype: DType) -> f64 {
-    match dtype {
-        DType::F32 => f64::from(v as f32),
-        DType::F16 => f64::from(half::f16::from_f64(v)),
-        DType::BF16 => f64::from(half::bf16::from_f64(v)),
-        _ => v,
-    }
 }
 
 /// The inverse error function, to within a unit in the last place of `f64`: Giles' single-precision

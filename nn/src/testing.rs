@@ -157,17 +157,6 @@ fn size(t: &Tensor) -> String {
     format!("torch.Size([{}])", dims.join(", "))
 }
 
-/// `v` as `dtype`'s arithmetic rounds a result (`f64` for `f64` and the integer types).
-fn round(v: f64, dtype: DType) -> f64 {
-    match dtype {
-        DType::F32 => f64::from(v as f32),
-        // Through `f32`, as the half types' arithmetic computes in `f32` and rounds.
-        DType::F16 => f64::from(half::f16::from_f32(v as f32)),
-        DType::BF16 => f64::from(half::bf16::from_f32(v as f32)),
-        _ => v,
-    }
-}
-
 /// `torch.isclose(a, e, rtol, atol, equal_nan)` of one element in `dtype`: equal, or the rounded error finite
 /// and within `atol + |rtol·e|` (`rtol·e` in the computing type, `atol` rounded to the dtype, the sum
 /// rounded). Integers and bool compare their tolerance in `float32`, PyTorch's default dtype.
@@ -180,12 +169,12 @@ fn is_close(a: f64, e: f64, rtol: f64, atol: f64, equal_nan: bool, dtype: DType)
     }
     let float = if dtype.is_floating_point() { dtype } else { DType::F32 };
     let computing = if float == DType::F64 { DType::F64 } else { DType::F32 };
-    let scaled = round(round(round(rtol, computing) * e, float).abs(), float);
-    let allowed = round(round(atol, float) + scaled, float);
+    let scaled = float.round_f64(float.round_f64(computing.round_f64(rtol) * e).abs());
+    let allowed = float.round_f64(float.round_f64(atol) + scaled);
     let error = if dtype.is_floating_point() {
-        round(a - e, dtype).abs()
+        dtype.round_f64(a - e).abs()
     } else {
-        round((a - e).abs(), DType::F32)
+        DType::F32.round_f64((a - e).abs())
     };
     error.is_finite() && error <= allowed
 }
@@ -272,12 +261,12 @@ fn tensor_message(a: &[f64], e: &[f64], close: &[bool], dims: &[usize], dtype: D
         let diff = if close {
             0.0
         } else if float {
-            round(a - e, dtype).abs()
+            dtype.round_f64(a - e).abs()
         } else {
             (a - e).abs()
         };
         absolute.push(diff);
-        let ratio = round(round(diff, ratio_type) / round(e.abs(), ratio_type), ratio_type);
+        let ratio = ratio_type.round_f64(ratio_type.round_f64(diff) / ratio_type.round_f64(e.abs()));
         relative.push(if close { 0.0 } else { ratio });
     }
     let (abs_at, rel_at) = (greatest(&absolute), greatest(&relative));

@@ -116,7 +116,7 @@ fn exponential_draws(g: &mut Generator, n: usize, dtype: DType) -> Vec<f64> {
     }
     let mut q = Vec::with_capacity(n);
     mcg31::exponential_f32(g, &mut q, n, 1.0);
-    q.into_iter().map(|v| rounded(f64::from(v), dtype)).collect()
+    q.into_iter().map(|v| dtype.round_f64(f64::from(v))).collect()
 }
 
 /// `p / q` as PyTorch's `div` computes it in `dtype`: in `f64`, in `f32`, or for a half type in `f32` rounded.
@@ -124,17 +124,7 @@ fn ratio(p: f64, q: f64, dtype: DType) -> f64 {
     if dtype == DType::F64 {
         return p / q;
     }
-    rounded(f64::from(p as f32 / q as f32), dtype)
-}
-
-/// `v` rounded to `dtype`'s precision (a float dtype), back in `f64`.
-fn rounded(v: f64, dtype: DType) -> f64 {
-    match dtype {
-        DType::F64 => v,
-        DType::F32 => f64::from(v as f32),
-        DType::F16 => f64::from(half::f16::from_f64(v)),
-        _ => f64::from(half::bf16::from_f64(v)),
-    }
+    dtype.round_f64(f64::from(p as f32 / q as f32))
 }
 
 /// The order of PyTorch's `topk(largest=True)` comparator: NaN above every number, then larger first.
