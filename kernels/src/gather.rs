@@ -1,5 +1,5 @@
-//! Moving elements between layouts on the device, for every dtype: a strided gather (narrow, permute,
-//! transpose, expand) and the placement of rows into a wider buffer (cat).
+//! Moving elements between layouts on the device, for every dtype: a strided gather (reading a view), its
+//! inverse the strided scatter (writing into a view), and the placement of rows into a wider buffer (cat).
 //!
 //! Elements move as they are stored: 4- and 8-byte dtypes as one or two 32-bit words, the 2-byte dtypes as
 //! their own float type (which the device must store).
@@ -51,6 +51,22 @@ fn gather_kernel<T: Numeric>(input: &[T], output: &mut [T], meta: &[u32], rank: 
             rest /= size;
         }
         output[ABSOLUTE_POS] = input[at * words + ABSOLUTE_POS % words];
+    }
+}
+
+/// `output[offset + Σ_d index_d(i)·strides[d]] = input[i]` over `shape`: the inverse of [`gather_kernel`].
+#[cube(launch_unchecked)]
+fn scatter_kernel<T: Numeric>(input: &[T], output: &mut [T], meta: &[u32], rank: usize, offset: usize, words: usize) {
+    if ABSOLUTE_POS < input.len() {
+        let mut rest = ABSOLUTE_POS / words;
+        let mut at = offset;
+        for i in 0..rank {
+            let d = rank - 1 - i;
+            let size = meta[d] as usize;
+            at += (rest % size) * (meta[rank + d] as usize);
+            rest /= size;
+        }
+        output[at * words + ABSOLUTE_POS % words] = input[ABSOLUTE_POS];
     }
 }
 
@@ -124,37 +140,16 @@ pub fn gather(
     offset: usize,
 ) -> Result<GpuBuffer> {
     let op = "gather";
-    let available = count(op, input, element)?;
-    let n: usize = shape.iter().product();
-    if strides.len() != shape.len() {
-        return Err(KernelError::InvalidArgument {
-            op,
-            message: format!("{} strides for a shape of rank {}", strides.len(), shape.len()),
-        });
-    }
-    let last = offset
-        + shape
-            .iter()
-            .zip(strides)
-            .map(|(s, t)| s.saturating_sub(1) * t)
-            .sum::<usize>();
-    if n > 0 && last >= available {
-        return Err(KernelError::InvalidArgument {
-            op,
-            message: format!(
-                "shape {shape:?} with strides {strides:?} from offset {offset} reads element {last} of {available}"
-            ),
-        });
-    }
+    let (n, meta) = strided_geometry(op, input, element, shape, strides, offset)?;
     let output = GpuBuffer::uninit(input.device(), n * element.size_in_bytes());
-    if n == 0 {
+    let Some(meta) = meta else {
         return Ok(output);
-    }
-    let meta = metadata(op, input, shape.iter().chain(strides))?;
+    };
+    let available = count(op, input, element)?;
     with_element!(element, T, words => {
-        // SAFETY: `input` holds `available · words` words of `T` and every index the kernel reads is at most
-        // `last · words + words - 1 < available · words` (checked above); `output` holds `n · words` words,
-        // the grid covers them and the kernel guards its index; `meta` holds `2 · rank` u32s.
+        // SAFETY: `input` holds `available · words` words of `T` and every index the kernel reads lies inside it
+        // (checked by `strided_geometry`); `output` holds `n · words` words, the grid covers them and the kernel
+        // guards its index; `meta` holds `2 · rank` u32s.
         unsafe {
             launch!(
                 gather_kernel::<T>,
@@ -170,6 +165,114 @@ pub fn gather(
         }
     });
     Ok(output)
+}
+
+/// Writes the elements of `input` (row-major over `shape`) into `output` at `offset + Σ index[d]·strides[d]`:
+/// the inverse of [`gather`], a write into a view. Two elements written to one place (a stride of 0) leave one
+/// of them there; callers refuse such views.
+///
+/// ```no_run
+/// use kernels::gather::{scatter, Element};
+/// use kernels::{Backend, GpuBuffer, GpuDevice};
+/// let device = GpuDevice::open(Backend::Wgpu, 0)?;
+/// let x = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[0.0f32; 6]));
+/// let column = GpuBuffer::from_bytes(&device, bytemuck::cast_slice(&[1.0f32, 2.0]));
+/// // column 1 of a 2x3 matrix
+/// scatter(&column, &x, Element::Bits32, &[2], &[3], 1)?;
+/// assert_eq!(x.to_bytes()?, bytemuck::cast_slice::<f32, u8>(&[0.0, 1.0, 0.0, 0.0, 2.0, 0.0]));
+/// # Ok::<(), kernels::KernelError>(())
+/// ```
+pub fn scatter(
+    input: &GpuBuffer,
+    output: &GpuBuffer,
+    element: Element,
+    shape: &[usize],
+    strides: &[usize],
+    offset: usize,
+) -> Result<()> {
+    let op = "scatter";
+    if !input.device().same(output.device()) {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("buffers on {} and {}", input.device(), output.device()),
+        });
+    }
+    let (n, meta) = strided_geometry(op, output, element, shape, strides, offset)?;
+    let have = count(op, input, element)?;
+    if have != n {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("{have} elements to write into a view of shape {shape:?}"),
+        });
+    }
+    let Some(meta) = meta else {
+        return Ok(());
+    };
+    let available = count(op, output, element)?;
+    if n == 1 && element.size_in_bytes() < 8 {
+        // One element of one word: the strided kernel launched as a single unit reads its input as zero on
+        // lavapipe (measured, `scatter_writes_where_gather_reads`), so the element (every index 0: at `offset`)
+        // goes as a row of one.
+        return place_rows(input, output, element, 1, 1, available, offset);
+    }
+    with_element!(element, T, words => {
+        // SAFETY: `input` holds `n · words` words (checked above), the grid covers them and the kernel guards its
+        // index; every index it writes lies inside `output`'s `available · words` words (checked by
+        // `strided_geometry`); `meta` holds `2 · rank` u32s.
+        unsafe {
+            launch!(
+                scatter_kernel::<T>,
+                input,
+                n * words,
+                arg(input, n * words),
+                arg(output, available * words),
+                arg(&meta, (2 * shape.len()).max(1)),
+                shape.len(),
+                offset,
+                words,
+            )
+        }
+    });
+    Ok(())
+}
+
+/// Checks that the elements of `shape` at `strides` from `offset` lie inside `buffer`; returns their count and,
+/// when there are any, the kernels' metadata (`shape` then `strides`).
+fn strided_geometry(
+    op: &'static str,
+    buffer: &GpuBuffer,
+    element: Element,
+    shape: &[usize],
+    strides: &[usize],
+    offset: usize,
+) -> Result<(usize, Option<GpuBuffer>)> {
+    let available = count(op, buffer, element)?;
+    let n: usize = shape.iter().product();
+    if strides.len() != shape.len() {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!("{} strides for a shape of rank {}", strides.len(), shape.len()),
+        });
+    }
+    if n == 0 {
+        return Ok((0, None));
+    }
+    let last = offset
+        + shape
+            .iter()
+            .zip(strides)
+            .map(|(s, t)| s.saturating_sub(1) * t)
+            .sum::<usize>();
+    if last >= available {
+        return Err(KernelError::InvalidArgument {
+            op,
+            message: format!(
+                "shape {shape:?} with strides {strides:?} from offset {offset} reaches element {last} of {available}"
+            ),
+        });
+    }
+    let meta = metadata(op, buffer, shape.iter().chain(strides))?;
+    Ok((n, Some(meta)))
 }
 
 /// Writes the `outer` rows of `row` elements of `src` into `dst`, whose rows are `dst_row` elements long,

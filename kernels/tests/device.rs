@@ -409,3 +409,34 @@ fn auto_matmul_runs_the_kernel_the_routing_names() {
         );
     }
 }
+
+/// A strided scatter is the inverse of the gather: writes land where a view's elements lie, a 0-d view included,
+/// and 8-byte elements move as two words.
+#[test]
+fn scatter_writes_where_gather_reads() {
+    use kernels::gather::{Element, gather, scatter};
+    let Some(dev) = device() else { return };
+    let x = upload(&dev, &(0..12).map(|i| i as f32).collect::<Vec<_>>());
+    // column 1 of a 3x4 matrix, then element 2 alone (rank 0)
+    scatter(&upload(&dev, &[-1.0, -2.0, -3.0]), &x, Element::Bits32, &[3], &[4], 1).unwrap();
+    scatter(&upload(&dev, &[-9.0]), &x, Element::Bits32, &[], &[], 2).unwrap();
+    scatter(&upload(&dev, &[-7.0]), &x, Element::Bits32, &[1], &[1], 3).unwrap();
+    let want = [0.0, -1.0, -9.0, -7.0, 4.0, -2.0, 6.0, 7.0, 8.0, -3.0, 10.0, 11.0];
+    assert_eq!(download(&x), want);
+    let t = gather(&x, Element::Bits32, &[4, 3], &[1, 4], 0).unwrap();
+    assert_eq!(download(&t)[..3], [0.0, 4.0, 8.0]);
+    let wide = GpuBuffer::from_bytes(&dev, bytemuck::cast_slice(&[1.0f64, 2.0, 3.0, 4.0]));
+    scatter(
+        &GpuBuffer::from_bytes(&dev, bytemuck::cast_slice(&[7.0f64, 8.0])),
+        &wide,
+        Element::Bits64,
+        &[2],
+        &[2],
+        1,
+    )
+    .unwrap();
+    let back: Vec<f64> = bytemuck::pod_collect_to_vec(&wide.to_bytes().unwrap());
+    assert_eq!(back, [1.0, 7.0, 3.0, 8.0]);
+    // outside the buffer: an error, nothing written
+    assert!(scatter(&upload(&dev, &[1.0, 2.0]), &x, Element::Bits32, &[2], &[8], 5).is_err());
+}
