@@ -98,9 +98,7 @@ pub fn grad(
     let targets = inputs
         .iter()
         .map(|t| {
-            t.grad_meta()
-                .filter(|m| m.requires_grad())
-                .map(|m| m.edge())
+            t.history_edge()
                 .ok_or_else(|| Error::autograd("grad", "an input does not require grad"))
         })
         .collect::<Result<Vec<_>>>()?;
@@ -109,6 +107,7 @@ pub fn grad(
 
 /// Where `t`'s gradient enters the graph, and the gradient: `gradient` (checked against `t`), or one.
 fn root(op: &'static str, t: &Tensor, gradient: Option<&Tensor>) -> Result<(Edge, Tensor)> {
+    t.refresh_view_history();
     let meta = t.grad_meta().filter(|m| m.requires_grad()).ok_or_else(|| {
         Error::autograd(
             op,
@@ -169,7 +168,11 @@ fn accumulate(meta: &GradMeta, g: Tensor) -> Result<()> {
             "a gradient of the shape of the one already accumulated",
         )),
         None => {
-            let own = if g.storage_is_shared() { g.deep_copy()? } else { g };
+            let own = if g.storage_is_shared() || !g.is_dense() {
+                g.deep_copy()?
+            } else {
+                g
+            };
             meta.set_grad(Some(own));
             Ok(())
         }

@@ -75,7 +75,10 @@ impl View for Borrowed<'_> {
 /// # std::fs::remove_file(path).ok();
 /// ```
 pub fn save_safetensors(state: &StateDict, path: &Path) -> Result<()> {
-    let hosts: Vec<(&String, Tensor)> = state.iter().map(|(k, t)| Ok((k, t.cpu()?))).collect::<Result<_>>()?;
+    let hosts: Vec<(&String, Tensor)> = state
+        .iter()
+        .map(|(k, t)| Ok((k, t.cpu()?.dense()?)))
+        .collect::<Result<_>>()?;
     let views: Vec<(&str, Borrowed<'_>)> = hosts
         .iter()
         .map(|(k, t)| {

@@ -108,9 +108,11 @@ fn prepare(root: &dyn Module, sd: StateDict, assign: bool) -> Result<Prepared> {
             let action = if self.assign {
                 Ok(Action::Assign(input.detach()))
             } else {
-                input
-                    .to_dtype(target.dtype())
+                target
+                    .check_writable("load_state_dict")
+                    .and_then(|()| input.to_dtype(target.dtype()))
                     .and_then(|t| t.to_device(target.device()))
+                    .and_then(|t| t.dense())
                     .map(Action::Copy)
             };
             match action {

@@ -287,7 +287,7 @@ pub(crate) fn in_place_operand(op: &'static str, target: &Tensor, other: &Tensor
         ));
     }
     if other.shares_storage(target) {
-        other.to_dtype(target.dtype())?.deep_copy()
+        other.to_dtype(target.dtype())?.recorded_copy()
     } else {
         other.to_dtype(target.dtype())
     }

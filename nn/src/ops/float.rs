@@ -37,7 +37,7 @@ impl Tensor {
     /// The elements as `T` (the tensor must be of a float dtype that `T` computes).
     pub(crate) fn float_ref<T: Float>(&self, op: &'static str) -> Result<FloatRef<'_, T>> {
         Error::check_float(op, self.dtype())?;
-        if self.dtype() == T::DTYPE {
+        if self.dtype() == T::DTYPE && self.is_dense() {
             return self.host_slice::<T>(op).map(FloatRef::Borrowed);
         }
         let widened = self.read_cpu(op, |data| match data {

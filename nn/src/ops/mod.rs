@@ -36,6 +36,7 @@ mod reduce;
 pub(crate) mod softmax;
 mod split;
 mod unary;
+pub(crate) mod view;
 
 pub use dropout::{alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout};
 pub use embedding::{EmbeddingOptions, embedding, embedding_padded, embedding_with};
@@ -72,6 +73,11 @@ pub(crate) trait Op {
 
     /// For an op that writes into one of its inputs (returns `()`): which. Its version is bumped after the write.
     const WRITES: usize = 0;
+
+    /// Whether the op takes views as they are (it reads their strides: the view operations). Any other op gets
+    /// its inputs' elements in row-major order from [`run`], which copies a view's out once and writes the
+    /// input an op writes into back where its elements lie.
+    const STRIDED: bool = false;
 
     /// Whether and how the operation runs on a device; the default: a kernel that computes, checked by the
     /// parity probe ([`DevicePath::Probed`]), so an op with no device kernel says [`DevicePath::None`].
@@ -213,10 +219,7 @@ fn record<O: Op>(op: &O, inputs: &[&Tensor], output: &mut O::Output) {
             Err(Error::autograd(name, "this operation has no gradient"))
         })
     });
-    let edges = inputs
-        .iter()
-        .map(|t| t.grad_meta().filter(|m| m.requires_grad()).map(|m| m.edge()))
-        .collect();
+    let edges = inputs.iter().map(|t| t.history_edge()).collect();
     let metas = output.tensors().iter().map(|t| OutputMeta::of(t)).collect();
     let node = Arc::new(Node::new(name, backward, edges, metas));
     for (index, t) in output.tensors_mut().into_iter().enumerate() {
@@ -236,9 +239,45 @@ fn dispatch<O: Op>(op: &O, inputs: &[&Tensor]) -> Result<O::Output> {
     Ok(output)
 }
 
-/// The op where its inputs are: the CPU-or-device choice.
+/// The op on its inputs' elements in row-major order: views whose elements lie elsewhere in their storage are
+/// read into buffers of their own (one copy for a view passed twice), and the input an op writes into is then
+/// written back into its view.
 #[inline]
 fn compute<O: Op>(op: &O, inputs: &[&Tensor]) -> Result<O::Output> {
+    if O::STRIDED || inputs.iter().all(|t| t.is_dense()) {
+        return compute_dense(op, inputs);
+    }
+    let writes = <O::Output as Outputs>::IN_PLACE.then(|| inputs[O::WRITES]);
+    if let Some(target) = writes {
+        target.check_writable(op.name())?;
+    }
+    let mut dense: SmallVec<[Tensor; 4]> = SmallVec::new();
+    for (i, t) in inputs.iter().enumerate() {
+        let earlier = inputs[..i].iter().position(|u| same_view(t, u));
+        dense.push(match earlier {
+            Some(j) => dense[j].clone(),
+            None => t.dense()?,
+        });
+    }
+    let refs: SmallVec<[&Tensor; 4]> = dense.iter().collect();
+    let output = compute_dense(op, &refs)?;
+    if let Some(target) = writes.filter(|t| !t.is_dense()) {
+        target.write_back(&dense[O::WRITES])?;
+    }
+    Ok(output)
+}
+
+/// Whether two handles see the same elements of one storage in the same order.
+fn same_view(a: &Tensor, b: &Tensor) -> bool {
+    a.shares_storage(b)
+        && a.shape() == b.shape()
+        && a.strides() == b.strides()
+        && a.storage_offset() == b.storage_offset()
+}
+
+/// [`compute`] on inputs whose elements the op reads as they lie: the CPU-or-device choice.
+#[inline]
+fn compute_dense<O: Op>(op: &O, inputs: &[&Tensor]) -> Result<O::Output> {
     let on = same_device(op.name(), inputs)?;
     if on.is_cpu() {
         return op.cpu(inputs);

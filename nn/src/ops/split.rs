@@ -3,59 +3,74 @@
 //! for a piece that received none) in one `cat`, so cutting a sequence into its `n` steps costs O(n) in the
 //! backward, where `n` separate `narrow`s would each pad their gradient to the whole tensor.
 
-use kernels::GpuDevice;
-
-use super::layout::Rearrange;
 use super::{DevicePath, Op, run};
 use crate::tensor::autograd::Backward;
 use crate::{Error, Result, Tensor};
 
-/// `x` cut along `dim` into consecutive pieces of `sizes`, which sum to its size there; inputs `[x]`.
+/// `x` cut along `dim` into consecutive pieces of `sizes`, which sum to its size there; inputs `[x]`. The pieces
+/// are views of `x`, on every device; `unbind`'s (pieces of 1) drop the dimension.
 struct Split {
+    name: &'static str,
     dim: usize,
     sizes: Vec<usize>,
 }
 
 impl Split {
-    /// Each piece as a `narrow` of `x`.
-    fn pieces(&self) -> impl Iterator<Item = Rearrange> + '_ {
-        self.sizes.iter().scan(0, |start, &len| {
-            let piece = Rearrange::Narrow {
-                dim: self.dim,
-                start: *start,
-                len,
-            };
-            *start += len;
-            Some(piece)
-        })
+    /// Whether the pieces drop the dimension they were cut along (`unbind`).
+    fn drops_dim(&self) -> bool {
+        self.name == "unbind"
     }
 }
 
 impl Op for Split {
     type Output = Vec<Tensor>;
-    const NAME: &'static str = "split_with_sizes";
-    const DEVICE: DevicePath = DevicePath::Exact;
+    const DEVICE: DevicePath = DevicePath::Anywhere;
+    const STRIDED: bool = true;
 
-    fn cpu(&self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
-        self.pieces().map(|piece| piece.cpu(inputs)).collect()
+    fn name(&self) -> &'static str {
+        self.name
     }
 
-    fn device(&self, inputs: &[&Tensor], device: &GpuDevice) -> Result<Vec<Tensor>> {
-        self.pieces().map(|piece| piece.device(inputs, device)).collect()
+    fn cpu(&self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
+        let (x, d) = (inputs[0], self.dim);
+        let (mut shape, mut strides) = (x.shape().to_vec(), x.strides());
+        let (mut offset, step) = (x.storage_offset(), strides[d]);
+        if self.drops_dim() {
+            shape.remove(d);
+            strides.remove(d);
+        }
+        Ok(self
+            .sizes
+            .iter()
+            .map(|&len| {
+                if !self.drops_dim() {
+                    shape[d] = len;
+                }
+                let piece = x.as_view(shape.as_slice().into(), strides.clone(), offset);
+                offset += len * step;
+                piece
+            })
+            .collect())
     }
 
     fn gradient(&self, _: &[&Tensor], _: &Vec<Tensor>) -> Option<Box<dyn Backward>> {
-        let dim = self.dim as isize;
+        let (dim, stack) = (self.dim as isize, self.drops_dim());
         Some(Box::new(move |g: &[Tensor], _: &[bool]| {
-            Ok(vec![Some(Tensor::cat(&g.iter().collect::<Vec<_>>(), dim)?)])
+            let parts: Vec<&Tensor> = g.iter().collect();
+            let joined = if stack {
+                Tensor::stack(&parts, dim)?
+            } else {
+                Tensor::cat(&parts, dim)?
+            };
+            Ok(vec![Some(joined)])
         }))
     }
 }
 
 impl Tensor {
     /// This tensor cut along `dim` into consecutive pieces of `sizes` entries, which must sum to its size
-    /// there (PyTorch's `split_with_sizes`, and `split` with a list). Each piece is a copy; autograd joins
-    /// their gradients.
+    /// there (PyTorch's `split_with_sizes`, and `split` with a list). Each piece is a view; autograd joins their
+    /// gradients.
     ///
     /// ```
     /// use nn::Tensor;
@@ -66,6 +81,11 @@ impl Tensor {
     /// # Ok::<(), nn::Error>(())
     /// ```
     pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
+        self.split_named("split_with_sizes", sizes, dim)
+    }
+
+    /// [`split_with_sizes`](Self::split_with_sizes) recorded as `name`.
+    fn split_named(&self, name: &'static str, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
         let d = self.split_dim(dim)?;
         let total = self.shape()[d];
         if sizes.iter().sum::<usize>() != total {
@@ -82,6 +102,7 @@ impl Tensor {
         }
         run(
             &Split {
+                name,
                 dim: d,
                 sizes: sizes.to_vec(),
             },
@@ -115,7 +136,7 @@ impl Tensor {
         };
         let mut sizes = vec![split_size; pieces];
         sizes[pieces - 1] = total - split_size * (pieces - 1);
-        self.split_with_sizes(&sizes, dim)
+        self.split_named("split", &sizes, dim)
     }
 
     /// This tensor cut along `dim` into at most `chunks` pieces of `ceil(size / chunks)` entries, the last one
@@ -137,7 +158,7 @@ impl Tensor {
         }
         let total = self.shape()[self.split_dim(dim)?];
         if total == 0 {
-            return self.split_with_sizes(&vec![0; chunks], dim);
+            return self.split_named("split", &vec![0; chunks], dim);
         }
         self.split(total.div_ceil(chunks), dim)
     }
@@ -161,10 +182,7 @@ impl Tensor {
         }
         let d = self.dim_index("unbind", dim)?;
         let ones = vec![1; self.shape()[d]];
-        self.split_with_sizes(&ones, dim)?
-            .iter()
-            .map(|piece| piece.squeeze(d as isize))
-            .collect()
+        self.split_named("unbind", &ones, dim)
     }
 
     /// `dim` of a tensor of rank 1 or more: what the splitting operations cut along.

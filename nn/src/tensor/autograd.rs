@@ -329,10 +329,7 @@ pub(crate) fn record_function(
     y: &mut Tensor,
     backward: impl Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
 ) {
-    let edges: SmallVec<_> = inputs
-        .iter()
-        .map(|x| x.grad_meta().filter(|m| m.requires_grad()).map(|m| m.edge()))
-        .collect();
+    let edges: SmallVec<_> = inputs.iter().map(|x| x.history_edge()).collect();
     if edges.iter().all(Option::is_none) || !is_grad_enabled() || !y.is_floating_point() {
         return;
     }
@@ -347,10 +344,7 @@ pub(crate) fn record_function(
 /// `backward`: each tensor is replaced by a handle to the same data computed by that node. Module backward
 /// hooks are such nodes around a module's inputs and outputs (PyTorch's `BackwardHookFunction`).
 pub(crate) fn record_identity(name: &'static str, tensors: &mut [&mut Tensor], backward: Box<dyn Backward>) {
-    let inputs = tensors
-        .iter()
-        .map(|t| t.grad_meta().filter(|m| m.requires_grad()).map(|m| m.edge()))
-        .collect();
+    let inputs = tensors.iter().map(|t| t.history_edge()).collect();
     let outputs = tensors.iter().map(|t| OutputMeta::of(t)).collect();
     let node = Arc::new(Node::new(name, backward, inputs, outputs));
     for (index, t) in tensors.iter_mut().enumerate() {

@@ -7,13 +7,15 @@ use smallvec::SmallVec;
 
 use super::Tensor;
 use super::autograd::{Backward, GradMeta, Node, OutputMeta};
+use super::view_history::settle_write;
 use crate::{Error, Result};
 
 /// An in-place change `x = f(x)` of a tensor that requires a gradient, as PyTorch records it: `f` runs on a copy
 /// of `x` that carries `x`'s history (and is recorded, saving what its backward needs), then `x` takes the
 /// result's contents and history, seen through every handle to `x`. A leaf that requires a gradient is refused,
-/// as in PyTorch. For a change whose backward needs nothing of `x`'s old value, [`in_place_recorded_without_copy`]
-/// copies nothing.
+/// as in PyTorch, and so is a view of one. A change through a view of a tensor that requires a gradient records
+/// PyTorch's `CopySlices` for that tensor (`view_history`). For a change whose backward needs nothing of `x`'s
+/// old value, [`in_place_recorded_without_copy`] copies nothing.
 pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
     let (meta, old) = in_place_history(op, x)?;
     let mut original = x.deep_copy()?;
@@ -25,7 +27,7 @@ pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Te
     let contents = y.detach();
     drop(y);
     let _old = x.replace_contents(contents);
-    move_history(meta, old, new_node, new_index);
+    settle_write(x, meta, new_node, new_index);
     Ok(())
 }
 
@@ -42,25 +44,13 @@ pub(crate) fn in_place_recorded_without_copy(
     backward: impl FnOnce() -> Box<dyn Backward>,
 ) -> Result<()> {
     let x = sources[0];
-    let (meta, old) = in_place_history(op, x)?;
-    let edges = sources
-        .iter()
-        .map(|t| t.grad_meta().filter(|m| m.requires_grad()).map(|m| m.edge()))
-        .collect();
+    let (meta, _) = in_place_history(op, x)?;
+    let edges = sources.iter().map(|t| t.history_edge()).collect();
     write()?;
     let name = op.strip_suffix('_').unwrap_or(op);
     let node = Node::new(name, backward(), edges, SmallVec::from_iter([OutputMeta::of(x)]));
-    move_history(meta, old, Arc::new(node), 0);
+    settle_write(x, meta, Arc::new(node), 0);
     Ok(())
-}
-
-/// Points a tensor changed in place to output `index` of `node`, its new version's producer; a gradient it
-/// retains ([`Tensor::retain_grad`]) moves there too, so its `.grad` is the new version's, as PyTorch's.
-fn move_history(meta: &Arc<GradMeta>, (old, _): Producer, node: Arc<Node>, index: usize) {
-    if old.take_retained(meta) {
-        node.retain(index, meta);
-    }
-    meta.set_grad_fn(node, index);
 }
 
 /// The node that computed a tensor, and which of its outputs the tensor is.
@@ -69,6 +59,9 @@ type Producer = (Arc<Node>, usize);
 /// The autograd state of a tensor an in-place change under autograd may change, with the node that computed
 /// it: refused for a leaf that requires a gradient (PyTorch refuses it too) and for a tensor that requires none.
 fn in_place_history<'a>(op: &'static str, x: &'a Tensor) -> Result<(&'a Arc<GradMeta>, Producer)> {
+    x.check_writable(op)?;
+    x.check_view_write(op)?;
+    x.refresh_view_history();
     match x.grad_meta().and_then(|m| Some((m, m.grad_fn()?))) {
         Some(history) => Ok(history),
         None => {

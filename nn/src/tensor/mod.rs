@@ -1,4 +1,5 @@
-//! [`Tensor`]: an n-dimensional, row-major, contiguous array of one [`DType`] on one [`Device`].
+//! [`Tensor`]: an n-dimensional array of one [`DType`] on one [`Device`], in a storage of its own or a view of
+//! another tensor's.
 
 pub(crate) mod autograd;
 pub(crate) mod buffer_cache;
@@ -14,6 +15,8 @@ mod multinomial;
 pub(crate) mod random;
 mod raw;
 pub(crate) mod storage;
+pub(crate) mod view;
+mod view_history;
 
 use std::sync::Arc;
 
@@ -24,10 +27,16 @@ pub(crate) use mode_marks::ModeMarks;
 use parking_lot::{MappedRwLockReadGuard, RwLockReadGuard};
 pub use storage::live_storages;
 use storage::{Buffer, CpuData, Storage};
+use view::View;
 
 use crate::{DType, Device, Element, Error, Result, Shape};
 
 /// An n-dimensional array: a shape, and a handle to shared storage of one dtype on one device.
+///
+/// A tensor an operation makes holds its elements in row-major order in a storage of its own; a view
+/// ([`t`](Self::t), [`narrow`](Self::narrow), [`select`](Self::select), [`expand`](Self::expand),
+/// [`as_strided`](Self::as_strided), …) shares another tensor's storage at [`stride`](Self::stride)s of its own,
+/// and writes through it land there.
 ///
 /// Cloning a `Tensor` clones the handle: both share the data, as two Python names for one PyTorch tensor do
 /// (in-place operations through either are seen by both). [`Tensor::deep_copy`] is PyTorch's `clone()`.
@@ -44,6 +53,8 @@ use crate::{DType, Device, Element, Error, Result, Shape};
 #[derive(Clone)]
 pub struct Tensor {
     shape: Shape,
+    /// Where the elements lie in the storage, for a view; `None`: the whole storage, in row-major order.
+    view: Option<Arc<View>>,
     storage: Arc<Storage>,
     grad_meta: Option<Arc<GradMeta>>,
     /// The modes of a module that keeps this handle as a buffer and has no `training` field, and of handle-less
@@ -56,6 +67,7 @@ impl Tensor {
         debug_assert_eq!(data.len(), shape.numel());
         Tensor {
             shape,
+            view: None,
             storage: Arc::new(Storage::cpu(data)),
             grad_meta: None,
             mode_marks: ModeMarks::NONE,
@@ -79,7 +91,7 @@ impl Tensor {
 
     /// Number of elements.
     pub fn numel(&self) -> usize {
-        self.storage.len
+        self.shape.numel()
     }
 
     /// The element type.
@@ -112,8 +124,15 @@ impl Tensor {
         normalize_dim(op, dim, self.rank())
     }
 
-    /// Runs `f` on the host buffer, or fails for a tensor on a device.
+    /// Runs `f` on the host elements in row-major order (a view's are copied out first), or fails for a tensor
+    /// on a device.
     pub(crate) fn read_cpu<R>(&self, op: &'static str, f: impl FnOnce(&CpuData) -> R) -> Result<R> {
+        if !self.is_dense() {
+            if !self.device().is_cpu() {
+                return Err(self.not_on_cpu(op));
+            }
+            return self.dense()?.read_cpu(op, f);
+        }
         match self.storage.data.read().host() {
             Some(data) => Ok(f(data)),
             None => Err(self.not_on_cpu(op)),
@@ -138,8 +157,19 @@ impl Tensor {
         self.storage.version.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
-    /// Runs `f` on the host buffer for writing, or fails for a tensor on a device.
+    /// Runs `f` on the host elements for writing, in row-major order, or fails for a tensor on a device. A view's
+    /// elements are copied out, changed, and written back where they lie.
     pub(crate) fn write_cpu<R>(&self, op: &'static str, f: impl FnOnce(&mut CpuData) -> R) -> Result<R> {
+        if !self.is_dense() {
+            if !self.device().is_cpu() {
+                return Err(self.not_on_cpu(op));
+            }
+            self.check_writable(op)?;
+            let copy = self.dense()?;
+            let out = copy.write_cpu(op, f)?;
+            self.write_back(&copy)?;
+            return Ok(out);
+        }
         self.bump_version();
         match self.storage.data.write().host_mut() {
             Some(data) => Ok(f(data)),
@@ -204,17 +234,21 @@ impl Tensor {
     }
 
     /// The raw little-endian bytes of the host data, borrowed under the storage's read lock (in-place writes
-    /// to the tensor wait until the guard drops); an error for a tensor on a device.
+    /// to the tensor wait until the guard drops); an error for a tensor on a device or a view whose elements do
+    /// not fill its storage in order (take [`dense`](Self::dense) first).
     pub(crate) fn host_bytes(&self, op: &'static str) -> Result<HostBytes<'_>> {
+        self.check_dense(op)?;
         RwLockReadGuard::try_map(self.storage.data.read(), Buffer::host_bytes).map_err(|_| self.not_on_cpu(op))
     }
 
-    /// The host elements as `&[T]`, borrowed under the storage's read lock; an error for a tensor on a device
-    /// or of another dtype.
+    /// The host elements as `&[T]`, borrowed under the storage's read lock; an error for a tensor on a device,
+    /// of another dtype, or a view whose elements do not fill its storage in order (take [`dense`](Self::dense)
+    /// first).
     pub(crate) fn host_slice<T: Element>(&self, op: &'static str) -> Result<HostSlice<'_, T>> {
         if !self.device().is_cpu() {
             return Err(self.not_on_cpu(op));
         }
+        self.check_dense(op)?;
         RwLockReadGuard::try_map(self.storage.data.read(), |b| b.host().and_then(CpuData::as_slice::<T>)).map_err(
             |_| Error::DTypeMismatch {
                 op,
@@ -224,16 +258,15 @@ impl Tensor {
         )
     }
 
-    /// This tensor's shape on the same storage: a view, no copy, carrying no autograd state (the op that makes
-    /// it records its own). The element count must be the tensor's (checked by the caller).
-    pub(crate) fn view(&self, shape: Shape) -> Tensor {
-        debug_assert_eq!(shape.numel(), self.numel());
-        Tensor {
-            shape,
-            storage: self.storage.clone(),
-            grad_meta: None,
-            mode_marks: ModeMarks::NONE,
+    /// Refuses a borrow of the storage's buffer as the elements of a view whose elements lie elsewhere in it.
+    fn check_dense(&self, op: &'static str) -> Result<()> {
+        if self.is_dense() {
+            return Ok(());
         }
+        Err(Error::invalid(
+            op,
+            "the elements of a view do not fill its storage in order; take .contiguous() first",
+        ))
     }
 
     /// The marks of the modes kept here (see [`crate::module::mode`]).
@@ -258,6 +291,9 @@ impl Tensor {
         if self.shares_storage(&src) {
             return src;
         }
+        if !self.is_dense() || !src.is_dense() {
+            return self.replace_view_contents(src);
+        }
         let new = match Arc::try_unwrap(src.storage) {
             Ok(mut storage) => storage.take_buffer().owned(),
             Err(shared) => shared.data.read().clone_buffer(),
@@ -265,6 +301,24 @@ impl Tensor {
         self.bump_version();
         let old = std::mem::replace(&mut *self.storage.data.write(), new);
         Tensor::from_buffer(old, self)
+    }
+
+    /// [`replace_contents`](Self::replace_contents) where either side is a view: the elements are copied.
+    fn replace_view_contents(&self, src: Tensor) -> Tensor {
+        let copy = |t: &Tensor| {
+            t.dense()
+                .and_then(|d| if d.shares_storage(t) { d.deep_copy() } else { Ok(d) })
+        };
+        match (copy(self), src.dense()) {
+            (Ok(old), Ok(new)) if self.write_back(&new).is_ok() => old,
+            // Both tensors' elements are on one device in one dtype and shape (the callers' contract), so
+            // copying them fails only where the allocator or the device does.
+            _ => panic!(
+                "cannot copy the elements of a view of shape {} on {}",
+                self.shape,
+                self.device()
+            ),
+        }
     }
 
     /// The tensor converted to `dtype`: the same handle when the dtype is already `dtype`, else new storage.
@@ -298,6 +352,9 @@ impl Tensor {
 
     /// The elements converted to `dtype`, in new storage.
     fn cast(&self, dtype: DType) -> Result<Tensor> {
+        if !self.is_dense() {
+            return self.dense()?.cast(dtype);
+        }
         if let Buffer::Device(b) = &*self.storage.data.read() {
             let buffer = device::to_dtype(self, b, dtype)?;
             return Ok(Tensor::from_parts(buffer, dtype, self.device(), self.shape.clone()));
@@ -325,6 +382,9 @@ impl Tensor {
 
     /// A copy of the elements on `device`.
     fn moved(&self, device: Device) -> Result<Tensor> {
+        if !self.is_dense() {
+            return self.dense()?.moved(device);
+        }
         let buffer = match &*self.storage.data.read() {
             Buffer::Cpu(data) => device::upload(data.as_bytes(), device)?,
             Buffer::Raw(m) => device::upload(m.bytes(), device)?,
@@ -347,6 +407,9 @@ impl Tensor {
 
     /// A copy with its own storage (PyTorch's `clone()`), not tracking gradients.
     pub fn deep_copy(&self) -> Result<Tensor> {
+        if !self.is_dense() {
+            return self.dense();
+        }
         let copy = self.storage.data.read().clone_buffer();
         Ok(Tensor::from_buffer(copy, self))
     }
@@ -355,6 +418,7 @@ impl Tensor {
     pub fn detach(&self) -> Tensor {
         Tensor {
             shape: self.shape.clone(),
+            view: self.detached_view(),
             storage: self.storage.clone(),
             grad_meta: None,
             mode_marks: ModeMarks::NONE,
@@ -499,8 +563,18 @@ impl Tensor {
         if src.shape != self.shape {
             return Err(Error::shapes("copy_", &self.shape, &src.shape, "equal shapes"));
         }
-        if self.shares_storage(src) {
+        if self.shares_storage(src) && self.is_dense() && src.is_dense() {
             return Ok(());
+        }
+        if !self.is_dense() || self.shares_storage(src) {
+            self.check_writable("copy_")?;
+            let src = src.to_dtype(self.dtype())?.to_device(self.device())?.dense()?;
+            let src = if src.shares_storage(self) {
+                src.deep_copy()?
+            } else {
+                src
+            };
+            return self.write_back(&src);
         }
         if let Buffer::Device(b) = &*self.storage.data.read() {
             self.bump_version();
@@ -526,7 +600,7 @@ impl Tensor {
     /// such as a mapped file's pages, are read as they are) unless `src` is typed host memory nothing else
     /// holds, which is moved in.
     pub(crate) fn load_contents(&self, src: Tensor, keep_old: bool) -> Option<Tensor> {
-        if keep_old || !self.device().is_cpu() || self.shares_storage(&src) {
+        if keep_old || !self.device().is_cpu() || self.shares_storage(&src) || !self.is_dense() || !src.is_dense() {
             return Some(self.replace_contents(src));
         }
         let movable = Arc::strong_count(&src.storage) == 1 && matches!(&*src.storage.data.read(), Buffer::Cpu(_));
@@ -551,6 +625,7 @@ impl Tensor {
         let storage = Storage::new(dtype, device, shape.numel(), buffer);
         Tensor {
             shape,
+            view: None,
             storage: Arc::new(storage),
             grad_meta: None,
             mode_marks: ModeMarks::NONE,
@@ -571,6 +646,10 @@ impl Tensor {
     /// [`fill_`](Self::fill_) under the name `op`.
     fn fill_named(&self, op: &'static str, value: f64) -> Result<()> {
         let fill = || {
+            if !self.is_dense() {
+                let values = Tensor::try_full(self.shape.clone(), value, self.dtype())?.to_device(self.device())?;
+                return self.scatter_from(&values);
+            }
             if !self.device().is_cpu() {
                 let host = Tensor::full(self.shape.clone(), value, self.dtype());
                 return self.copy_unrecorded(&host);
@@ -626,7 +705,7 @@ pub(crate) fn normalize_dim(op: &'static str, dim: isize, rank: usize) -> Result
         return Err(Error::invalid(
             op,
             format!(
-                "dimension {dim} is out of range for a tensor of rank {rank} (expected {} to {})",
+                "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
                 -r,
                 r - 1
             ),

@@ -11,6 +11,7 @@
 
 pub(crate) mod probe;
 
+use kernels::gather::Element;
 use kernels::{Backend, FloatType, GpuBuffer, GpuDevice, KernelError};
 
 use super::Tensor;
@@ -38,6 +39,23 @@ pub(crate) fn float_type(op: &'static str, dtype: DType) -> Result<FloatType> {
         DType::F32 => Ok(FloatType::F32),
         DType::F64 => Ok(FloatType::F64),
         other => Err(Error::float_only(op, other)),
+    }
+}
+
+/// How the device kernels move elements of `dtype`, or an error naming `op` for the 1-byte dtypes, which no
+/// kernel moves.
+pub(crate) fn element(op: &'static str, dtype: DType, device: Device) -> Result<Element> {
+    match dtype {
+        DType::F16 => Ok(Element::F16),
+        DType::BF16 => Ok(Element::BF16),
+        DType::F32 | DType::I32 => Ok(Element::Bits32),
+        DType::F64 | DType::I64 => Ok(Element::Bits64),
+        DType::U8 | DType::Bool => Err(Error::UnsupportedOnDevice {
+            op,
+            dtype,
+            device,
+            reason: "1-byte elements are not moved by the device kernels; move the tensor with .cpu() first".into(),
+        }),
     }
 }
 
@@ -146,8 +164,12 @@ impl Tensor {
         self.gpu_op(op, self.shape.clone(), kernel)
     }
 
-    /// The device memory of this tensor (a handle: no copy), or an error naming `op` for a tensor on the CPU.
+    /// The device memory of this tensor's elements in row-major order (a handle, no copy, unless the tensor is a
+    /// view whose elements lie elsewhere: then a copy of them), or an error naming `op` for a tensor on the CPU.
     pub(crate) fn gpu_buffer(&self, op: &'static str) -> Result<GpuBuffer> {
+        if !self.is_dense() {
+            return self.dense()?.gpu_buffer(op);
+        }
         match &*self.storage.data.read() {
             Buffer::Device(b) => Ok(b.clone()),
             Buffer::Cpu(_) | Buffer::Raw(_) => Err(Error::invalid(
@@ -184,6 +206,7 @@ pub(crate) fn download(buffer: &GpuBuffer, dtype: DType, device: Device) -> Resu
 /// through the host (casting as PyTorch's `copy_` does).
 pub(crate) fn copy_into(dst: &Tensor, dst_buffer: &GpuBuffer, src: &Tensor) -> Result<()> {
     let fail = |e| dst.kernel_error("copy_", e);
+    let src = &src.dense()?;
     if src.device() == dst.device() && src.dtype() == dst.dtype() {
         let guard = src.storage.data.read();
         if let Buffer::Device(src_buffer) = &*guard {

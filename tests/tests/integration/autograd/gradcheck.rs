@@ -1934,3 +1934,74 @@ fn every_f32_gradient_on_wgpu_equals_the_cpus() {
         }
     }
 }
+
+#[test]
+fn views_and_operations_reading_them() {
+    let x = values(&[3, 4], 0.0);
+    let cube = values(&[2, 3, 4], 1.0);
+    gradcheck("t", vec![x.clone()], |x| x[0].t());
+    gradcheck("permute", vec![cube.clone()], |x| x[0].permute(&[2, 0, 1]));
+    gradcheck("narrow", vec![x.clone()], |x| x[0].narrow(1, 1, 2));
+    gradcheck("slice with a step", vec![x.clone()], |x| {
+        x[0].slice(1, Some(-4), None, 3)
+    });
+    gradcheck("select", vec![cube.clone()], |x| x[0].select(1, -1));
+    gradcheck("expand", vec![values(&[3, 1], 0.0)], |x| x[0].expand(&[2, 3, 5]));
+    gradcheck("diagonal", vec![cube.clone()], |x| x[0].diagonal(-1, 2, 1));
+    gradcheck("unflatten of a transpose", vec![x.clone()], |x| {
+        x[0].t()?.unflatten(0, &[2, 2])
+    });
+    gradcheck("reshape of a transpose (a copy)", vec![x.clone()], |x| {
+        x[0].t()?.reshape([12])
+    });
+    gradcheck("as_strided, overlapping windows", vec![values(&[6], 0.0)], |x| {
+        x[0].as_strided(&[4, 3], &[1, 1], None)
+    });
+    gradcheck("as_strided of a view", vec![x.clone()], |x| {
+        x[0].select(0, 1)?.as_strided(&[2, 2], &[1, 2], Some(4))
+    });
+    gradcheck("chunk and unbind pieces", vec![cube.clone()], |x| {
+        let c = x[0].chunk(2, 2)?;
+        let u = x[0].unbind(1)?;
+        c[1].mul(&u[2].narrow(1, 0, 2)?.unsqueeze(1)?)
+    });
+    // Operations reading views: a product of transposes, a sum over a strided slice.
+    gradcheck(
+        "matmul of transposed views",
+        vec![x.clone(), values(&[4, 3], 2.0)],
+        |x| x[0].t()?.matmul(&x[1].t()?),
+    );
+    gradcheck("reduction of a strided view", vec![cube.clone()], |x| {
+        x[0].slice(2, Some(1), None, 2)?.sum_dims(&[0], false)
+    });
+    // Writes through views of a computed tensor (PyTorch's CopySlices), then reads of the base, the view and a
+    // sibling view taken before the write.
+    gradcheck("mul_ through a view, the base read", vec![x.clone()], |x| {
+        let y = x[0].mul(&x[0])?;
+        y.t()?.select(0, 1)?.mul_scalar_(3.0)?;
+        Ok(y)
+    });
+    gradcheck(
+        "add_ of another input through a view",
+        vec![x.clone(), values(&[3], 3.0)],
+        |x| {
+            let y = x[0].mul_scalar(2.0)?;
+            let column = y.select(1, 2)?;
+            column.add_(&x[1])?;
+            column.mul(&column)
+        },
+    );
+    gradcheck("a sibling view read after a write", vec![x.clone()], |x| {
+        let y = x[0].mul_scalar(1.0)?;
+        let row = y.select(0, 1)?;
+        let column = y.select(1, 2)?;
+        row.mul_(&row)?;
+        column.mul_scalar(1.0)
+    });
+    gradcheck("the base changed in place, a view read", vec![x.clone()], |x| {
+        let y = x[0].mul_scalar(1.0)?;
+        let v = y.t()?;
+        y.mul_(&y)?;
+        v.narrow(0, 1, 2)
+    });
+}

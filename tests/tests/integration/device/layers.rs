@@ -335,8 +335,14 @@ fn narrow_permute_and_cat_move_every_dtype() {
             Tensor::cat(&[&a, &a], 0).unwrap(),
         );
     }
-    let bytes = Tensor::zeros([4], DType::U8).to_device(dev).unwrap();
-    let err = bytes.narrow(0, 0, 2).unwrap_err();
+    // 1-byte elements: a narrow is a view, and its elements move (through the host, as no kernel moves them).
+    let bytes = Tensor::from_vec(vec![1u8, 2, 3, 4], [4])
+        .unwrap()
+        .to_device(dev)
+        .unwrap();
+    let piece = bytes.narrow(0, 1, 2).unwrap();
+    assert_eq!(piece.cpu().unwrap().to_vec::<u8>().unwrap(), vec![2, 3]);
+    let err = Tensor::cat(&[&piece, &piece], 0).unwrap_err();
     assert!(matches!(err, Error::UnsupportedOnDevice { .. }), "{err}");
 }
 

@@ -1,3 +1,4 @@
-//! The tensor itself: how it prints.
+//! The tensor itself: how it prints, and its views.
 
 mod print;
+mod views;
