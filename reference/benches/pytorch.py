@@ -451,7 +451,22 @@ def random():
         print(f"random/{name}: {t * 1e3:.1f} ms")
 
 
-SECTIONS = {"random": random, "activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling, "reductions": reductions, "norms": norms, "training": training, "attention": attention}
+def views():
+    """nn's rows "views/...": `nn/benches/views.rs`, views of a 16M-element tensor and one copy."""
+    x, column = torch.zeros(4096, 4096), torch.zeros(4096, 1)
+    t = x.t()
+    for name, f, calls in [("t 16M", lambda: x.t(), 100000),
+                           ("transpose 16M", lambda: x.transpose(0, 1), 100000),
+                           ("narrow 16M", lambda: x.narrow(1, 1000, 2048), 100000),
+                           ("select 16M", lambda: x.select(0, 7), 100000),
+                           ("permute 16M", lambda: x.permute(1, 0), 100000),
+                           ("expand to 16M", lambda: column.expand(4096, 4096), 100000),
+                           ("contiguous of the transpose (a copy)", lambda: t.contiguous(), 5)]:
+        s = median_seconds(f, calls)
+        print(f"views/{name}: {s * 1e9:.0f} ns" if s < 1e-4 else f"views/{name}: {s * 1e3:.2f} ms")
+
+
+SECTIONS = {"views": views, "random": random, "activations": activations, "activations_into": activations_into, "module_api": module_api, "hooks": hooks, "dynamics": dynamics, "lstm": lstm, "recurrent": recurrent, "pooling": pooling, "reductions": reductions, "norms": norms, "training": training, "attention": attention}
 
 if __name__ == "__main__":
     torch.set_num_threads(2)
