@@ -37,20 +37,27 @@ impl Element {
     }
 }
 
+/// The word of the storage that word `pos` of a view's row-major elements lies at: element `pos / words` at
+/// `offset + Σ_d index_d·strides[d]`, `meta` holding the view's `shape` then its `strides`.
+#[cube]
+fn strided_word(pos: usize, meta: &[u32], rank: usize, offset: usize, words: usize) -> usize {
+    let mut rest = pos / words;
+    let mut at = offset;
+    for i in 0..rank {
+        let d = rank - 1 - i;
+        let size = meta[d] as usize;
+        at += (rest % size) * (meta[rank + d] as usize);
+        rest /= size;
+    }
+    at * words + pos % words
+}
+
 /// `output[i] = input[offset + Σ_d index_d(i)·strides[d]]` over `shape`, in words of `T`; an element is
 /// `words` consecutive words. `meta` holds `shape` then `strides`.
 #[cube(launch_unchecked)]
 fn gather_kernel<T: Numeric>(input: &[T], output: &mut [T], meta: &[u32], rank: usize, offset: usize, words: usize) {
     if ABSOLUTE_POS < output.len() {
-        let mut rest = ABSOLUTE_POS / words;
-        let mut at = offset;
-        for i in 0..rank {
-            let d = rank - 1 - i;
-            let size = meta[d] as usize;
-            at += (rest % size) * (meta[rank + d] as usize);
-            rest /= size;
-        }
-        output[ABSOLUTE_POS] = input[at * words + ABSOLUTE_POS % words];
+        output[ABSOLUTE_POS] = input[strided_word(ABSOLUTE_POS, meta, rank, offset, words)];
     }
 }
 
@@ -58,15 +65,7 @@ fn gather_kernel<T: Numeric>(input: &[T], output: &mut [T], meta: &[u32], rank: 
 #[cube(launch_unchecked)]
 fn scatter_kernel<T: Numeric>(input: &[T], output: &mut [T], meta: &[u32], rank: usize, offset: usize, words: usize) {
     if ABSOLUTE_POS < input.len() {
-        let mut rest = ABSOLUTE_POS / words;
-        let mut at = offset;
-        for i in 0..rank {
-            let d = rank - 1 - i;
-            let size = meta[d] as usize;
-            at += (rest % size) * (meta[rank + d] as usize);
-            rest /= size;
-        }
-        output[at * words + ABSOLUTE_POS % words] = input[ABSOLUTE_POS];
+        output[strided_word(ABSOLUTE_POS, meta, rank, offset, words)] = input[ABSOLUTE_POS];
     }
 }
 
