@@ -14,6 +14,9 @@ use crate::{Error, Result, Shape, Tensor};
 enum Kind {
     /// The same elements in the same order, at other sizes (`view`, `reshape`, `flatten`, `squeeze`, ...).
     Reshape(Shape),
+    /// [`Kind::Reshape`] of a dense copy made for it, as a tensor of its own rather than a view (PyTorch's
+    /// `_unsafe_view`, after `reshape` copied).
+    OwnReshape(Shape),
     /// The dimensions reordered: output dimension `i` is input dimension `order[i]`.
     Permute(Vec<usize>),
     /// `len` entries of `dim` from `start`, `step` apart (`narrow`, `slice`).
@@ -38,7 +41,7 @@ impl Kind {
     fn geometry(&self, at: &Geometry) -> Option<Geometry> {
         let (shape, strides, offset) = (&at.shape, &at.strides, at.offset);
         Some(match self {
-            Kind::Reshape(new) => Geometry {
+            Kind::Reshape(new) | Kind::OwnReshape(new) => Geometry {
                 shape: new.clone(),
                 strides: crate::tensor::view::view_strides(shape, strides, new)?,
                 offset,
@@ -125,7 +128,7 @@ impl Op for ViewOp {
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let x = inputs[0];
-        if let (UNSAFE_VIEW, Kind::Reshape(shape)) = (self.name, &self.kind) {
+        if let Kind::OwnReshape(shape) = &self.kind {
             return Ok(x.reshaped(shape.clone()));
         }
         let g = self
@@ -139,7 +142,9 @@ impl Op for ViewOp {
         let x = inputs[0];
         let shape = x.shape().clone();
         let backward: Box<dyn Backward> = match &self.kind {
-            Kind::Reshape(_) => Box::new(move |g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].reshape(shape.clone())?)])),
+            Kind::Reshape(_) | Kind::OwnReshape(_) => {
+                Box::new(move |g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].reshape(shape.clone())?)]))
+            }
             Kind::Permute(order) => {
                 let mut inverse = vec![0; order.len()];
                 for (i, &o) in order.iter().enumerate() {
@@ -176,9 +181,6 @@ impl Op for ViewOp {
     }
 }
 
-/// The reshape of a copy made for it: the copy's elements at the new sizes, no view (PyTorch's `_unsafe_view`).
-const UNSAFE_VIEW: &str = "_unsafe_view";
-
 /// PyTorch's sentence for a `view` whose sizes cut across dimensions that do not lie one after the other.
 const NOT_VIEWABLE: &str = "view size is not compatible with input tensor's size and stride (at least one dimension \
                             spans across two contiguous subspaces). Use .reshape(...) instead.";
@@ -191,31 +193,10 @@ fn place(g: &Tensor, shape: &Shape, at: &Geometry) -> Result<Tensor> {
         return g.place_in(shape, at);
     }
     let out = Tensor::try_zeros(shape.clone(), g.dtype())?.to_device(g.device())?;
-    let index = Tensor::from_vec(positions(at), [at.shape.numel()])?.to_device(g.device())?;
+    let index = Tensor::from_vec(at.positions(), [at.shape.numel()])?.to_device(g.device())?;
     out.reshape([shape.numel()])?
         .index_add(0, &index, &g.reshape([g.numel()])?)?
         .reshape(shape.clone())
-}
-
-/// Where each element of `at` lies, in row-major order of its indices.
-fn positions(at: &Geometry) -> Vec<i64> {
-    let n = at.shape.numel();
-    let mut out = Vec::with_capacity(n);
-    let mut index = vec![0usize; at.shape.rank()];
-    let mut here = at.offset;
-    for _ in 0..n {
-        out.push(here as i64);
-        for d in (0..index.len()).rev() {
-            index[d] += 1;
-            here += at.strides[d];
-            if index[d] < at.shape[d] {
-                break;
-            }
-            here -= at.strides[d] * at.shape[d];
-            index[d] = 0;
-        }
-    }
-    out
 }
 
 /// A copy of `x`'s elements in row-major order in a storage of their own (PyTorch's `clone()`); inputs `[x]`.
@@ -283,7 +264,7 @@ impl Tensor {
         if self.view_strides(&shape).is_some() {
             return self.view_op("reshape", Kind::Reshape(shape));
         }
-        self.contiguous()?.view_op(UNSAFE_VIEW, Kind::Reshape(shape))
+        self.contiguous()?.view_op("_unsafe_view", Kind::OwnReshape(shape))
     }
 
     /// [`reshape`](Self::reshape) where one size may be `-1`, inferred from the element count.

@@ -46,6 +46,15 @@ impl Geometry {
         }
     }
 
+    /// Where each element lies in the storage, in row-major order of its indices.
+    pub(crate) fn positions(&self) -> Vec<i64> {
+        let mut out = Vec::with_capacity(self.shape.numel());
+        for_each_run(&self.shape, &self.strides, self.offset, |at, run| {
+            out.extend((at..at + run).map(|p| p as i64))
+        });
+        out
+    }
+
     /// Whether two indices reach one element: checked on the dimensions sorted by stride, each stride past the
     /// reach of the smaller ones (as PyTorch's `as_strided` backward checks).
     pub(crate) fn overlaps(&self) -> bool {
