@@ -70,6 +70,21 @@ impl BinaryFormula for Minimum {
     }
 }
 
+/// `a / b` where `b` is not zero, else 0: PyTorch's `(a / b).masked_fill_(b == 0, 0)`, the gradient of `std`
+/// and `norm` at zero.
+pub struct DivOrZero;
+
+#[cube]
+impl BinaryFormula for DivOrZero {
+    fn apply<C: Float>(a: C, b: C) -> C {
+        let mut q = C::new(0.0);
+        if b != C::new(0.0) {
+            q = a / b;
+        }
+        q
+    }
+}
+
 /// Which arithmetic operation to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
@@ -85,12 +100,14 @@ pub enum BinaryOp {
     Maximum,
     /// The smaller, NaN if either is.
     Minimum,
+    /// `a / b`, 0 where `b` is 0.
+    DivOrZero,
 }
 
 /// Runs `$body` with `$o` the [`BinaryFormula`] of the [`BinaryOp`] `$op`.
 macro_rules! with_op {
     ($op:expr, $o:ident => $body:expr) => {
-        with_op!(@each $op, $o, $body, Add Sub Mul Div Maximum Minimum)
+        with_op!(@each $op, $o, $body, Add Sub Mul Div Maximum Minimum DivOrZero)
     };
     (@each $op:expr, $o:ident, $body:expr, $($name:ident)*) => {
         match $op {

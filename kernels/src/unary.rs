@@ -1,10 +1,15 @@
 //! Element-wise math as [`Formula`]s, forward and backward side by side (PyTorch's derivatives.yaml): `exp`,
-//! `log`, `sqrt`, `abs`, `sign`, `reciprocal`, `erf`, `pow` by a scalar and `clamp` (and Rprop's sign factor). They run through the activations'
-//! element-wise kernels ([`forward`](crate::activation::forward), [`backward`](crate::activation::backward)).
+//! `expm1`, `log`, `log1p`, `log2`, `log10`, `sqrt`, `rsqrt`, `abs`, `sign`, `reciprocal`, `erf`, `sin`,
+//! `cos`, `tan`, `floor`, `ceil`, `round`, `trunc`, `pow` by a scalar and `clamp` (and Rprop's sign factor).
+//! They run through the activations' element-wise kernels ([`forward`](crate::activation::forward),
+//! [`backward`](crate::activation::backward)).
 
 use cubecl::prelude::*;
 // The formulas below are named as these traits are; the traits stay in scope for their methods.
-use cubecl::prelude::{Abs as _, Erf as _, Log as _, Sqrt as _};
+use cubecl::prelude::{
+    Abs as _, Ceil as _, Cos as _, Erf as _, Expm1 as _, Floor as _, Log as _, Sin as _, Sqrt as _, Tan as _,
+    Trunc as _,
+};
 
 use crate::activation::Hardtanh;
 use crate::formula::formula;
@@ -190,4 +195,138 @@ formula! {
     }
     host fn forward(x, a, b) { crate::host::hardtanh(x, R::of(a), R::of(b)) }
     host fn backward(x, dy, a, b) { if x >= R::of(a) && x <= R::of(b) { dy } else { R::ZERO } }
+}
+
+formula! {
+    /// `1 / √x`; its gradient `-dy·y³/2` reads the saved output.
+    Rsqrt [GRAD_FROM_OUTPUT];
+    #[cube] device fn forward(x, _a, _b) { x.inverse_sqrt() }
+    device fn backward(y, dy, _a, _b) { -dy * y * y * y * Vector::new(C::new(0.5)) }
+    host fn forward(x, _a, _b) { R::ONE / x.sqrt() }
+    host fn backward(y, dy, _a, _b) { -dy * y * y * y * R::of(0.5) }
+}
+
+formula! {
+    /// `ln(1 + x)`, accurate near 0; its gradient `dy / (1 + x)`.
+    Log1p [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) {
+        // Kahan's `ln(u)·x/(u - 1)` with `u = 1 + x` (backends' own `log1p` is inexact or wrong near -1): exact
+        // where `u` rounds to 1, and infinite `u` kept.
+        let one = Vector::new(C::new(1.0));
+        let u = x + one;
+        let d = u - one;
+        let scaled = u.ln() * (x / d);
+        let zero = Vector::new(C::new(0.0));
+        // `ln(0)` is undefined in the shading languages: at `x = -1` (`u = 0`) the result is `x / u = -inf`,
+        // computed (a folded constant would be a literal WGSL cannot spell).
+        let at_minus_one = x / u;
+        let result = select_many(d.equal(&zero), x, select_many(u.equal(&x), u.ln(), scaled));
+        select_many(u.equal(&zero), at_minus_one, result)
+    }
+    device fn backward(x, dy, _a, _b) { dy / (x + Vector::new(C::new(1.0))) }
+    host fn forward(x, _a, _b) { x.ln_1p() }
+    host fn backward(x, dy, _a, _b) { dy / (x + R::ONE) }
+}
+
+formula! {
+    /// `e^x - 1`, accurate near 0; its gradient `dy·(y + 1)` reads the saved output.
+    Expm1 [TRANSCENDENTAL, GRAD_FROM_OUTPUT];
+    #[cube] device fn forward(x, _a, _b) { x.exp_m1() }
+    device fn backward(y, dy, _a, _b) { dy * (y + Vector::new(C::new(1.0))) }
+    host fn forward(x, _a, _b) { x.exp_m1() }
+    host fn backward(y, dy, _a, _b) { dy * (y + R::ONE) }
+}
+
+formula! {
+    /// The base-2 logarithm; its gradient `dy / (x·ln 2)`.
+    Log2 [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) { x.ln() * Vector::new(C::new(core::f32::consts::LOG2_E)) }
+    device fn backward(x, dy, _a, _b) { dy / (x * Vector::new(C::new(core::f32::consts::LN_2))) }
+    host fn forward(x, _a, _b) { R::of(x.f64().log2()) }
+    host fn backward(x, dy, _a, _b) { dy / (x * R::of(std::f64::consts::LN_2)) }
+}
+
+formula! {
+    /// The base-10 logarithm; its gradient `dy / (x·ln 10)`.
+    Log10 [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) { x.ln() * Vector::new(C::new(core::f32::consts::LOG10_E)) }
+    device fn backward(x, dy, _a, _b) { dy / (x * Vector::new(C::new(core::f32::consts::LN_10))) }
+    host fn forward(x, _a, _b) { R::of(x.f64().log10()) }
+    host fn backward(x, dy, _a, _b) { dy / (x * R::of(std::f64::consts::LN_10)) }
+}
+
+formula! {
+    /// The sine; its gradient `dy·cos x`.
+    Sin [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) { x.sin() }
+    device fn backward(x, dy, _a, _b) { dy * x.cos() }
+    host fn forward(x, _a, _b) { R::of(x.f64().sin()) }
+    host fn backward(x, dy, _a, _b) { dy * R::of(x.f64().cos()) }
+}
+
+formula! {
+    /// The cosine; its gradient `-dy·sin x`.
+    Cos [TRANSCENDENTAL];
+    #[cube] device fn forward(x, _a, _b) { x.cos() }
+    device fn backward(x, dy, _a, _b) { -dy * x.sin() }
+    host fn forward(x, _a, _b) { R::of(x.f64().cos()) }
+    host fn backward(x, dy, _a, _b) { -dy * R::of(x.f64().sin()) }
+}
+
+formula! {
+    /// The tangent; its gradient `dy·(1 + y²)` reads the saved output.
+    Tan [TRANSCENDENTAL, GRAD_FROM_OUTPUT];
+    #[cube] device fn forward(x, _a, _b) { x.tan() }
+    device fn backward(y, dy, _a, _b) { dy * (Vector::new(C::new(1.0)) + y * y) }
+    host fn forward(x, _a, _b) { R::of(x.f64().tan()) }
+    host fn backward(y, dy, _a, _b) { dy * (R::ONE + y * y) }
+}
+
+formula! {
+    /// The largest integer not above `x`; its gradient zero.
+    Floor [];
+    #[cube] device fn forward(x, _a, _b) { x.floor() }
+    device fn backward(_x, _dy, _a, _b) { Vector::new(C::new(0.0)) }
+    host fn forward(x, _a, _b) { R::of(x.f64().floor()) }
+    host fn backward(_x, _dy, _a, _b) { R::ZERO }
+}
+
+formula! {
+    /// The smallest integer not below `x`; its gradient zero.
+    Ceil [];
+    #[cube] device fn forward(x, _a, _b) { x.ceil() }
+    device fn backward(_x, _dy, _a, _b) { Vector::new(C::new(0.0)) }
+    host fn forward(x, _a, _b) { R::of(x.f64().ceil()) }
+    host fn backward(_x, _dy, _a, _b) { R::ZERO }
+}
+
+formula! {
+    /// `x` without its fraction (toward zero); its gradient zero.
+    Trunc [];
+    #[cube] device fn forward(x, _a, _b) { x.trunc() }
+    device fn backward(_x, _dy, _a, _b) { Vector::new(C::new(0.0)) }
+    host fn forward(x, _a, _b) { R::of(x.f64().trunc()) }
+    host fn backward(_x, _dy, _a, _b) { R::ZERO }
+}
+
+formula! {
+    /// The nearest integer, halves to the even one (PyTorch's `round`, IEEE's default); its gradient zero.
+    /// On devices it is written out from `floor`, since backends round halves differently.
+    Round [];
+    #[cube] device fn forward(x, _a, _b) {
+        let half = Vector::new(C::new(0.5));
+        let one = Vector::new(C::new(1.0));
+        let down = x.floor();
+        // `x - floor(x)` is exact; where it is a half, the even neighbour is the one whose half is whole.
+        let fraction = x - down;
+        let down_is_odd = (down * half).floor().not_equal(&(down * half));
+        let tie_up = select_many(down_is_odd, down + one, down);
+        let rounded = select_many(fraction.greater_than(&half), down + one, select_many(fraction.equal(&half), tie_up, down));
+        // A zero result keeps `x`'s sign (`round(-0.4) = -0`).
+        let zero = Vector::new(C::new(0.0));
+        select_many(rounded.equal(&zero), x * zero, rounded)
+    }
+    device fn backward(_x, _dy, _a, _b) { Vector::new(C::new(0.0)) }
+    host fn forward(x, _a, _b) { R::of(x.f64().round_ties_even()) }
+    host fn backward(_x, _dy, _a, _b) { R::ZERO }
 }

@@ -140,6 +140,9 @@ pub fn ln_1p(x: f32) -> f32 {
     let corrected = ln(u) - ((u - 1.0) - x) / u;
     if u == 1.0 {
         x
+    } else if u == 0.0 {
+        // `x = -1`: the correction would be `0 / 0`.
+        f32::NEG_INFINITY
     } else if u == f32::INFINITY {
         ln(x)
     } else {
@@ -366,6 +369,9 @@ mod tests {
                 .chain(sweep(-1e-4, 1e-4, 10_000))
                 .chain(sweep(10.0, 1e9, 10_000)),
         );
+        assert_eq!(super::ln_1p(-1.0), f32::NEG_INFINITY);
+        assert!(super::ln_1p(-1.5).is_nan());
+        assert_eq!(super::ln_1p(f32::INFINITY), f32::INFINITY);
     }
 
     #[test]
