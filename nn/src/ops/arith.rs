@@ -188,7 +188,7 @@ impl<F: Arith> Op for BinaryInPlace<F> {
 }
 
 macro_rules! binary_fn {
-    ($(#[$doc:meta])* $name:ident, $method:ident, $method_:ident, $kernel:expr, |$a:ident, $b:ident| $body:expr,
+    ($(#[$doc:meta])* $vis:vis $name:ident, $method:ident, $method_:ident, $kernel:expr, |$a:ident, $b:ident| $body:expr,
      grads: $grads:expr) => {
         #[derive(Clone, Copy, Debug, Default)]
         struct $name;
@@ -204,7 +204,7 @@ macro_rules! binary_fn {
         }
         impl Tensor {
             $(#[$doc])*
-            pub fn $method(&self, other: &Tensor) -> Result<Tensor> {
+            $vis fn $method(&self, other: &Tensor) -> Result<Tensor> {
                 let name = stringify!($method);
                 let (a, b, _) = promote_pair(name, self, other)?;
                 broadcast_shape(name, a.shape(), b.shape())?;
@@ -213,7 +213,7 @@ macro_rules! binary_fn {
             $(#[$doc])*
             ///
             /// In place: `other` broadcasts to this tensor's shape.
-            pub fn $method_(&self, other: &Tensor) -> Result<()> {
+            $vis fn $method_(&self, other: &Tensor) -> Result<()> {
                 let name = stringify!($method_);
                 let other = in_place_operand(name, self, other)?;
                 if (self.requires_grad() || other.requires_grad()) && is_grad_enabled() {
@@ -237,19 +237,19 @@ macro_rules! binary_fn {
 }
 
 binary_fn!(/// `a + b`, broadcasting.
-    Add, add, add_, Some(BinaryOp::Add), |a, b| a + b,
+    pub Add, add, add_, Some(BinaryOp::Add), |a, b| a + b,
     grads: Some(BinaryGrads::OfGradient(|g| Ok((g.clone(), g.clone())))));
 binary_fn!(/// `a - b`, broadcasting.
-    Sub, sub, sub_, Some(BinaryOp::Sub), |a, b| a - b,
+    pub Sub, sub, sub_, Some(BinaryOp::Sub), |a, b| a - b,
     grads: Some(BinaryGrads::OfGradient(|g| Ok((g.clone(), g.neg()?)))));
 binary_fn!(/// `a * b`, broadcasting.
-Mul, mul, mul_, Some(BinaryOp::Mul), |a, b| a * b,
+pub Mul, mul, mul_, Some(BinaryOp::Mul), |a, b| a * b,
 grads: Some(BinaryGrads::OfOperands {
     reads: [[false, true], [true, false]],
     grad: |i, a, b, g| g.mul(saved(if i == 0 { b } else { a })?),
 }));
 binary_fn!(/// `a / b`, broadcasting.
-Div, div, div_, Some(BinaryOp::Div), |a, b| a / b,
+pub Div, div, div_, Some(BinaryOp::Div), |a, b| a / b,
 grads: Some(BinaryGrads::OfOperands {
     reads: [[false, true], [true, true]],
     grad: |i, a, b, g| {
@@ -258,9 +258,14 @@ grads: Some(BinaryGrads::OfOperands {
     },
 }));
 binary_fn!(/// The larger of `a` and `b` (NaN if either is), broadcasting.
-    Maximum, maximum, maximum_, Some(BinaryOp::Maximum), |a, b| a.max_nan(b), grads: None);
+    pub Maximum, maximum, maximum_, Some(BinaryOp::Maximum), |a, b| a.max_nan(b), grads: None);
 binary_fn!(/// The smaller of `a` and `b` (NaN if either is), broadcasting.
-    Minimum, minimum, minimum_, Some(BinaryOp::Minimum), |a, b| a.min_nan(b), grads: None);
+    pub Minimum, minimum, minimum_, Some(BinaryOp::Minimum), |a, b| a.min_nan(b), grads: None);
+binary_fn!(/// `a / b`, 0 where `b` is 0 (PyTorch's `(a / b).masked_fill_(b == 0, 0)` in the gradients of `std` and
+    /// `norm`), broadcasting; not differentiable.
+    #[allow(dead_code, reason = "the macro makes every function's in-place form; this one's is not used")]
+    pub(crate) DivOrZero, div_or_zero, div_or_zero_, Some(BinaryOp::DivOrZero),
+    |a, b| if b == R::ZERO { R::ZERO } else { a / b }, grads: None);
 
 /// `x·scale + shift` for a float `x`, in a new tensor; inputs `[x]`.
 #[derive(Clone, Copy)]

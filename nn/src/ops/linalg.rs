@@ -2,6 +2,7 @@
 
 use kernels::GpuDevice;
 
+use super::elementwise::broadcast_shape;
 use super::float::{Float, with_float_type};
 use super::gemm::{Gemm, Mat, PARALLEL_GEMM};
 use super::{Op, probe_tensor, run, same_dtype, with_optional};
@@ -295,39 +296,119 @@ impl Tensor {
         run(&Linear, &with_optional(&[self, weight], &[bias]))
     }
 
-    /// Matrix product of the last two dimensions, `(.., n, k) @ (.., k, m)`; a 2-dimensional right side is
-    /// shared by every batch of the left side.
+    /// PyTorch's `matmul` (`@`): the dot product of two vectors (a 0-d result), a matrix times a vector, a
+    /// vector times a matrix, and products of the last two dimensions `(.., n, k) @ (.., k, m)` whose batch
+    /// dimensions broadcast (a vector operand gets a dimension of 1 that the result drops).
     ///
     /// ```
     /// use nn::Tensor;
     /// let a = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], [2, 2]).unwrap();
     /// let i = Tensor::from_vec(vec![1.0f64, 0.0, 0.0, 1.0], [2, 2]).unwrap();
     /// assert_eq!(a.matmul(&i).unwrap().to_vec::<f64>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    /// let v = Tensor::from_vec(vec![1.0f64, 1.0], [2]).unwrap();
+    /// assert_eq!(a.matmul(&v).unwrap().to_vec::<f64>().unwrap(), vec![3.0, 7.0]);
+    /// assert_eq!(v.matmul(&v).unwrap().shape().rank(), 0);
+    /// let batch = Tensor::zeros([4, 1, 3, 2], nn::DType::F64);
+    /// assert_eq!(batch.matmul(&a.unsqueeze(0).unwrap()).unwrap().shape().to_vec(), vec![4, 1, 3, 2]);
     /// ```
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
         let op = "matmul";
-        if self.rank() < 2 || other.rank() < 2 {
-            return Err(Error::shapes(
+        match (self.rank(), other.rank()) {
+            (0, _) | (_, 0) => Err(Error::invalid(
                 op,
-                self.shape(),
-                other.shape(),
-                "two tensors of rank 2 or more",
-            ));
+                format!(
+                    "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
+                    self.rank(),
+                    other.rank()
+                ),
+            )),
+            (1, 1) => {
+                if self.numel() != other.numel() {
+                    return Err(Error::invalid(
+                        "dot",
+                        format!(
+                            "inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number \
+                             of elements, but got {n} and {m} elements respectively",
+                            n = self.numel(),
+                            m = other.numel()
+                        ),
+                    ));
+                }
+                self.unsqueeze(0)?
+                    .matmul(&other.unsqueeze(1)?)?
+                    .reshape(Shape::from(Vec::new()))
+            }
+            (1, _) => self.unsqueeze(0)?.matmul(other)?.squeeze(-2),
+            (_, 1) => self.matmul(&other.unsqueeze(1)?)?.squeeze(-1),
+            _ => self.batched_matmul(other),
         }
+    }
+
+    /// `(.., n, k) @ (.., k, m)` with broadcast batch dimensions; both operands of rank 2 or more.
+    fn batched_matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let op = "matmul";
         same_dtype(op, self, &[Some(other)])?;
         Error::check_float(op, self.dtype())?;
-        let k = self.shape()[self.rank() - 1];
-        let k2 = other.shape()[other.rank() - 2];
-        let batch_a = &self.shape()[..self.rank() - 2];
-        let batch_b = &other.shape()[..other.rank() - 2];
-        if k != k2 || !(batch_b.is_empty() || batch_a == batch_b) {
-            return Err(Error::shapes(
+        let (ra, rb) = (self.rank(), other.rank());
+        let (n, k) = (self.shape()[ra - 2], self.shape()[ra - 1]);
+        let (k2, m) = (other.shape()[rb - 2], other.shape()[rb - 1]);
+        if k != k2 {
+            return Err(Error::invalid(
                 op,
-                self.shape(),
-                other.shape(),
-                "(.., n, k) and (k, m) or (.., k, m) with equal batch sizes",
+                format!("mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})"),
             ));
         }
-        run(&Matmul, &[self, other])
+        let batch_a = Shape::from(self.shape()[..ra - 2].to_vec());
+        let batch_b = Shape::from(other.shape()[..rb - 2].to_vec());
+        // A matrix on the right is shared by every batch of the left, as the kernels take it.
+        if rb == 2 {
+            return run(&Matmul, &[self, other]);
+        }
+        let batch = broadcast_shape(op, &batch_a, &batch_b)?;
+        let expanded = |t: &Tensor, rows: usize, cols: usize| -> Result<Tensor> {
+            let sizes: Vec<isize> = batch.iter().chain(&[rows, cols]).map(|&s| s as isize).collect();
+            if t.shape()[..t.rank() - 2] == batch[..] {
+                Ok(t.clone())
+            } else {
+                t.expand(&sizes)
+            }
+        };
+        run(&Matmul, &[&expanded(self, n, k)?, &expanded(other, k, m)?])
+    }
+
+    /// The batched matrix product of two 3-d tensors of equal batch size, `(b, n, k) @ (b, k, m)` (PyTorch's
+    /// `bmm`).
+    pub fn bmm(&self, other: &Tensor) -> Result<Tensor> {
+        let op = "bmm";
+        for (name, t) in [("batch1", self), ("batch2", other)] {
+            if t.rank() != 3 {
+                return Err(Error::invalid(op, format!("{name} must be a 3D tensor")));
+            }
+        }
+        let (b, k) = (self.shape()[0], self.shape()[2]);
+        if other.shape()[0] != b || other.shape()[1] != k {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "Expected size for first two dimensions of batch2 tensor to be: [{b}, {k}] but got: [{}, {}].",
+                    other.shape()[0],
+                    other.shape()[1]
+                ),
+            ));
+        }
+        self.batched_matmul(other)
+    }
+
+    /// The outer product of two vectors, `out[i][j] = a[i]·b[j]` (PyTorch's `outer`).
+    pub fn outer(&self, other: &Tensor) -> Result<Tensor> {
+        for (name, t) in [("self", self), ("vec2", other)] {
+            if t.rank() != 1 {
+                return Err(Error::invalid(
+                    "outer",
+                    format!("Expected 1-D argument {name}, but got {}-D", t.rank()),
+                ));
+            }
+        }
+        self.unsqueeze(1)?.mul(&other.unsqueeze(0)?)
     }
 }

@@ -31,6 +31,7 @@ mod operators;
 pub(crate) mod optimizer_step;
 pub(crate) mod pooling;
 pub(crate) mod prelu;
+pub(crate) mod rearrange;
 pub(crate) mod recurrent;
 mod reduce;
 pub(crate) mod softmax;

@@ -96,6 +96,7 @@ fn backward_node_name(op: &str) -> String {
         "rsub" => "RsubBackward1",
         "neg" => "NegBackward0",
         "recip" => "ReciprocalBackward0",
+        "log1p" => "Log1PBackward0",
         "to_dtype" | "to_device" => "ToCopyBackward0",
         "pow_scalar" => "PowBackward0",
         "clamp" => "ClampBackward1",

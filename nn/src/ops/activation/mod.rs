@@ -183,18 +183,7 @@ impl Activation {
         impl FormulaVisitor for Visit<'_> {
             type Output = Result<()>;
             fn visit<A: Formula + HostFormula>(self, constants: [f64; 2]) -> Result<()> {
-                let (x, names) = (self.0, self.1);
-                if !A::gradient_from_output(constants[0], constants[1]) {
-                    let forward = Forward(Of::<A>::new(names, constants));
-                    return super::in_place_recorded(names.0, x, |original| run(&forward, &[original]));
-                }
-                let of = Of::<A>::new(names, constants);
-                super::in_place_recorded_without_copy(
-                    names.0,
-                    &[x],
-                    || super::dispatch(&ForwardInto(of), &[x, x]),
-                    || of.gradient_from_result(Saved::new(x)),
-                )
+                apply_recorded_in_place::<A>(self.1, constants, self.0)
             }
         }
         self.dispatch_in_place(|names| Visit(x, names))
@@ -377,6 +366,37 @@ pub(crate) fn apply<A: Formula + HostFormula + 'static>(
     x: &Tensor,
 ) -> Result<Tensor> {
     run(&Forward(Of::<A>::new(names, constants)), &[x])
+}
+
+/// `x = A(x)` for an element-wise formula (`exp_`, `relu_`…), seen through every handle to `x`'s storage: run in
+/// place where nothing records, else recorded as PyTorch records an in-place change (see
+/// [`Activation::forward_`]).
+pub(crate) fn apply_<A: Formula + HostFormula + 'static>(names: Names, constants: [f64; 2], x: &Tensor) -> Result<()> {
+    if !(x.requires_grad() && is_grad_enabled()) {
+        return run(&ForwardInto(Of::<A>::new(names, constants)), &[x, x]);
+    }
+    apply_recorded_in_place::<A>(names, constants, x)
+}
+
+/// `x = A(x)` under autograd: a formula whose gradient reads its result saves `x` after the change, copying
+/// nothing (a later change of `x` fails the backward as PyTorch's version counter does); any other runs on a
+/// copy of the input that the backward keeps.
+fn apply_recorded_in_place<A: Formula + HostFormula + 'static>(
+    names: Names,
+    constants: [f64; 2],
+    x: &Tensor,
+) -> Result<()> {
+    if !A::gradient_from_output(constants[0], constants[1]) {
+        let forward = Forward(Of::<A>::new(names, constants));
+        return super::in_place_recorded(names.0, x, |original| run(&forward, &[original]));
+    }
+    let of = Of::<A>::new(names, constants);
+    super::in_place_recorded_without_copy(
+        names.0,
+        &[x],
+        || super::dispatch(&ForwardInto(of), &[x, x]),
+        || of.gradient_from_result(Saved::new(x)),
+    )
 }
 
 /// The probe's inputs for an activation: the sweep of [`probe::inputs`], and for a backward gradients beside it.
