@@ -1,4 +1,5 @@
-//! The tensor itself: how it prints, and its views.
+//! The tensor itself: how it prints, its views, and its methods.
 
+mod methods;
 mod print;
 mod views;

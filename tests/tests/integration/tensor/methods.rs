@@ -1,0 +1,317 @@
+//! The tensor's method set against PyTorch 2.5.1 (`tests/fixtures/generate/tensor_methods.py`): element-wise
+//! math in every float dtype and its in-place forms, reductions (`std`, `logsumexp`, `norm`, `amax`, `argmax`,
+//! ...), rearrangements (`flip`, `roll`, `repeat`, `tile`) and products (`matmul` with broadcasting and vector
+//! operands, `bmm`, `outer`), each forward and gradient, on the CPU and a device, with PyTorch's node names.
+
+use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu, short};
+use nn::Result;
+use nn::prelude::*;
+
+fn fixture() -> StateDict {
+    integration_tests::tensors("tensor/methods.safetensors")
+}
+
+type Unary = fn(&Tensor) -> Result<Tensor>;
+type InPlace = fn(&Tensor) -> Result<()>;
+
+/// Each element-wise function by PyTorch's name, with its in-place form, the input it takes (`x`: any real,
+/// `pos`: positive) and PyTorch's node name.
+const MATH: [(&str, Unary, InPlace, &str, &str); 19] = [
+    ("exp", Tensor::exp, Tensor::exp_, "x", "ExpBackward0"),
+    ("expm1", Tensor::expm1, Tensor::expm1_, "x", "Expm1Backward0"),
+    ("abs", Tensor::abs, Tensor::abs_, "x", "AbsBackward0"),
+    ("sign", Tensor::sign, Tensor::sign_, "x", "SignBackward0"),
+    ("erf", Tensor::erf, Tensor::erf_, "x", "ErfBackward0"),
+    ("sin", Tensor::sin, Tensor::sin_, "x", "SinBackward0"),
+    ("cos", Tensor::cos, Tensor::cos_, "x", "CosBackward0"),
+    ("tan", Tensor::tan, Tensor::tan_, "x", "TanBackward0"),
+    ("floor", Tensor::floor, Tensor::floor_, "x", "FloorBackward0"),
+    ("ceil", Tensor::ceil, Tensor::ceil_, "x", "CeilBackward0"),
+    ("round", Tensor::round, Tensor::round_, "x", "RoundBackward0"),
+    ("trunc", Tensor::trunc, Tensor::trunc_, "x", "TruncBackward0"),
+    ("reciprocal", Tensor::recip, Tensor::recip_, "x", "ReciprocalBackward0"),
+    ("log", Tensor::log, Tensor::log_, "pos", "LogBackward0"),
+    ("log1p", Tensor::log1p, Tensor::log1p_, "pos", "Log1PBackward0"),
+    ("log2", Tensor::log2, Tensor::log2_, "pos", "Log2Backward0"),
+    ("log10", Tensor::log10, Tensor::log10_, "pos", "Log10Backward0"),
+    ("sqrt", Tensor::sqrt, Tensor::sqrt_, "pos", "SqrtBackward0"),
+    ("rsqrt", Tensor::rsqrt, Tensor::rsqrt_, "pos", "RsqrtBackward0"),
+];
+
+/// `Σ y·w` differentiated: the gradients of `inputs` (fresh leaves) for the upstream gradient `w`, and `y`.
+fn gradients(inputs: &[&Tensor], f: impl Fn(&[Tensor]) -> Result<Tensor>, w: &Tensor) -> (Tensor, Vec<Tensor>) {
+    let leaves: Vec<Tensor> = inputs
+        .iter()
+        .map(|t| t.deep_copy().unwrap().requires_grad_(true).unwrap())
+        .collect();
+    let y = f(&leaves).unwrap();
+    y.mul(w).unwrap().sum_all().unwrap().backward().unwrap();
+    (y, leaves.iter().map(|l| l.grad().unwrap()).collect())
+}
+
+/// The dtype the gradient checks run in on `device`: f64, or f32 where the device computes no f64 transcendental
+/// functions (wgpu's shading languages), compared then with PyTorch's f64 results rounded to f32 and f32's
+/// tolerance; `None` where it has neither.
+fn gradient_dtype(device: Device) -> Option<DType> {
+    let probe = || Tensor::from_vec(vec![0.5f64; 8], [8])?.to_device(device)?.exp()?.cpu();
+    match probe() {
+        Ok(_) => Some(DType::F64),
+        Err(nn::Error::UnsupportedOnDevice { .. }) if !lacks_dtype(device, DType::F32) => Some(DType::F32),
+        Err(_) => None,
+    }
+}
+
+/// A fixture tensor in `dtype` (floats; integers as they are) on `device`.
+fn input(f: &StateDict, key: &str, dtype: DType, device: Device) -> Tensor {
+    let t = &f[key];
+    let t = if t.is_floating_point() {
+        t.to_dtype(dtype).unwrap()
+    } else {
+        t.clone()
+    };
+    t.to_device(device).unwrap()
+}
+
+/// PyTorch's f64 result as the reference for a result computed in `dtype`.
+fn expected(f: &StateDict, key: &str, dtype: DType) -> Tensor {
+    input(f, key, dtype, Device::Cpu)
+}
+
+/// The node PyTorch prints for `t`'s `grad_fn`.
+fn node(t: &Tensor) -> String {
+    let printed = t.to_string();
+    let at = printed
+        .rfind("grad_fn=<")
+        .expect("a recorded tensor prints its grad_fn");
+    printed[at + 9..printed.len() - 2].to_string()
+}
+
+fn math(device: Device) {
+    let f = fixture();
+    for dtype in [DType::F64, DType::F32, DType::F16, DType::BF16] {
+        if !device.is_cpu() && (dtype == DType::BF16 || lacks_dtype(device, dtype)) {
+            continue;
+        }
+        let d = short(dtype);
+        for (name, function, in_place, input, _) in MATH {
+            let x = f[&format!("math.{d}.{input}")].to_device(device).unwrap();
+            let want = &f[&format!("math.{d}.{name}")];
+            let what = format!("{name} in {d} on {device}");
+            let got = match function(&x) {
+                // wgpu computes no transcendental function in f64: its typed refusal.
+                Err(nn::Error::UnsupportedOnDevice { reason, .. })
+                    if dtype == DType::F64 && reason.contains("16- and 32-bit floats only") =>
+                {
+                    continue;
+                }
+                got => got.unwrap(),
+            };
+            assert_eq!(got.dtype(), dtype, "{what}");
+            assert_close(&what, &got, want);
+            let target = x.deep_copy().unwrap();
+            in_place(&target).unwrap();
+            assert_close(&format!("{what}, in place"), &target, want);
+        }
+    }
+    let Some(dtype) = gradient_dtype(device) else {
+        return;
+    };
+    let w = input(&f, "math.grad.w", dtype, device);
+    for (name, function, in_place, which, node_name) in MATH {
+        let x = input(&f, &format!("math.f64.{which}"), dtype, device);
+        let (y, grads) = gradients(&[&x], |xs| function(&xs[0]), &w);
+        assert_eq!(node(&y), node_name, "{name}");
+        let want = expected(&f, &format!("math.grad.{name}"), dtype);
+        assert_close(&format!("{name}'s gradient on {device}"), &grads[0], &want);
+        // In place on a computed tensor: the same gradient through PyTorch's in-place recording.
+        let (_, grads) = gradients(
+            &[&x],
+            |xs| {
+                let y = xs[0].mul_scalar(1.0)?;
+                in_place(&y)?;
+                Ok(y)
+            },
+            &w,
+        );
+        assert_close(&format!("{name}_'s gradient on {device}"), &grads[0], &want);
+    }
+}
+
+on_cpu_and_gpu!(
+    element_wise_math_equals_pytorchs,
+    element_wise_math_on_a_device_equals_pytorchs,
+    math
+);
+
+type Reduction = fn(&Tensor) -> Result<Tensor>;
+
+/// The reductions of `tensor_methods.py` and PyTorch's node names ("" for the integer results).
+const REDUCTIONS: [(&str, Reduction, &str); 21] = [
+    ("std_d2", |t| t.std_dims(&[2], true, false), "StdBackward0"),
+    ("std_d1_biased_keep", |t| t.std_dims(&[1], false, true), "StdBackward0"),
+    ("std_d02", |t| t.std_dims(&[0, 2], true, false), "StdBackward0"),
+    ("std_all", |t| t.std_dims(&[], true, false), "StdBackward0"),
+    ("lse_d1", |t| t.logsumexp(&[1], false), "LogsumexpBackward0"),
+    ("lse_d02_keep", |t| t.logsumexp(&[0, 2], true), "LogsumexpBackward0"),
+    ("norm2_d2", |t| t.norm(2.0, &[2], false), "LinalgVectorNormBackward0"),
+    ("norm2_all", |t| t.norm(2.0, &[], false), "LinalgVectorNormBackward0"),
+    ("norm1_d1", |t| t.norm(1.0, &[1], false), "LinalgVectorNormBackward0"),
+    (
+        "norm3_d2_keep",
+        |t| t.norm(3.0, &[2], true),
+        "LinalgVectorNormBackward0",
+    ),
+    ("norm1.5_d2", |t| t.norm(1.5, &[2], false), "LinalgVectorNormBackward0"),
+    ("norm0.5_d0", |t| t.norm(0.5, &[0], false), "LinalgVectorNormBackward0"),
+    (
+        "norminf_d2",
+        |t| t.norm(f64::INFINITY, &[2], false),
+        "LinalgVectorNormBackward0",
+    ),
+    (
+        "norm-inf_d1",
+        |t| t.norm(f64::NEG_INFINITY, &[1], false),
+        "LinalgVectorNormBackward0",
+    ),
+    ("norm0_d2", |t| t.norm(0.0, &[2], false), "LinalgVectorNormBackward0"),
+    ("amax_d1", |t| t.amax(&[1], false), "AmaxBackward0"),
+    ("amax_d02_keep", |t| t.amax(&[0, 2], true), "AmaxBackward0"),
+    ("amin_d1", |t| t.amin(&[1], false), "AminBackward0"),
+    ("argmax_d1", |t| t.argmax(Some(1), false), ""),
+    ("argmin_d2_keep", |t| t.argmin(Some(2), true), ""),
+    ("argmax_all", |t| t.argmax(None, false), ""),
+];
+
+/// `f` of `x` against `want`: integers exactly, floats within PyTorch's tolerance.
+fn check_value(what: &str, got: &Tensor, want: &Tensor) {
+    assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
+    if want.is_floating_point() {
+        assert_close(what, got, want);
+    } else {
+        assert_eq!(got.shape(), want.shape(), "{what}: shape");
+        assert_eq!(
+            got.cpu().unwrap().to_vec::<i64>().unwrap(),
+            want.to_vec::<i64>().unwrap(),
+            "{what}"
+        );
+    }
+}
+
+fn reductions(device: Device) {
+    let f = fixture();
+    let x32 = f["red.f32.x"].to_device(device).unwrap();
+    for (name, reduce, _) in REDUCTIONS {
+        check_value(
+            &format!("{name} in f32 on {device}"),
+            &reduce(&x32).unwrap(),
+            &f[&format!("red.f32.{name}")],
+        );
+    }
+    let Some(dtype) = gradient_dtype(device) else {
+        return;
+    };
+    let x = input(&f, "red.x", dtype, device);
+    for (name, reduce, node_name) in REDUCTIONS {
+        let what = format!("{name} in {dtype} on {device}");
+        let want = expected(&f, &format!("red.{name}"), dtype);
+        if node_name.is_empty() {
+            check_value(&what, &reduce(&x).unwrap(), &want);
+            continue;
+        }
+        let w = input(&f, &format!("red.{name}.w"), dtype, device);
+        let (y, grads) = gradients(&[&x], |xs| reduce(&xs[0]), &w);
+        assert_eq!(node(&y), node_name, "{what}");
+        check_value(&what, &y.detach(), &want);
+        let grad = expected(&f, &format!("red.{name}.grad"), dtype);
+        assert_close(&format!("{what}: gradient"), &grads[0], &grad);
+    }
+    let infinite = input(&f, "red.lse_inf.x", dtype, device);
+    let want = expected(&f, "red.lse_inf", dtype);
+    assert_close(
+        "logsumexp of infinities",
+        &infinite.logsumexp(&[1], false).unwrap(),
+        &want,
+    );
+}
+
+on_cpu_and_gpu!(
+    reductions_equal_pytorchs,
+    reductions_on_a_device_equal_pytorchs,
+    reductions
+);
+
+type Binary = fn(&Tensor, &Tensor) -> Result<Tensor>;
+
+fn rearrangements_and_products(device: Device) {
+    if lacks_dtype(device, DType::F64) {
+        return;
+    }
+    let f = fixture();
+    let x = f["re.x"].to_device(device).unwrap();
+    let rearrangements: [(&str, Reduction, &str); 6] = [
+        ("flip_02", |t| t.flip(&[0, 2]), "FlipBackward0"),
+        ("flip_-1", |t| t.flip(&[-1]), "FlipBackward0"),
+        ("roll_0_2", |t| t.roll(&[1, -7], &[0, 2]), "RollBackward0"),
+        ("roll_flat", |t| t.roll(&[3], &[]), "ViewBackward0"),
+        ("repeat", |t| t.repeat(&[2, 1, 1, 2]), "RepeatBackward0"),
+        ("tile", |t| t.tile(&[2]), "RepeatBackward0"),
+    ];
+    for (name, rearrange, node_name) in rearrangements {
+        let what = format!("{name} on {device}");
+        let w = f[&format!("re.{name}.w")].to_device(device).unwrap();
+        let (y, grads) = gradients(&[&x], |xs| rearrange(&xs[0]), &w);
+        assert_eq!(node(&y), node_name, "{what}");
+        check_value(&what, &y.detach(), &f[&format!("re.{name}")]);
+        assert_close(&format!("{what}: gradient"), &grads[0], &f[&format!("re.{name}.grad")]);
+    }
+    let products: [(&str, Binary); 8] = [
+        ("broadcast", Tensor::matmul),
+        ("batch_by_matrix", Tensor::matmul),
+        ("matrix_by_batch", Tensor::matmul),
+        ("vector_by_batch", Tensor::matmul),
+        ("batch_by_vector", Tensor::matmul),
+        ("dot", Tensor::matmul),
+        ("bmm", Tensor::bmm),
+        ("outer", Tensor::outer),
+    ];
+    for (name, product) in products {
+        let what = format!("{name} on {device}");
+        let a = f[&format!("mm.{name}.a")].to_device(device).unwrap();
+        let b = f[&format!("mm.{name}.b")].to_device(device).unwrap();
+        let w = f[&format!("mm.{name}.w")].to_device(device).unwrap();
+        let (y, grads) = gradients(&[&a, &b], |xs| product(&xs[0], &xs[1]), &w);
+        check_value(&what, &y.detach(), &f[&format!("mm.{name}")]);
+        for (i, grad) in grads.iter().enumerate() {
+            assert_close(
+                &format!("{what}: gradient {i}"),
+                grad,
+                &f[&format!("mm.{name}.grad.{i}")],
+            );
+        }
+    }
+}
+
+on_cpu_and_gpu!(
+    rearrangements_and_products_equal_pytorchs,
+    rearrangements_and_products_on_a_device_equal_pytorchs,
+    rearrangements_and_products
+);
+
+#[test]
+fn refusals_carry_pytorchs_sentences() {
+    let x = Tensor::zeros([2, 3], DType::F32);
+    let said = |r: Result<Tensor>| r.unwrap_err().to_string();
+    assert!(said(x.flip(&[0, -2])).contains("dim 0 appears multiple times in the list of dims"));
+    assert!(said(x.roll(&[1, 2], &[0])).contains("shifts and dimensions must align. shifts: 2, dims:1"));
+    assert!(
+        said(x.repeat(&[2]))
+            .contains("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    );
+    let y = Tensor::zeros([4, 5], DType::F32);
+    assert!(said(x.matmul(&y)).contains("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"));
+    assert!(said(x.bmm(&y)).contains("batch1 must be a 3D tensor"));
+    assert!(said(x.outer(&y)).contains("Expected 1-D argument self, but got 2-D"));
+    let v = Tensor::zeros([3], DType::F32);
+    assert!(said(v.matmul(&Tensor::zeros([4], DType::F32))).contains("inconsistent tensor size"));
+    assert!(said(x.norm(f64::NAN, &[], false)).contains("must not be NaN"));
+}
