@@ -91,7 +91,7 @@ pub mod prelude {
     pub use crate::hooks::{Call, HookHandle, HookOptions, Hooks, RegisterHooks};
     pub use crate::layers::*;
     pub use crate::module::{Module, ModuleExt, StaticKeys, TensorModule};
-    pub use crate::{DType, Device, Forward, Param, Shared, StateDict, Tensor};
+    pub use crate::{DType, Device, Forward, Param, Shared, StateDict, Tensor, tensor};
     pub use nn_derive::Module;
 }
 

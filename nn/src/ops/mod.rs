@@ -17,6 +17,7 @@
 pub(crate) mod activation;
 pub(crate) mod arith;
 pub(crate) mod conv;
+mod cumulative;
 pub(crate) mod dropout;
 pub(crate) mod elementwise;
 mod embedding;
@@ -36,6 +37,7 @@ pub(crate) mod recurrent;
 mod reduce;
 pub(crate) mod softmax;
 mod split;
+mod triangular;
 mod unary;
 pub(crate) mod view;
 

@@ -144,23 +144,15 @@ impl Tensor {
         Tensor::ones(self.shape.clone(), self.dtype()).to_device(self.device())
     }
 
-    /// Values from `start` (inclusive) to `end` (exclusive) by `step`, as PyTorch's `arange`.
-    pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
-        if step == 0.0 || !step.is_finite() || !start.is_finite() || !end.is_finite() {
-            return Err(Error::invalid(
-                "arange",
-                format!("start {start}, end {end}, step {step} must be finite, step non-zero"),
-            ));
-        }
-        if (end - start) * step < 0.0 {
-            return Err(Error::invalid(
-                "arange",
-                format!("step {step} moves away from end {end} (start {start})"),
-            ));
-        }
-        let n = ((end - start) / step).ceil().max(0.0) as usize;
-        let values: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();
-        Tensor::from_vec(values, [n])?.to_dtype(dtype)
+    /// `value` (cast to the dtype) with this tensor's shape, dtype and device (PyTorch's `full_like`).
+    ///
+    /// ```
+    /// let x = nn::Tensor::zeros([2], nn::DType::I64);
+    /// assert_eq!(x.full_like(7.9)?.to_vec::<i64>()?, vec![7, 7]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn full_like(&self, value: f64) -> Result<Tensor> {
+        Tensor::try_full(self.shape.clone(), value, self.dtype())?.to_device(self.device())
     }
 }
 
