@@ -1,7 +1,8 @@
 //! The tensor's method set against PyTorch 2.5.1 (`tests/fixtures/generate/tensor_methods.py`): element-wise
 //! math in every float dtype and its in-place forms, reductions (`std`, `logsumexp`, `norm`, `amax`, `argmax`,
 //! ...), rearrangements (`flip`, `roll`, `repeat`, `tile`) and products (`matmul` with broadcasting and vector
-//! operands, `bmm`, `outer`), each forward and gradient, on the CPU and a device, with PyTorch's node names.
+//! operands, `bmm`, `outer`), triangles (`tril`, `triu`) and running sums (`cumsum`), each forward and gradient,
+//! on the CPU and a device, with PyTorch's node names.
 
 use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu, short};
 use nn::Result;
@@ -297,6 +298,73 @@ on_cpu_and_gpu!(
     rearrangements_and_products
 );
 
+type Triangle = fn(&Tensor) -> Result<Tensor>;
+
+/// `tril` and `triu` at several diagonals, by the fixture's names.
+const TRIANGLES: [(&str, Triangle, &str); 8] = [
+    ("tril", |t| t.tril(0), "TrilBackward0"),
+    ("tril_-1", |t| t.tril(-1), "TrilBackward0"),
+    ("tril_2", |t| t.tril(2), "TrilBackward0"),
+    ("tril_9", |t| t.tril(9), "TrilBackward0"),
+    ("triu", |t| t.triu(0), "TriuBackward0"),
+    ("triu_1", |t| t.triu(1), "TriuBackward0"),
+    ("triu_-2", |t| t.triu(-2), "TriuBackward0"),
+    ("triu_-9", |t| t.triu(-9), "TriuBackward0"),
+];
+
+fn triangles_and_running_sums(device: Device) {
+    let f = fixture();
+    let Some(dtype) = gradient_dtype(device) else {
+        return;
+    };
+    // Triangles of a batch of matrices holding an infinity and a NaN (zeroed where outside), and of int64.
+    let x = input(&f, "tri.x", dtype, device);
+    let xi = f["tri.i64.x"].to_device(device).unwrap();
+    for (name, triangle, node_name) in TRIANGLES {
+        let what = format!("{name} in {dtype} on {device}");
+        let w = input(&f, &format!("tri.{name}.w"), dtype, device);
+        let (y, grads) = gradients(&[&x], |xs| triangle(&xs[0]), &w);
+        assert_eq!(node(&y), node_name, "{what}");
+        check_value(&what, &y.detach(), &expected(&f, &format!("tri.{name}"), dtype));
+        let grad = expected(&f, &format!("tri.{name}.grad"), dtype);
+        assert_close(&format!("{what}: gradient"), &grads[0], &grad);
+        check_value(
+            &format!("{name} in int64 on {device}"),
+            &triangle(&xi).unwrap(),
+            &f[&format!("tri.i64.{name}")],
+        );
+    }
+    // Running sums along each dim: floats (f32 forward, gradients), and int32 summing to int64.
+    let x = input(&f, "cum.x", dtype, device);
+    let x32 = input(&f, "cum.x", DType::F32, device);
+    let xi = f["cum.i32.x"].to_device(device).unwrap();
+    for dim in [0isize, 1, -1] {
+        let what = format!("cumsum({dim}) in {dtype} on {device}");
+        let w = input(&f, &format!("cum.{dim}.w"), dtype, device);
+        let (y, grads) = gradients(&[&x], |xs| xs[0].cumsum(dim), &w);
+        assert_eq!(node(&y), "CumsumBackward0", "{what}");
+        check_value(&what, &y.detach(), &expected(&f, &format!("cum.{dim}"), dtype));
+        let grad = expected(&f, &format!("cum.{dim}.grad"), dtype);
+        assert_close(&format!("{what}: gradient"), &grads[0], &grad);
+        check_value(
+            &format!("cumsum({dim}) in f32 on {device}"),
+            &x32.cumsum(dim).unwrap(),
+            &f[&format!("cum.f32.{dim}")],
+        );
+        check_value(
+            &format!("cumsum({dim}) of int32 on {device}"),
+            &xi.cumsum(dim).unwrap(),
+            &f[&format!("cum.i64.{dim}")],
+        );
+    }
+}
+
+on_cpu_and_gpu!(
+    triangles_and_running_sums_equal_pytorchs,
+    triangles_and_running_sums_on_a_device_equal_pytorchs,
+    triangles_and_running_sums
+);
+
 #[test]
 fn refusals_carry_pytorchs_sentences() {
     let x = Tensor::zeros([2, 3], DType::F32);
@@ -314,4 +382,6 @@ fn refusals_carry_pytorchs_sentences() {
     let v = Tensor::zeros([3], DType::F32);
     assert!(said(v.matmul(&Tensor::zeros([4], DType::F32))).contains("inconsistent tensor size"));
     assert!(said(x.norm(f64::NAN, &[], false)).contains("must not be NaN"));
+    assert!(said(v.tril(0)).contains("tril: input tensor must have at least 2 dimensions"));
+    assert!(said(x.cumsum(2)).contains("Dimension out of range (expected to be in range of [-2, 1], but got 2)"));
 }
