@@ -17,6 +17,7 @@ pub use crate::ops::conv::{
     Conv1dOptions, Conv2dOptions, ConvTranspose1dOptions, ConvTranspose2dOptions, Padding1d, Padding2d,
     conv_transpose1d, conv_transpose2d, conv1d, conv2d,
 };
+pub use crate::ops::gather::one_hot;
 pub use crate::ops::norm::{RunningStats, batch_norm, layer_norm};
 pub use crate::ops::{
     EmbeddingOptions, alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, embedding, embedding_padded,

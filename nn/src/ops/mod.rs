@@ -22,6 +22,7 @@ pub(crate) mod dropout;
 pub(crate) mod elementwise;
 mod embedding;
 pub(crate) mod float;
+pub(crate) mod gather;
 pub(crate) mod gemm;
 pub(crate) mod index;
 mod layout;
