@@ -1,8 +1,9 @@
 //! The tensor's method set against PyTorch 2.5.1 (`tests/fixtures/generate/tensor_methods.py`): element-wise
 //! math in every float dtype and its in-place forms, reductions (`std`, `logsumexp`, `norm`, `amax`, `argmax`,
 //! ...), rearrangements (`flip`, `roll`, `repeat`, `tile`) and products (`matmul` with broadcasting and vector
-//! operands, `bmm`, `outer`), triangles (`tril`, `triu`) and running sums (`cumsum`), each forward and gradient,
-//! on the CPU and a device, with PyTorch's node names.
+//! operands, `bmm`, `outer`), triangles (`tril`, `triu`), running sums (`cumsum`), `gather`, `scatter`,
+//! `scatter_add` and `one_hot`, each forward and gradient, on the CPU and a device, with PyTorch's node names and
+//! refusals.
 
 use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu, short};
 use nn::Result;
@@ -365,6 +366,91 @@ on_cpu_and_gpu!(
     triangles_and_running_sums
 );
 
+fn gathers_and_scatters(device: Device) {
+    let f = fixture();
+    let Some(dtype) = gradient_dtype(device) else {
+        return;
+    };
+    let x = input(&f, "ga.x", dtype, device);
+    for (name, dim) in [("d1", 1isize), ("d0", 0), ("d-1", -1)] {
+        let what = format!("gather {name} in {dtype} on {device}");
+        let index = f[&format!("ga.{name}.index")].to_device(device).unwrap();
+        let w = input(&f, &format!("ga.{name}.w"), dtype, device);
+        let (y, grads) = gradients(&[&x], |xs| xs[0].gather(dim, &index), &w);
+        assert_eq!(node(&y), "GatherBackward0", "{what}");
+        check_value(&what, &y.detach(), &expected(&f, &format!("ga.{name}"), dtype));
+        let grad = expected(&f, &format!("ga.{name}.grad"), dtype);
+        assert_close(&format!("{what}: gradient"), &grads[0], &grad);
+    }
+    let src = input(&f, "sc.src", dtype, device);
+    let large = input(&f, "sc.large", dtype, device);
+    type Scatter = fn(&Tensor, isize, &Tensor, &Tensor) -> Result<Tensor>;
+    let scatters: [(&str, Scatter, &str); 2] = [
+        ("add", Tensor::scatter_add, "ScatterAddBackward0"),
+        ("set", Tensor::scatter, "ScatterBackward0"),
+    ];
+    for (name, scatter, node_name) in scatters {
+        let what = format!("scatter {name} in {dtype} on {device}");
+        let index = f[&format!("sc.{name}.index")].to_device(device).unwrap();
+        let w = input(&f, &format!("sc.{name}.w"), dtype, device);
+        let (y, grads) = gradients(&[&x, &src], |xs| scatter(&xs[0], 1, &index, &xs[1]), &w);
+        assert_eq!(node(&y), node_name, "{what}");
+        check_value(&what, &y.detach(), &expected(&f, &format!("sc.{name}"), dtype));
+        for (i, grad) in grads.iter().enumerate() {
+            let want = expected(&f, &format!("sc.{name}.grad.{i}"), dtype);
+            assert_close(&format!("{what}: gradient {i}"), grad, &want);
+        }
+        // A `src` larger than the index: only the part the index covers is read.
+        let got = scatter(&x, 1, &index, &large).unwrap();
+        check_value(
+            &format!("{what}, larger src"),
+            &got,
+            &expected(&f, &format!("sc.{name}_large"), dtype),
+        );
+    }
+    let xi = f["ga.i64.x"].to_device(device).unwrap();
+    let ii = f["ga.i64.index"].to_device(device).unwrap();
+    check_value(
+        &format!("gather of int64 on {device}"),
+        &xi.gather(0, &ii).unwrap(),
+        &f["ga.i64"],
+    );
+    let labels = f["oh.labels"].to_device(device).unwrap();
+    check_value(
+        &format!("one_hot on {device}"),
+        &nn::functional::one_hot(&labels, None).unwrap(),
+        &f["oh.auto"],
+    );
+    check_value(
+        &format!("one_hot(8) on {device}"),
+        &nn::functional::one_hot(&labels, Some(8)).unwrap(),
+        &f["oh.8"],
+    );
+}
+
+on_cpu_and_gpu!(
+    gathers_and_scatters_equal_pytorchs,
+    gathers_and_scatters_on_a_device_equal_pytorchs,
+    gathers_and_scatters
+);
+
+#[test]
+fn scatters_of_integers_and_repeated_writes_match_pytorch() {
+    let f = fixture();
+    let (xi, ii) = (&f["ga.i64.x"], &f["ga.i64.index"]);
+    let sevens = Tensor::full([2, 3], 7.0, DType::I64);
+    check_value(
+        "scatter_add of int64",
+        &xi.scatter_add(0, ii, &sevens).unwrap(),
+        &f["sc.i64.add"],
+    );
+    // `torch.zeros(3).scatter(0, torch.tensor([1, 1, 1, 2]), torch.tensor([5., 6., 7., 8.]))`: the last write.
+    let index = Tensor::from_vec(vec![1i64, 1, 1, 2], [4]).unwrap();
+    let src = Tensor::from_vec(vec![5.0f32, 6.0, 7.0, 8.0], [4]).unwrap();
+    let got = Tensor::zeros([3], DType::F32).scatter(0, &index, &src).unwrap();
+    assert_eq!(got.to_vec::<f32>().unwrap(), vec![0.0, 7.0, 8.0]);
+}
+
 #[test]
 fn refusals_carry_pytorchs_sentences() {
     let x = Tensor::zeros([2, 3], DType::F32);
@@ -384,4 +470,42 @@ fn refusals_carry_pytorchs_sentences() {
     assert!(said(x.norm(f64::NAN, &[], false)).contains("must not be NaN"));
     assert!(said(v.tril(0)).contains("tril: input tensor must have at least 2 dimensions"));
     assert!(said(x.cumsum(2)).contains("Dimension out of range (expected to be in range of [-2, 1], but got 2)"));
+    // gather, scatter and one_hot: `torch.zeros(2, 3)` with PyTorch 2.5.1's refusals.
+    let index = |data: Vec<i64>, shape: &[usize]| Tensor::from_vec(data, shape.to_vec()).unwrap();
+    let ones = |shape: &[usize]| Tensor::ones(shape.to_vec(), DType::F32);
+    let i32_index = Tensor::zeros([2, 2], DType::I32);
+    assert!(said(x.gather(1, &i32_index)).contains("gather(): Expected dtype int64 for index"));
+    assert!(
+        said(x.gather(1, &index(vec![0, 0], &[2])))
+            .contains("Index tensor must have the same number of dimensions as input tensor")
+    );
+    assert!(said(x.gather(1, &index(vec![0; 6], &[3, 2]))).contains(
+        "Size does not match at dimension 0 expected index [3, 2] to be smaller than self [2, 3] apart from dimension 1"
+    ));
+    assert!(
+        said(x.gather(1, &index(vec![0, 5, 1, 1], &[2, 2])))
+            .contains("index 5 is out of bounds for dimension 1 with size 3")
+    );
+    assert!(
+        said(x.gather(1, &index(vec![0, -1, 1, 1], &[2, 2])))
+            .contains("index -1 is out of bounds for dimension 1 with size 3")
+    );
+    assert!(said(x.scatter(1, &i32_index, &ones(&[2, 2]))).contains("scatter(): Expected dtype int64 for index"));
+    assert!(
+        said(x.scatter(1, &index(vec![0, 0], &[2]), &ones(&[2, 2])))
+            .contains("Index tensor must have the same number of dimensions as self tensor")
+    );
+    assert!(said(x.scatter_add(1, &index(vec![0; 4], &[2, 2]), &ones(&[2, 1]))).contains(
+        "Expected index [2, 2] to be smaller than self [2, 3] apart from dimension 1 and to be smaller size than src [2, 1]"
+    ));
+    let f64_src = Tensor::ones([2, 2], DType::F64);
+    assert!(
+        said(x.scatter(1, &index(vec![0, 1, 1, 1], &[2, 2]), &f64_src))
+            .contains("scatter(): Expected self.dtype to be equal to src.dtype")
+    );
+    let one_hot = |labels: Tensor, classes| said(nn::functional::one_hot(&labels, classes));
+    assert!(one_hot(index(vec![0, -1], &[2]), None).contains("Class values must be non-negative."));
+    assert!(one_hot(index(vec![0, 3], &[2]), Some(3)).contains("Class values must be smaller than num_classes."));
+    assert!(one_hot(ones(&[2]), None).contains("one_hot is only applicable to index tensor of type LongTensor."));
+    assert!(one_hot(index(vec![], &[0]), None).contains("Can not infer total number of classes from empty tensor."));
 }
