@@ -37,6 +37,7 @@ pub(crate) mod rearrange;
 pub(crate) mod recurrent;
 mod reduce;
 pub(crate) mod softmax;
+pub(crate) mod sort;
 mod split;
 mod triangular;
 mod unary;

@@ -110,6 +110,8 @@ fn backward_node_name(op: &str) -> String {
         "sum_dims" => "SumBackward1",
         "mean_all" => "MeanBackward0",
         "mean_dims" => "MeanBackward1",
+        "prod_all" => "ProdBackward0",
+        "prod_dim" => "ProdBackward1",
         "matmul" => "MmBackward0",
         "linear" => "AddmmBackward0",
         _ => "",

@@ -4,6 +4,7 @@
 //! `kernels::sum` (pairwise summation), the variance as a composition of the others.
 
 pub(crate) mod host_sum;
+mod product;
 mod statistics;
 
 use kernels::GpuDevice;
