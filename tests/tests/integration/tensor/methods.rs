@@ -1,9 +1,9 @@
 //! The tensor's method set against PyTorch 2.5.1 (`tests/fixtures/generate/tensor_methods.py`): element-wise
 //! math in every float dtype and its in-place forms, reductions (`std`, `logsumexp`, `norm`, `amax`, `argmax`,
-//! ...), rearrangements (`flip`, `roll`, `repeat`, `tile`) and products (`matmul` with broadcasting and vector
+//! ...), rearrangements (`flip`, `roll`, `repeat`, `tile`), products (`matmul` with broadcasting and vector
 //! operands, `bmm`, `outer`), triangles (`tril`, `triu`), running sums (`cumsum`), `gather`, `scatter`,
-//! `scatter_add` and `one_hot`, each forward and gradient, on the CPU and a device, with PyTorch's node names and
-//! refusals.
+//! `scatter_add`, `one_hot`, `sort`, `argsort`, `topk` and `prod`: each forward and gradient, on the CPU and a device,
+//! with PyTorch's node names and refusals.
 
 use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu, short};
 use nn::Result;
@@ -434,6 +434,98 @@ on_cpu_and_gpu!(
     gathers_and_scatters
 );
 
+type Ordering = fn(&Tensor) -> Result<(Tensor, Tensor)>;
+
+/// `sort` (stable) and `topk` by the fixture's names, with the input they read and PyTorch's node name.
+const ORDERINGS: [(&str, Ordering, &str, &str); 5] = [
+    ("sort_d-1", |t| t.sort(-1, false), "x", "SortBackward0"),
+    ("sort_d1_desc", |t| t.sort(1, true), "x", "SortBackward0"),
+    ("sort_d0", |t| t.sort(0, false), "x", "SortBackward0"),
+    ("topk3_d-1", |t| t.topk(3, -1, true), "y", "TopkBackward0"),
+    ("topk2_d1_smallest", |t| t.topk(2, 1, false), "y", "TopkBackward0"),
+];
+
+fn orderings(device: Device) {
+    let f = fixture();
+    let Some(dtype) = gradient_dtype(device) else {
+        return;
+    };
+    for (name, ordering, which, node_name) in ORDERINGS {
+        let what = format!("{name} in {dtype} on {device}");
+        let x = input(&f, &format!("so.{which}"), dtype, device);
+        let (_, indices) = ordering(&x).unwrap();
+        check_value(&what, &indices, &f[&format!("so.{name}.indices")]);
+        let w = input(&f, &format!("so.{name}.w"), dtype, device);
+        let (values, grads) = gradients(&[&x], |xs| Ok(ordering(&xs[0])?.0), &w);
+        assert_eq!(node(&values), node_name, "{what}");
+        check_value(&what, &values.detach(), &expected(&f, &format!("so.{name}"), dtype));
+        let grad = expected(&f, &format!("so.{name}.grad"), dtype);
+        assert_close(&format!("{what}: gradient"), &grads[0], &grad);
+    }
+    let x = input(&f, "so.x", dtype, device);
+    check_value("argsort", &x.argsort(0, true).unwrap(), &f["so.argsort_d0_desc"]);
+    let xi = f["so.i64.x"].to_device(device).unwrap();
+    let (values, indices) = xi.sort(1, false).unwrap();
+    check_value(&format!("sort of int64 on {device}"), &values, &f["so.i64.sort"]);
+    check_value(
+        &format!("sort of int64 on {device}: indices"),
+        &indices,
+        &f["so.i64.sort.indices"],
+    );
+    check_value(
+        &format!("argsort of int64 on {device}"),
+        &xi.argsort(0, true).unwrap(),
+        &f["so.i64.argsort_desc"],
+    );
+}
+
+on_cpu_and_gpu!(
+    sorts_and_top_k_equal_pytorchs,
+    sorts_and_top_k_on_a_device_equal_pytorchs,
+    orderings
+);
+
+/// `prod` by the fixture's names, with the input it reads and PyTorch's node name.
+const PRODUCTS: [(&str, Reduction, &str, &str); 5] = [
+    ("d1", |t| t.prod(Some(1), false), "x", "ProdBackward1"),
+    ("d-1_keep", |t| t.prod(Some(-1), true), "x", "ProdBackward1"),
+    ("d0", |t| t.prod(Some(0), false), "x", "ProdBackward1"),
+    ("all", |t| t.prod(None, false), "y", "ProdBackward0"),
+    ("all_zero", |t| t.prod(None, false), "y0", "ProdBackward0"),
+];
+
+fn products_of_elements(device: Device) {
+    let f = fixture();
+    let Some(dtype) = gradient_dtype(device) else {
+        return;
+    };
+    for (name, prod, which, node_name) in PRODUCTS {
+        let what = format!("prod {name} in {dtype} on {device}");
+        let x = input(&f, &format!("pr.{which}"), dtype, device);
+        let w = input(&f, &format!("pr.{name}.w"), dtype, device);
+        let (y, grads) = gradients(&[&x], |xs| prod(&xs[0]), &w);
+        assert_eq!(node(&y), node_name, "{what}");
+        check_value(&what, &y.detach(), &expected(&f, &format!("pr.{name}"), dtype));
+        let grad = expected(&f, &format!("pr.{name}.grad"), dtype);
+        assert_close(&format!("{what}: gradient"), &grads[0], &grad);
+        let x32 = input(&f, &format!("pr.{which}"), DType::F32, device);
+        check_value(
+            &format!("prod {name} in f32 on {device}"),
+            &prod(&x32).unwrap(),
+            &f[&format!("pr.f32.{name}")],
+        );
+    }
+    let xi = f["pr.i32.x"].to_device(device).unwrap();
+    check_value("prod of int32", &xi.prod(Some(1), false).unwrap(), &f["pr.i64.d1"]);
+    check_value("prod of all int32", &xi.prod(None, false).unwrap(), &f["pr.i64.all"]);
+}
+
+on_cpu_and_gpu!(
+    products_of_elements_equal_pytorchs,
+    products_of_elements_on_a_device_equal_pytorchs,
+    products_of_elements
+);
+
 #[test]
 fn scatters_of_integers_and_repeated_writes_match_pytorch() {
     let f = fixture();
@@ -508,4 +600,5 @@ fn refusals_carry_pytorchs_sentences() {
     assert!(one_hot(index(vec![0, 3], &[2]), Some(3)).contains("Class values must be smaller than num_classes."));
     assert!(one_hot(ones(&[2]), None).contains("one_hot is only applicable to index tensor of type LongTensor."));
     assert!(one_hot(index(vec![], &[0]), None).contains("Can not infer total number of classes from empty tensor."));
+    assert!(said(x.topk(4, 1, true).map(|(v, _)| v)).contains("selected index k out of range"));
 }
