@@ -163,6 +163,35 @@ impl Tensor {
         random::with_global(|g| Tensor::randint_with(low, high, shape, dtype, g))
     }
 
+    /// `torch.rand_like(x)`: uniform in `[0, 1)` with this tensor's shape, dtype and device, from the default
+    /// generator (drawn as for a CPU tensor, then moved).
+    ///
+    /// ```
+    /// let x = nn::Tensor::zeros([2, 3], nn::DType::F64);
+    /// nn::manual_seed(7);
+    /// let a = x.rand_like()?;
+    /// nn::manual_seed(7);
+    /// assert_eq!(a.to_vec::<f64>()?, nn::Tensor::rand([2, 3], nn::DType::F64).to_vec::<f64>()?);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn rand_like(&self) -> Result<Tensor> {
+        let shape = self.shape().clone();
+        random::with_global(|g| Tensor::try_rand_with(shape, self.dtype(), g))?.to_device(self.device())
+    }
+
+    /// `torch.randn_like(x)`: standard normal samples with this tensor's shape, dtype and device, from the
+    /// default generator (drawn as for a CPU tensor, then moved).
+    pub fn randn_like(&self) -> Result<Tensor> {
+        let shape = self.shape().clone();
+        random::with_global(|g| Tensor::try_randn_with(shape, self.dtype(), g))?.to_device(self.device())
+    }
+
+    /// `torch.randint_like(x, low, high)`: integers uniform in `[low, high)` with this tensor's shape, dtype
+    /// and device, from the default generator.
+    pub fn randint_like(&self, low: i64, high: i64) -> Result<Tensor> {
+        Tensor::randint(low, high, self.shape().clone(), self.dtype())?.to_device(self.device())
+    }
+
     /// `torch.randint(low, high, shape, dtype=dtype, generator=generator)`.
     pub fn randint_with(
         low: i64,

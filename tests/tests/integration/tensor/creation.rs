@@ -1,6 +1,6 @@
 //! Creating tensors as PyTorch 2.5.1 does (`tests/fixtures/generate/tensor_methods.py`, the `new.*` cases):
-//! `linspace`, `logspace` and `eye` in several dtypes, `full_like`, and `tensor!` from nested literals with
-//! `torch.tensor`'s dtypes.
+//! `linspace`, `logspace` and `eye` in several dtypes, `full_like`, the seeded `rand_like` draws, and `tensor!`
+//! from nested literals with `torch.tensor`'s dtypes.
 
 use integration_tests::assert_close;
 use nn::prelude::*;
@@ -40,6 +40,27 @@ fn ranges_and_the_identity_equal_pytorchs() {
     for (name, got) in cases {
         check(name, got, &f[&format!("new.{name}")]);
     }
+}
+
+type Draw = fn(&Tensor) -> Result<Tensor>;
+
+/// The `_like` draws after PyTorch's seeds give PyTorch's samples, in the model's dtype.
+#[test]
+fn random_likes_draw_pytorchs_samples() {
+    integration_tests::in_own_process(|| {
+        let f = fixture();
+        let draws: [(&str, u64, Tensor, Draw); 3] = [
+            ("rand_like", 11, Tensor::zeros([3, 5], DType::F32), Tensor::rand_like),
+            ("randn_like", 12, Tensor::zeros([4, 2], DType::F64), Tensor::randn_like),
+            ("randint_like", 13, Tensor::zeros([2, 3], DType::I64), |t| {
+                t.randint_like(3, 9)
+            }),
+        ];
+        for (name, seed, like, draw) in draws {
+            nn::manual_seed(seed);
+            check(name, draw(&like), &f[&format!("new.{name}")]);
+        }
+    });
 }
 
 #[test]
