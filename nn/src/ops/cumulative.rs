@@ -32,6 +32,29 @@ fn running_sums<T: Copy + std::ops::AddAssign + Default>(values: &mut [T], shape
     }
 }
 
+/// The inclusive running combination of `t` along `d` by `combine` (`add`: running sums, `mul`: running
+/// products): Hillis and Steele's scan, log₂ n rounds, each combining the partial results with themselves
+/// shifted by a doubling stride (`identity` shifted in), from `narrow`, `cat` and `combine` on `t`'s device.
+pub(crate) fn scan(
+    t: &Tensor,
+    d: usize,
+    identity: f64,
+    combine: impl Fn(&Tensor, &Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    let n = t.shape().get(d).copied().unwrap_or(1);
+    let mut partial = t.clone();
+    let mut stride = 1;
+    while stride < n {
+        let mut fill_shape = t.shape().to_vec();
+        fill_shape[d] = stride;
+        let fill = Tensor::try_full(Shape::from(fill_shape), identity, t.dtype())?.to_device(t.device())?;
+        let shifted = Tensor::cat(&[&fill, &partial.narrow(d as isize, 0, n - stride)?], d as isize)?;
+        partial = combine(&partial, &shifted)?;
+        stride *= 2;
+    }
+    Ok(partial)
+}
+
 impl Tensor {
     /// The running sums along `dim` (PyTorch's `cumsum`): element `i` is the sum of elements `0..=i`. Floats
     /// keep their dtype (the CPU accumulates in `f64`, as PyTorch's); integers and `bool` give `int64`.
@@ -69,21 +92,8 @@ impl Tensor {
         sums.to_device(self.device())
     }
 
-    /// The running sums on a device: log₂ n rounds, each adding the partial sums shifted by a doubling
-    /// stride (Hillis and Steele's scan), from `narrow`, `cat` and `add`.
+    /// The running sums on a device: [`scan`] with `add`.
     fn device_cumsum(&self, d: usize) -> Result<Tensor> {
-        let n = self.shape().get(d).copied().unwrap_or(1);
-        let mut sums = self.copy()?;
-        let mut stride = 1;
-        while stride < n {
-            let mut zero_shape = self.shape().to_vec();
-            zero_shape[d] = stride;
-            let zeros = Tensor::zeros(Shape::from(zero_shape), self.dtype()).to_device(self.device())?;
-            let head = sums.narrow(d as isize, 0, n - stride)?;
-            let shifted = Tensor::cat(&[&zeros, &head], d as isize)?;
-            sums = sums.add(&shifted)?;
-            stride *= 2;
-        }
-        Ok(sums)
+        scan(&self.copy()?, d, 0.0, Tensor::add)
     }
 }

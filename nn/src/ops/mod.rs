@@ -17,7 +17,7 @@
 pub(crate) mod activation;
 pub(crate) mod arith;
 pub(crate) mod conv;
-mod cumulative;
+pub(crate) mod cumulative;
 pub(crate) mod dropout;
 pub(crate) mod elementwise;
 mod embedding;

@@ -13,6 +13,7 @@
 //! # Ok::<(), nn::Error>(())
 //! ```
 
+use crate::ops::cumulative::scan;
 use crate::tensor::autograd::{Saved, no_grad, record_function};
 use crate::tensor::normalize_dim;
 use crate::{DType, Result, Shape, Tensor};
@@ -43,22 +44,13 @@ fn pairwise_product(t: &Tensor, d: usize) -> Result<Tensor> {
     Ok(t)
 }
 
-/// The running products along `d` of the elements before each one (1 for the first): Hillis and Steele's
-/// scan, then shifted by one.
+/// The running products along `d` of the elements before each one (1 for the first): the inclusive
+/// [`scan`] by `mul`, shifted by one.
 fn products_before(t: &Tensor, d: usize) -> Result<Tensor> {
     let n = t.shape()[d];
-    let mut scan = t.clone();
-    let mut stride = 1;
-    while stride < n {
-        let shifted = Tensor::cat(
-            &[&ones_along(t, d, stride)?, &scan.narrow(d as isize, 0, n - stride)?],
-            d as isize,
-        )?;
-        scan = scan.mul(&shifted)?;
-        stride *= 2;
-    }
+    let inclusive = scan(t, d, 1.0, Tensor::mul)?;
     Tensor::cat(
-        &[&ones_along(t, d, 1)?, &scan.narrow(d as isize, 0, n - 1)?],
+        &[&ones_along(t, d, 1)?, &inclusive.narrow(d as isize, 0, n - 1)?],
         d as isize,
     )
 }
