@@ -14,19 +14,10 @@
 use crate::tensor::autograd::{no_grad, record_function};
 use crate::{DType, Error, Result, Shape, Tensor};
 
-/// Row-major strides of `shape`.
-fn strides(shape: &[usize]) -> Vec<usize> {
-    let mut out = vec![1; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        out[d] = out[d + 1] * shape[d + 1];
-    }
-    out
-}
-
 /// For each element of a tensor of shape `inner` (row-major), its flat position in a tensor of shape `outer`
 /// at the same coordinates (`inner` fits inside `outer`).
-fn positions_within(inner: &[usize], outer: &[usize]) -> Vec<i64> {
-    let strides = strides(outer);
+fn positions_within(inner: &Shape, outer: &Shape) -> Vec<i64> {
+    let strides = outer.strides();
     let n: usize = inner.iter().product();
     let mut coords = vec![0usize; inner.len()];
     let mut out = Vec::with_capacity(n);
@@ -94,10 +85,10 @@ fn check_index(op: &'static str, target: &Shape, dim: usize, index: &Tensor, src
 /// index element's own coordinates, with the one along `dim` replaced by its value.
 fn addressed(op: &'static str, target: &Shape, dim: usize, index: &Tensor) -> Result<Vec<i64>> {
     let values = index.cpu()?.to_vec::<i64>()?;
-    let strides = strides(target);
+    let strides = target.strides();
     let size = target[dim] as i64;
     let within = positions_within(index.shape(), target);
-    let (index_stride, index_len) = (strides_of(index.shape(), dim), index.shape()[dim]);
+    let (index_stride, index_len) = (index.shape().strides()[dim], index.shape()[dim]);
     let mut out = Vec::with_capacity(values.len());
     for (e, (&v, &p)) in values.iter().zip(&within).enumerate() {
         if v < 0 || v >= size {
@@ -111,11 +102,6 @@ fn addressed(op: &'static str, target: &Shape, dim: usize, index: &Tensor) -> Re
         out.push(p + (v - along as i64) * strides[dim] as i64);
     }
     Ok(out)
-}
-
-/// The row-major stride of `dim` in `shape`.
-fn strides_of(shape: &[usize], dim: usize) -> usize {
-    shape[dim + 1..].iter().product()
 }
 
 /// A 1-d int64 tensor of `positions` on `device`.
