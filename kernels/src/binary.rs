@@ -196,6 +196,21 @@ fn add_integer_kernel(data: &mut [u32], low: u32, high: u32, #[comptime] words: 
     }
 }
 
+/// The offset of output element `i` in operand `which` of a broadcast whose `meta` holds the output's shape,
+/// then each operand's strides (0 along broadcast dimensions).
+#[cube]
+pub(crate) fn offset_in(i: usize, meta: &[u32], rank: usize, which: usize) -> usize {
+    let mut rest = i;
+    let mut at = 0;
+    for k in 0..rank {
+        let d = rank - 1 - k;
+        let size = meta[d] as usize;
+        at += (rest % size) * (meta[(1 + which) * rank + d] as usize);
+        rest /= size;
+    }
+    at
+}
+
 /// Broadcast strides of `shape` against `out` (aligned at the right), in elements.
 fn strides_in(shape: &[usize], out: &[usize]) -> Vec<usize> {
     let mut strides = vec![0; out.len()];
@@ -216,11 +231,19 @@ fn broadcast_metadata(
     b_shape: &[usize],
     out_shape: &[usize],
 ) -> Result<(GpuBuffer, usize)> {
-    let (sa, sb) = (strides_in(a_shape, out_shape), strides_in(b_shape, out_shape));
-    Ok((
-        metadata(op, a, out_shape.iter().chain(&sa).chain(&sb))?,
-        out_shape.len(),
-    ))
+    operands_metadata(op, a, &[a_shape, b_shape], out_shape)
+}
+
+/// The metadata of a broadcast of `shapes` to `out_shape` (`out_shape`, then each operand's strides in it, as
+/// [`offset_in`] reads them) on `on`'s device, and the rank.
+pub(crate) fn operands_metadata(
+    op: &'static str,
+    on: &GpuBuffer,
+    shapes: &[&[usize]],
+    out_shape: &[usize],
+) -> Result<(GpuBuffer, usize)> {
+    let strides: Vec<usize> = shapes.iter().flat_map(|s| strides_in(s, out_shape)).collect();
+    Ok((metadata(op, on, out_shape.iter().chain(&strides))?, out_shape.len()))
 }
 
 /// An operand of a broadcast operation: a buffer and the shape of its elements.
@@ -239,6 +262,16 @@ impl Operand<'_> {
     }
 }
 
+/// Whether `shape` broadcasts to `out_shape` (aligned at the right, sizes equal or 1).
+pub(crate) fn broadcasts_to(shape: &[usize], out_shape: &[usize]) -> bool {
+    shape.len() <= out_shape.len()
+        && shape
+            .iter()
+            .rev()
+            .zip(out_shape.iter().rev())
+            .all(|(&s, &o)| s == o || s == 1)
+}
+
 fn check_operands(
     op: &'static str,
     dtype: FloatType,
@@ -254,16 +287,8 @@ fn check_operands(
             message: format!("operands on {} and {}", a.device(), b.device()),
         });
     }
-    let fits = |shape: &[usize]| {
-        shape.len() <= out_shape.len()
-            && shape
-                .iter()
-                .rev()
-                .zip(out_shape.iter().rev())
-                .all(|(&s, &o)| s == o || s == 1)
-    };
     for (buffer, shape) in [(a, a_shape), (b, b_shape)] {
-        if elements(op, buffer, dtype)? != shape.iter().product::<usize>() || !fits(shape) {
+        if elements(op, buffer, dtype)? != shape.iter().product::<usize>() || !broadcasts_to(shape, out_shape) {
             return Err(KernelError::InvalidArgument {
                 op,
                 message: format!(

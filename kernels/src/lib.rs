@@ -8,6 +8,7 @@
 
 pub mod activation;
 pub mod binary;
+pub mod boolean;
 mod buffer;
 pub mod cast;
 pub mod channels_last_conv;
