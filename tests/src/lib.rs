@@ -412,3 +412,23 @@ pub fn sweep(
         "{ran} cases of {name} ran on {device}, {required} must"
     );
 }
+
+/// The node PyTorch prints for `t`'s `grad_fn` (`MulBackward0`), read from its printout.
+pub fn printed_grad_fn(t: &Tensor) -> String {
+    let printed = t.to_string();
+    let at = printed
+        .rfind("grad_fn=<")
+        .expect("a recorded tensor prints its grad_fn");
+    printed[at + 9..printed.len() - 2].to_string()
+}
+
+/// The fixture tensor `key` of `f` on `device`, floats cast to `dtype` (integers and bools as they are).
+pub fn fixture_on(f: &nn::StateDict, key: &str, dtype: DType, device: nn::Device) -> Tensor {
+    let t = &f[key];
+    let t = if t.is_floating_point() {
+        t.to_dtype(dtype).unwrap()
+    } else {
+        t.clone()
+    };
+    t.to_device(device).unwrap()
+}

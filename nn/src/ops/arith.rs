@@ -83,7 +83,7 @@ impl<F: Arith> Binary<F> {
 }
 
 /// A tensor's device memory as a broadcast operand.
-fn operand<'a>(buffer: &'a GpuBuffer, t: &'a Tensor) -> Operand<'a> {
+pub(super) fn operand<'a>(buffer: &'a GpuBuffer, t: &'a Tensor) -> Operand<'a> {
     Operand {
         buffer,
         shape: t.shape(),

@@ -293,11 +293,30 @@ pub(crate) fn in_place_operand(op: &'static str, target: &Tensor, other: &Tensor
     }
 }
 
-/// Both tensors converted to their common floating-point dtype.
+/// Both tensors converted to their common floating-point dtype ([`result_type`]).
 pub(crate) fn promote_pair(op: &'static str, a: &Tensor, b: &Tensor) -> Result<(Tensor, Tensor, DType)> {
-    let dtype = promote(a.dtype(), b.dtype());
+    let dtype = result_type(a, b);
     Error::check_float(op, dtype)?;
     Ok((a.to_dtype(dtype)?, b.to_dtype(dtype)?, dtype))
+}
+
+/// The dtype PyTorch computes an operation of `a` and `b` in (`torch.result_type`): a 0-d tensor beside a
+/// tensor with dimensions counts only when it is of a higher kind (bool < integer < float): `f16 [n]` with a
+/// 0-d `f64` stays `f16`, `i64 [n]` with a 0-d `f32` becomes `f32`, `i32 [n]` with a 0-d `i64` stays `i32`.
+pub(crate) fn result_type(a: &Tensor, b: &Tensor) -> DType {
+    let (dim, zero) = match (a.rank() == 0, b.rank() == 0) {
+        (true, false) => (b.dtype(), a.dtype()),
+        (false, true) => (a.dtype(), b.dtype()),
+        _ => return promote(a.dtype(), b.dtype()),
+    };
+    // c10's `combine_categories(higher = dim, lower = zero)`.
+    if dim.is_floating_point() {
+        dim
+    } else if dim == DType::Bool || zero.is_floating_point() {
+        promote(dim, zero)
+    } else {
+        dim
+    }
 }
 
 /// PyTorch's type promotion for two tensors of equal rank category: the wider float wins; `f16` with `bf16`

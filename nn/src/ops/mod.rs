@@ -16,6 +16,7 @@
 
 pub(crate) mod activation;
 pub(crate) mod arith;
+mod compare;
 pub(crate) mod conv;
 pub(crate) mod cumulative;
 pub(crate) mod dropout;
@@ -36,6 +37,7 @@ pub(crate) mod prelu;
 pub(crate) mod rearrange;
 pub(crate) mod recurrent;
 mod reduce;
+mod select;
 pub(crate) mod softmax;
 pub(crate) mod sort;
 mod split;

@@ -1,5 +1,5 @@
-//! `+ - * /` between tensors and between a tensor and a number (either side), unary `-`, and
-//! `+= -= *= /=`, by value and by reference, as PyTorch's operators.
+//! `+ - * /` between tensors and between a tensor and a number (either side), unary `-`,
+//! `+= -= *= /=`, and `& | ^ !` between bool tensors (masks), by value and by reference, as PyTorch's operators.
 //!
 //! Each operator runs a `Result` method and **panics** with that method's error where it returns one (shapes
 //! that do not broadcast, tensors on two devices, an integer operation not implemented yet): the one place the
@@ -12,6 +12,7 @@
 //! | `s + &a`, `s * &a` | as `&a + s`, `&a * s` |
 //! | `s - &a`, `s / &a` | `a.affine(-1.0, s)`, `a.recip()?.mul_scalar(s)` (PyTorch's `__rsub__`, `__rtruediv__`) |
 //! | `-&a` | [`Tensor::neg`] |
+//! | `&m & &n`, `&m \| &n`, `&m ^ &n`, `!&m` (bool tensors) | [`Tensor::logical_and`], [`Tensor::logical_or`], [`Tensor::logical_xor`], [`Tensor::logical_not`] |
 //! | `a += &b`, `a -= &b`, `a *= &b`, `a /= &b` | [`Tensor::add_`], [`Tensor::sub_`], [`Tensor::mul_`], [`Tensor::div_`] |
 //! | `a += s`, `a -= s`, `a *= s`, `a /= s` | [`Tensor::add_scalar_`], `add_scalar_(-s)`, [`Tensor::mul_scalar_`], [`Tensor::div_scalar_`] |
 //!
@@ -37,7 +38,7 @@
 //! # Ok::<(), nn::Error>(())
 //! ```
 
-use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
+use std::ops::{Add, AddAssign, BitAnd, BitOr, BitXor, Div, DivAssign, Mul, MulAssign, Neg, Not, Sub, SubAssign};
 
 use crate::{DType, Error, Result, Tensor};
 
@@ -193,6 +194,47 @@ tensor_tensor!(Add, add, add, "+");
 tensor_tensor!(Sub, sub, sub, "-");
 tensor_tensor!(Mul, mul, mul, "*");
 tensor_tensor!(Div, div, div, "/");
+tensor_tensor!(BitAnd, bitand, mask_and, "&");
+tensor_tensor!(BitOr, bitor, mask_or, "|");
+tensor_tensor!(BitXor, bitxor, mask_xor, "^");
+
+impl Tensor {
+    /// `a & b` of bool tensors; another dtype is an error (bitwise operations on integers are not implemented).
+    fn mask_and(&self, other: &Tensor) -> Result<Tensor> {
+        masks("&", &[self, other])?;
+        self.logical_and(other)
+    }
+
+    /// `a | b` of bool tensors, as [`mask_and`](Self::mask_and).
+    fn mask_or(&self, other: &Tensor) -> Result<Tensor> {
+        masks("|", &[self, other])?;
+        self.logical_or(other)
+    }
+
+    /// `a ^ b` of bool tensors, as [`mask_and`](Self::mask_and).
+    fn mask_xor(&self, other: &Tensor) -> Result<Tensor> {
+        masks("^", &[self, other])?;
+        self.logical_xor(other)
+    }
+
+    /// `!a` (PyTorch's `~a`) of a bool tensor, as [`mask_and`](Self::mask_and).
+    fn mask_not(&self) -> Result<Tensor> {
+        masks("!", &[self])?;
+        self.logical_not()
+    }
+}
+
+/// Refuses operands of a bitwise operator that are not bool, naming the dtype as PyTorch's kernels do.
+fn masks(op: &'static str, operands: &[&Tensor]) -> Result<()> {
+    match operands.iter().find(|t| t.dtype() != DType::Bool) {
+        None => Ok(()),
+        Some(t) => Err(Error::UnsupportedDType {
+            op,
+            dtype: t.dtype(),
+            hint: "; the bitwise operators take bool tensors (masks): compare first, or use the logical_* methods",
+        }),
+    }
+}
 
 /// `Tensor ∘ number` and `number ∘ Tensor` for one number type, by value and by reference.
 macro_rules! tensor_number {
@@ -284,6 +326,22 @@ tensor_assign!(AddAssign, add_assign, add_, "+=");
 tensor_assign!(SubAssign, sub_assign, sub_, "-=");
 tensor_assign!(MulAssign, mul_assign, mul_, "*=");
 tensor_assign!(DivAssign, div_assign, div_, "/=");
+
+impl Not for &Tensor {
+    type Output = Tensor;
+    #[track_caller]
+    fn not(self) -> Tensor {
+        expect(Tensor::mask_not(self), "!")
+    }
+}
+
+impl Not for Tensor {
+    type Output = Tensor;
+    #[track_caller]
+    fn not(self) -> Tensor {
+        expect(Tensor::mask_not(&self), "!")
+    }
+}
 
 impl Neg for &Tensor {
     type Output = Tensor;

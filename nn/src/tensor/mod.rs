@@ -358,6 +358,17 @@ impl Tensor {
         if !self.is_dense() {
             return self.dense()?.cast(dtype);
         }
+        if !self.device().is_cpu() {
+            // To and from bool on the device: `x != 0`, and `where(x, 1, 0)`.
+            if dtype == DType::Bool && self.is_floating_point() {
+                return self.detach().ne_scalar(0.0);
+            }
+            if self.dtype() == DType::Bool && device::element("to_dtype", dtype, self.device()).is_ok() {
+                let [one, zero] = [1.0, 0.0].map(|v| Tensor::try_full(Shape::scalar(), v, dtype));
+                let device = self.device();
+                return self.where_cond(&one?.to_device(device)?, &zero?.to_device(device)?);
+            }
+        }
         if let Buffer::Device(b) = &*self.storage.data.read() {
             let buffer = device::to_dtype(self, b, dtype)?;
             return Ok(Tensor::from_parts(buffer, dtype, self.device(), self.shape.clone()));
@@ -670,7 +681,7 @@ impl Tensor {
 
     /// Whether a write into this tensor is recorded: autograd records and the tensor was computed by recorded
     /// operations (its history goes on, through the write's node).
-    fn is_recorded_write(&self) -> bool {
+    pub(crate) fn is_recorded_write(&self) -> bool {
         autograd::is_grad_enabled() && !self.is_leaf() && self.requires_grad()
     }
 

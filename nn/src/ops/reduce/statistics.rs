@@ -1,5 +1,5 @@
 //! Reductions composed from the sums, maxima and element-wise math: `std_dims`, `logsumexp`, `norm`,
-//! `amax` / `amin`, `argmax` / `argmin`. They run on every device the parts run on; the differentiable ones are
+//! `amax` / `amin`, `argmax` / `argmin`, `all` / `any`. They run on every device the parts run on; the differentiable ones are
 //! recorded as one node with PyTorch's gradient formula (`StdBackward0`, `LogsumexpBackward0`,
 //! `LinalgVectorNormBackward0`, `AmaxBackward0`), its zero cases included (the gradient of a zero `std` or `norm` is 0, not NaN).
 //!
@@ -17,7 +17,7 @@
 
 use crate::ops::rearrange::{distinct_dims, finite_max};
 use crate::tensor::autograd::{Saved, no_grad, record_function};
-use crate::{Error, Result, Tensor};
+use crate::{DType, Error, Result, Shape, Tensor};
 
 /// The reduced dimensions, ascending: `dims` (each once), or every dimension when empty.
 fn reduced(op: &'static str, x: &Tensor, dims: &[isize]) -> Result<Vec<usize>> {
@@ -60,6 +60,67 @@ impl Tensor {
     /// The smallest element over `dims` (all when empty), as [`amax`](Self::amax).
     pub fn amin(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
         self.extreme("amin", dims, keepdim, false)
+    }
+
+    /// Whether every element over `dims` (all when empty) is true, a non-zero number being true (PyTorch's
+    /// `torch.all(x, dim, keepdim)`): a bool tensor (`u8` for a `u8` input, as PyTorch's). Over no elements:
+    /// true.
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 0.0, 2.0, 3.0], [2, 2])?;
+    /// assert_eq!(x.all_dims(&[1], false)?.to_vec::<bool>()?, vec![false, true]);
+    /// assert_eq!(x.any_dims(&[0], false)?.to_vec::<bool>()?, vec![true, true]);
+    /// assert_eq!(x.all()?.to_vec::<bool>()?, vec![false]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn all_dims(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
+        self.truth_over("all", dims, keepdim, true)
+    }
+
+    /// Whether any element over `dims` (all when empty) is true, as [`all_dims`](Self::all_dims). Over no
+    /// elements: false.
+    pub fn any_dims(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
+        self.truth_over("any", dims, keepdim, false)
+    }
+
+    /// Whether every element is true: a 0-d bool tensor (PyTorch's `torch.all(x)`).
+    pub fn all(&self) -> Result<Tensor> {
+        self.all_dims(&[], false)
+    }
+
+    /// Whether any element is true: a 0-d bool tensor (PyTorch's `torch.any(x)`).
+    pub fn any(&self) -> Result<Tensor> {
+        self.any_dims(&[], false)
+    }
+
+    /// `all` (the smallest truth) or `any` (the largest) over `dims`.
+    fn truth_over(&self, op: &'static str, dims: &[isize], keepdim: bool, all: bool) -> Result<Tensor> {
+        let reduce = reduced(op, self, dims)?;
+        let _plain = no_grad();
+        let out = if count(self, &reduce) == 0 {
+            let shape: Shape = (0..self.rank())
+                .filter_map(|d| match reduce.contains(&d) {
+                    true => keepdim.then_some(1),
+                    false => Some(self.shape()[d]),
+                })
+                .collect();
+            Tensor::try_full(shape, if all { 1.0 } else { 0.0 }, DType::Bool)?.to_device(self.device())?
+        } else {
+            let truth = self.truth()?.to_dtype(DType::F32)?;
+            let dims: Vec<isize> = reduce.iter().map(|&d| d as isize).collect();
+            let extreme = if all {
+                truth.amin(&dims, keepdim)?
+            } else {
+                truth.amax(&dims, keepdim)?
+            };
+            extreme.ne_scalar(0.0)?
+        };
+        if self.dtype() == DType::U8 {
+            out.to_dtype(DType::U8)
+        } else {
+            Ok(out)
+        }
     }
 
     fn extreme(&self, op: &'static str, dims: &[isize], keepdim: bool, largest: bool) -> Result<Tensor> {

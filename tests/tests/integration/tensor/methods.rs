@@ -5,7 +5,8 @@
 //! `scatter_add`, `one_hot`, `sort`, `argsort`, `topk` and `prod`: each forward and gradient, on the CPU and a device,
 //! with PyTorch's node names and refusals.
 
-use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu, short};
+use integration_tests::fixture_on as input;
+use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu, printed_grad_fn, short};
 use nn::Result;
 use nn::prelude::*;
 
@@ -63,29 +64,9 @@ fn gradient_dtype(device: Device) -> Option<DType> {
     }
 }
 
-/// A fixture tensor in `dtype` (floats; integers as they are) on `device`.
-fn input(f: &StateDict, key: &str, dtype: DType, device: Device) -> Tensor {
-    let t = &f[key];
-    let t = if t.is_floating_point() {
-        t.to_dtype(dtype).unwrap()
-    } else {
-        t.clone()
-    };
-    t.to_device(device).unwrap()
-}
-
 /// PyTorch's f64 result as the reference for a result computed in `dtype`.
 fn expected(f: &StateDict, key: &str, dtype: DType) -> Tensor {
     input(f, key, dtype, Device::Cpu)
-}
-
-/// The node PyTorch prints for `t`'s `grad_fn`.
-fn node(t: &Tensor) -> String {
-    let printed = t.to_string();
-    let at = printed
-        .rfind("grad_fn=<")
-        .expect("a recorded tensor prints its grad_fn");
-    printed[at + 9..printed.len() - 2].to_string()
 }
 
 fn math(device: Device) {
@@ -122,7 +103,7 @@ fn math(device: Device) {
     for (name, function, in_place, which, node_name) in MATH {
         let x = input(&f, &format!("math.f64.{which}"), dtype, device);
         let (y, grads) = gradients(&[&x], |xs| function(&xs[0]), &w);
-        assert_eq!(node(&y), node_name, "{name}");
+        assert_eq!(printed_grad_fn(&y), node_name, "{name}");
         let want = expected(&f, &format!("math.grad.{name}"), dtype);
         assert_close(&format!("{name}'s gradient on {device}"), &grads[0], &want);
         // In place on a computed tensor: the same gradient through PyTorch's in-place recording.
@@ -222,7 +203,7 @@ fn reductions(device: Device) {
         }
         let w = input(&f, &format!("red.{name}.w"), dtype, device);
         let (y, grads) = gradients(&[&x], |xs| reduce(&xs[0]), &w);
-        assert_eq!(node(&y), node_name, "{what}");
+        assert_eq!(printed_grad_fn(&y), node_name, "{what}");
         check_value(&what, &y.detach(), &want);
         let grad = expected(&f, &format!("red.{name}.grad"), dtype);
         assert_close(&format!("{what}: gradient"), &grads[0], &grad);
@@ -262,7 +243,7 @@ fn rearrangements_and_products(device: Device) {
         let what = format!("{name} on {device}");
         let w = f[&format!("re.{name}.w")].to_device(device).unwrap();
         let (y, grads) = gradients(&[&x], |xs| rearrange(&xs[0]), &w);
-        assert_eq!(node(&y), node_name, "{what}");
+        assert_eq!(printed_grad_fn(&y), node_name, "{what}");
         check_value(&what, &y.detach(), &f[&format!("re.{name}")]);
         assert_close(&format!("{what}: gradient"), &grads[0], &f[&format!("re.{name}.grad")]);
     }
@@ -325,7 +306,7 @@ fn triangles_and_running_sums(device: Device) {
         let what = format!("{name} in {dtype} on {device}");
         let w = input(&f, &format!("tri.{name}.w"), dtype, device);
         let (y, grads) = gradients(&[&x], |xs| triangle(&xs[0]), &w);
-        assert_eq!(node(&y), node_name, "{what}");
+        assert_eq!(printed_grad_fn(&y), node_name, "{what}");
         check_value(&what, &y.detach(), &expected(&f, &format!("tri.{name}"), dtype));
         let grad = expected(&f, &format!("tri.{name}.grad"), dtype);
         assert_close(&format!("{what}: gradient"), &grads[0], &grad);
@@ -343,7 +324,7 @@ fn triangles_and_running_sums(device: Device) {
         let what = format!("cumsum({dim}) in {dtype} on {device}");
         let w = input(&f, &format!("cum.{dim}.w"), dtype, device);
         let (y, grads) = gradients(&[&x], |xs| xs[0].cumsum(dim), &w);
-        assert_eq!(node(&y), "CumsumBackward0", "{what}");
+        assert_eq!(printed_grad_fn(&y), "CumsumBackward0", "{what}");
         check_value(&what, &y.detach(), &expected(&f, &format!("cum.{dim}"), dtype));
         let grad = expected(&f, &format!("cum.{dim}.grad"), dtype);
         assert_close(&format!("{what}: gradient"), &grads[0], &grad);
@@ -377,7 +358,7 @@ fn gathers_and_scatters(device: Device) {
         let index = f[&format!("ga.{name}.index")].to_device(device).unwrap();
         let w = input(&f, &format!("ga.{name}.w"), dtype, device);
         let (y, grads) = gradients(&[&x], |xs| xs[0].gather(dim, &index), &w);
-        assert_eq!(node(&y), "GatherBackward0", "{what}");
+        assert_eq!(printed_grad_fn(&y), "GatherBackward0", "{what}");
         check_value(&what, &y.detach(), &expected(&f, &format!("ga.{name}"), dtype));
         let grad = expected(&f, &format!("ga.{name}.grad"), dtype);
         assert_close(&format!("{what}: gradient"), &grads[0], &grad);
@@ -394,7 +375,7 @@ fn gathers_and_scatters(device: Device) {
         let index = f[&format!("sc.{name}.index")].to_device(device).unwrap();
         let w = input(&f, &format!("sc.{name}.w"), dtype, device);
         let (y, grads) = gradients(&[&x, &src], |xs| scatter(&xs[0], 1, &index, &xs[1]), &w);
-        assert_eq!(node(&y), node_name, "{what}");
+        assert_eq!(printed_grad_fn(&y), node_name, "{what}");
         check_value(&what, &y.detach(), &expected(&f, &format!("sc.{name}"), dtype));
         for (i, grad) in grads.iter().enumerate() {
             let want = expected(&f, &format!("sc.{name}.grad.{i}"), dtype);
@@ -457,7 +438,7 @@ fn orderings(device: Device) {
         check_value(&what, &indices, &f[&format!("so.{name}.indices")]);
         let w = input(&f, &format!("so.{name}.w"), dtype, device);
         let (values, grads) = gradients(&[&x], |xs| Ok(ordering(&xs[0])?.0), &w);
-        assert_eq!(node(&values), node_name, "{what}");
+        assert_eq!(printed_grad_fn(&values), node_name, "{what}");
         check_value(&what, &values.detach(), &expected(&f, &format!("so.{name}"), dtype));
         let grad = expected(&f, &format!("so.{name}.grad"), dtype);
         assert_close(&format!("{what}: gradient"), &grads[0], &grad);
@@ -504,7 +485,7 @@ fn products_of_elements(device: Device) {
         let x = input(&f, &format!("pr.{which}"), dtype, device);
         let w = input(&f, &format!("pr.{name}.w"), dtype, device);
         let (y, grads) = gradients(&[&x], |xs| prod(&xs[0]), &w);
-        assert_eq!(node(&y), node_name, "{what}");
+        assert_eq!(printed_grad_fn(&y), node_name, "{what}");
         check_value(&what, &y.detach(), &expected(&f, &format!("pr.{name}"), dtype));
         let grad = expected(&f, &format!("pr.{name}.grad"), dtype);
         assert_close(&format!("{what}: gradient"), &grads[0], &grad);
