@@ -74,6 +74,7 @@ pub use error::{Error, Result};
 pub use forward::Forward;
 pub use hooks::{Call, Grads, HasHooks, HookHandle, HookOptions, HookResult, Hooks, RegisterHooks, TensorArgs};
 pub use module::{Module, ModuleExt, StateDict, TensorModule};
+pub use ops::indexing::{Index, IntoIndices, Stepped};
 pub use param::Param;
 pub use random::{fork_rng, initial_seed, manual_seed};
 pub use shape::Shape;
@@ -91,7 +92,7 @@ pub mod prelude {
     pub use crate::hooks::{Call, HookHandle, HookOptions, Hooks, RegisterHooks};
     pub use crate::layers::*;
     pub use crate::module::{Module, ModuleExt, StaticKeys, TensorModule};
-    pub use crate::{DType, Device, Forward, Param, Shared, StateDict, Tensor, tensor};
+    pub use crate::{DType, Device, Forward, Index, Param, Shared, StateDict, Stepped, Tensor, tensor};
     pub use nn_derive::Module;
 }
 

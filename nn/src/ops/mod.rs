@@ -26,6 +26,7 @@ pub(crate) mod float;
 pub(crate) mod gather;
 pub(crate) mod gemm;
 pub(crate) mod index;
+pub(crate) mod indexing;
 mod layout;
 mod linalg;
 pub(crate) mod map;
