@@ -319,6 +319,23 @@ pub(crate) fn result_type(a: &Tensor, b: &Tensor) -> DType {
     }
 }
 
+impl Tensor {
+    /// The dtype an operation of this tensor and `other` computes in (PyTorch's `torch.result_type`): the wider
+    /// of the two, a float beating any integer, a 0-d tensor beside one with dimensions counting only when it is
+    /// of a higher kind (bool < integer < float).
+    ///
+    /// ```
+    /// use nn::{DType, Tensor};
+    /// let h = Tensor::zeros([2], DType::F16);
+    /// assert_eq!(h.result_type(&Tensor::zeros([2], DType::BF16)), DType::F32);
+    /// assert_eq!(h.result_type(&Tensor::scalar(1.0f64)), DType::F16);
+    /// assert_eq!(Tensor::zeros([2], DType::I32).result_type(&Tensor::scalar(0.5f64)), DType::F64);
+    /// ```
+    pub fn result_type(&self, other: &Tensor) -> DType {
+        result_type(self, other)
+    }
+}
+
 /// PyTorch's type promotion for two tensors of equal rank category: the wider float wins; `f16` with `bf16`
 /// gives `f32`; a float beats any integer.
 pub(crate) fn promote(a: DType, b: DType) -> DType {

@@ -5,4 +5,5 @@ mod indexing;
 mod masks;
 mod methods;
 mod print;
+mod promotion;
 mod views;
