@@ -20,6 +20,7 @@ mod compare;
 pub(crate) mod conv;
 pub(crate) mod cumulative;
 pub(crate) mod dropout;
+pub(crate) mod einsum;
 pub(crate) mod elementwise;
 mod embedding;
 pub(crate) mod float;
