@@ -19,8 +19,8 @@ struct Term {
     ellipsis: bool,
 }
 
-/// Parses `text` (one operand's or the output's subscripts) starting at byte `at` of the equation.
-fn parse_term(text: &str, at: usize) -> Result<Term> {
+/// Parses `text`, the subscripts of operand `operand` (`None`: the output), starting at byte `at` of the equation.
+fn parse_term(text: &str, at: usize, operand: Option<usize>) -> Result<Term> {
     let mut term = Term {
         before: Vec::new(),
         after: Vec::new(),
@@ -31,13 +31,19 @@ fn parse_term(text: &str, at: usize) -> Result<Term> {
     while i < bytes.len() {
         let c = bytes[i];
         if c == b'.' {
-            if term.ellipsis || !text[i..].starts_with("...") {
+            let whose = operand.map_or("output".to_string(), |n| format!("operand {n}"));
+            if term.ellipsis {
+                let message = match operand {
+                    Some(_) => format!("einsum(): found '.' for {whose} for which an ellipsis was already found"),
+                    None => format!("einsum(): found '.' for {whose} but an ellipsis (...) was already found"),
+                };
+                return Err(Error::invalid(OP, message));
+            }
+            if !text[i..].starts_with("...") {
+                let tail = if operand.is_some() { "" } else { " (...)" };
                 return Err(Error::invalid(
                     OP,
-                    format!(
-                        "einsum(): found '.' for operand at index {} that is not part of any ellipsis",
-                        at + i
-                    ),
+                    format!("einsum(): found '.' for {whose} that is not part of any ellipsis{tail}"),
                 ));
             }
             term.ellipsis = true;
@@ -96,8 +102,8 @@ impl Tensor {
         };
         let mut terms = Vec::new();
         let mut at = 0;
-        for text in inputs.split(',') {
-            terms.push(parse_term(text, at)?);
+        for (n, text) in inputs.split(',').enumerate() {
+            terms.push(parse_term(text, at, Some(n))?);
             at += text.len() + 1;
         }
         if terms.len() > operands.len() {
@@ -149,7 +155,7 @@ impl Tensor {
             .collect();
         let output = match output {
             Some(text) => {
-                let term = parse_term(text, inputs.len() + 2)?;
+                let term = parse_term(text, inputs.len() + 2, None)?;
                 // Without `...` in the output, the dimensions it stands for are summed.
                 let dots = (0..if term.ellipsis { widest } else { 0 }).map(|k| ELLIPSIS + k as Label);
                 let out: Vec<Label> = term.before.iter().copied().chain(dots).chain(term.after).collect();

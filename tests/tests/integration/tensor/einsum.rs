@@ -66,7 +66,32 @@ on_cpu_and_gpu!(einsums_equal_pytorchs, einsums_on_a_device_equal_pytorchs, eins
 fn refusals_carry_pytorchs_sentences() {
     let (a, b) = (Tensor::ones([2, 3], DType::F32), Tensor::ones([3, 4], DType::F32));
     let said = |r: Result<Tensor>| r.unwrap_err().to_string();
-    let cases: [(&str, Vec<&Tensor>, &str); 8] = [
+    let cases: [(&str, Vec<&Tensor>, &str); 13] = [
+        (
+            "i.j",
+            vec![&a],
+            "einsum(): found '.' for operand 0 that is not part of any ellipsis",
+        ),
+        (
+            "ij,j..k",
+            vec![&a, &b],
+            "einsum(): found '.' for operand 1 that is not part of any ellipsis",
+        ),
+        (
+            "......i",
+            vec![&a],
+            "einsum(): found '.' for operand 0 for which an ellipsis was already found",
+        ),
+        (
+            "ij->i.",
+            vec![&a],
+            "einsum(): found '.' for output that is not part of any ellipsis (...)",
+        ),
+        (
+            "ij->......",
+            vec![&a],
+            "einsum(): found '.' for output but an ellipsis (...) was already found",
+        ),
         (
             "ii",
             vec![&a],
