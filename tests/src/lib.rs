@@ -432,3 +432,12 @@ pub fn fixture_on(f: &nn::StateDict, key: &str, dtype: DType, device: nn::Device
     };
     t.to_device(device).unwrap()
 }
+
+/// The widest float dtype `device` stores: f64, or f32 where it has none (Mesa's GL adapter).
+pub fn widest_float(device: nn::Device) -> DType {
+    if lacks_dtype(device, DType::F64) {
+        DType::F32
+    } else {
+        DType::F64
+    }
+}

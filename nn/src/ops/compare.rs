@@ -37,6 +37,40 @@ fn compare_name(op: CompareOp) -> &'static str {
     }
 }
 
+/// A bool tensor of the shape `[a, b]` broadcast to, from host data: `f(a's data, b's, the shape, a's broadcast
+/// strides, b's)`.
+fn host_bools(
+    name: &'static str,
+    inputs: &[&Tensor],
+    f: impl FnOnce(&CpuData, &CpuData, &Shape, &[usize], &[usize]) -> CpuData,
+) -> Result<Tensor> {
+    let (a, b) = (inputs[0], inputs[1]);
+    let shape = broadcast_shape(name, a.shape(), b.shape())?;
+    let (sa, sb) = (
+        broadcast_strides(a.shape(), &shape),
+        broadcast_strides(b.shape(), &shape),
+    );
+    let data = a.read_cpu(name, |da| b.read_cpu(name, |db| f(da, db, &shape, &sa, &sb)))??;
+    Ok(Tensor::from_cpu(data, shape))
+}
+
+/// A bool tensor of the shape `[a, b]` broadcast to, on their device: `kernel(a, b, the shape)`.
+fn device_bools(
+    name: &'static str,
+    inputs: &[&Tensor],
+    kernel: impl FnOnce(
+        kernels::binary::Operand<'_>,
+        kernels::binary::Operand<'_>,
+        &[usize],
+    ) -> kernels::Result<kernels::GpuBuffer>,
+) -> Result<Tensor> {
+    let (a, b) = (inputs[0], inputs[1]);
+    let shape = broadcast_shape(name, a.shape(), b.shape())?;
+    let (ba, bb) = (a.gpu_buffer(name)?, b.gpu_buffer(name)?);
+    let out = kernel(operand(&ba, a), operand(&bb, b), &shape).map_err(|e| a.kernel_error(name, e))?;
+    Ok(a.with_gpu_as(out, shape, DType::Bool))
+}
+
 /// `a op b` broadcast, `a` and `b` of one dtype; inputs `[a, b]`, output bool.
 #[derive(Clone, Copy)]
 struct Compare(CompareOp);
@@ -49,36 +83,29 @@ impl Op for Compare {
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
-        let (a, b, op) = (inputs[0], inputs[1], self.0);
-        let out_shape = broadcast_shape(self.name(), a.shape(), b.shape())?;
-        let (sa, sb) = (
-            broadcast_strides(a.shape(), &out_shape),
-            broadcast_strides(b.shape(), &out_shape),
-        );
-        let data = a.read_cpu(self.name(), |da| {
-            b.read_cpu(self.name(), |db| {
-                with_cpu_data!(da, x => {
-                    let y = db.as_slice().expect("the operands were promoted to one dtype");
-                    CpuData::Bool(zip_broadcast(x, &sa, y, &sb, &out_shape, |p, q| holds(op, p, q)))
-                })
+        let op = self.0;
+        host_bools(self.name(), inputs, |da, db, shape, sa, sb| {
+            with_cpu_data!(da, x => {
+                let y = db.as_slice().expect("the operands were promoted to one dtype");
+                CpuData::Bool(zip_broadcast(x, sa, y, sb, shape, |p, q| holds(op, p, q)))
             })
-        })??;
-        Ok(Tensor::from_cpu(data, out_shape))
+        })
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
-        let (a, b, name) = (inputs[0], inputs[1], self.name());
-        let out_shape = broadcast_shape(name, a.shape(), b.shape())?;
-        let (ba, bb) = (a.gpu_buffer(name)?, b.gpu_buffer(name)?);
-        let (oa, ob) = (operand(&ba, a), operand(&bb, b));
-        let out = match a.dtype() {
-            DType::U8 | DType::Bool => boolean::compare_integers(self.0, Integer::Byte, oa, ob, &out_shape),
-            DType::I32 => boolean::compare_integers(self.0, Integer::I32, oa, ob, &out_shape),
-            DType::I64 => boolean::compare_integers(self.0, Integer::I64, oa, ob, &out_shape),
-            float => boolean::compare(self.0, float_type(name, float)?, oa, ob, &out_shape),
-        }
-        .map_err(|e| a.kernel_error(name, e))?;
-        Ok(a.with_gpu_as(out, out_shape, DType::Bool))
+        let (op, name, dtype) = (self.0, self.name(), inputs[0].dtype());
+        let integer = match dtype {
+            DType::U8 | DType::Bool => Some(Integer::Byte),
+            DType::I32 => Some(Integer::I32),
+            DType::I64 => Some(Integer::I64),
+            _ => None,
+        };
+        let float = integer.is_none().then(|| float_type(name, dtype)).transpose()?;
+        device_bools(name, inputs, |oa, ob, shape| match (integer, float) {
+            (Some(kind), _) => boolean::compare_integers(op, kind, oa, ob, shape),
+            (None, Some(float)) => boolean::compare(op, float, oa, ob, shape),
+            (None, None) => unreachable!("a dtype is an integer or a float"),
+        })
     }
 
     fn probe(&self, dtype: DType) -> Result<Vec<(Self, Vec<Tensor>)>> {
@@ -276,33 +303,20 @@ impl Op for Logical {
     }
 
     fn cpu(&self, inputs: &[&Tensor]) -> Result<Tensor> {
-        let (a, b, name) = (inputs[0], inputs[1], self.name());
-        let out_shape = broadcast_shape(name, a.shape(), b.shape())?;
-        let (sa, sb) = (
-            broadcast_strides(a.shape(), &out_shape),
-            broadcast_strides(b.shape(), &out_shape),
-        );
         let f = match self.0 {
             LogicalOp::And => |p: bool, q: bool| p && q,
             LogicalOp::Or => |p: bool, q: bool| p || q,
             LogicalOp::Xor => |p: bool, q: bool| p != q,
         };
-        let data = a.read_cpu(name, |da| {
-            b.read_cpu(name, |db| {
-                let (x, y) = (da.as_slice::<bool>(), db.as_slice::<bool>());
-                let (x, y) = x.zip(y).expect("logical operations take bool operands");
-                CpuData::Bool(zip_broadcast(x, &sa, y, &sb, &out_shape, f))
-            })
-        })??;
-        Ok(Tensor::from_cpu(data, out_shape))
+        host_bools(self.name(), inputs, |da, db, shape, sa, sb| {
+            let (x, y) = (da.as_slice::<bool>(), db.as_slice::<bool>());
+            let (x, y) = x.zip(y).expect("logical operations take bool operands");
+            CpuData::Bool(zip_broadcast(x, sa, y, sb, shape, f))
+        })
     }
 
     fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
-        let (a, b, name) = (inputs[0], inputs[1], self.name());
-        let out_shape = broadcast_shape(name, a.shape(), b.shape())?;
-        let (ba, bb) = (a.gpu_buffer(name)?, b.gpu_buffer(name)?);
-        let out = boolean::logical(self.0, operand(&ba, a), operand(&bb, b), &out_shape)
-            .map_err(|e| a.kernel_error(name, e))?;
-        Ok(a.with_gpu_as(out, out_shape, DType::Bool))
+        let op = self.0;
+        device_bools(self.name(), inputs, |oa, ob, shape| boolean::logical(op, oa, ob, shape))
     }
 }

@@ -2,7 +2,7 @@
 //! batches, transposes, diagonals, traces, outer products, ellipses with broadcasting, implicit outputs, three
 //! operands; values and gradients on the CPU and a device; PyTorch's refusals.
 
-use integration_tests::{assert_close, fixture_on, lacks_dtype, on_cpu_and_gpu};
+use integration_tests::{assert_close, fixture_on, on_cpu_and_gpu, widest_float};
 use nn::Result;
 use nn::prelude::*;
 
@@ -33,11 +33,7 @@ const CASES: [(&str, &str, usize); 17] = [
 
 fn einsums(device: Device) {
     let f = fixture();
-    let dtype = if lacks_dtype(device, DType::F64) {
-        DType::F32
-    } else {
-        DType::F64
-    };
+    let dtype = widest_float(device);
     let expect = |key: &str| f[key].to_dtype(dtype).unwrap();
     for (name, equation, count) in CASES {
         let what = format!("einsum {equation:?} in {dtype} on {device}");

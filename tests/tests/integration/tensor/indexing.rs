@@ -3,7 +3,7 @@
 //! axes, ellipses, index tensors (adjacent, apart, broadcast), bool masks; values and gradients, on the CPU and a
 //! device; views that alias; PyTorch's refusals.
 
-use integration_tests::{assert_close, fixture_on, lacks_dtype, on_cpu_and_gpu};
+use integration_tests::{assert_close, fixture_on, on_cpu_and_gpu, widest_float};
 use nn::Result;
 use nn::prelude::*;
 
@@ -44,18 +44,9 @@ const READS: [(&str, Read); 18] = [
     ("false", |x, _| x.i(Tensor::scalar(false))),                           // x[False]
 ];
 
-/// The widest float dtype `device` stores.
-fn widest(device: Device) -> DType {
-    if lacks_dtype(device, DType::F64) {
-        DType::F32
-    } else {
-        DType::F64
-    }
-}
-
 fn reads(device: Device) {
     let f = fixture();
-    let dtype = widest(device);
+    let dtype = widest_float(device);
     let on = |key: &str| fixture_on(&f, key, dtype, device);
     let ix = Indices {
         idx: on("idx"),
@@ -88,7 +79,7 @@ on_cpu_and_gpu!(reads_equal_pytorchs, reads_on_a_device_equal_pytorchs, reads);
 
 fn writes(device: Device) {
     let f = fixture();
-    let dtype = widest(device);
+    let dtype = widest_float(device);
     let on = |key: &str| fixture_on(&f, key, dtype, device);
     let (idx, m) = (on("idx"), on("m"));
     let pairs = [

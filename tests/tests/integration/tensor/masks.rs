@@ -4,7 +4,7 @@
 //! gradients, node names and refusals.
 
 use integration_tests::fixture_on as on;
-use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu, printed_grad_fn};
+use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu, printed_grad_fn, widest_float};
 use nn::Result;
 use nn::prelude::*;
 
@@ -23,15 +23,6 @@ const COMPARISONS: [(&str, Comparison); 6] = [
     ("ge", Tensor::ge),
 ];
 
-/// The widest float dtype `device` stores: f64, or f32 where it has no f64.
-fn widest(device: Device) -> DType {
-    if lacks_dtype(device, DType::F64) {
-        DType::F32
-    } else {
-        DType::F64
-    }
-}
-
 /// `got` (on any device) equals PyTorch's bool (or integer) result exactly, shape and dtype included.
 fn same(what: &str, got: &Tensor, want: &Tensor) {
     assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
@@ -42,7 +33,7 @@ fn same(what: &str, got: &Tensor, want: &Tensor) {
 
 fn comparisons(device: Device) {
     let f = fixture();
-    let dtype = widest(device);
+    let dtype = widest_float(device);
     let (a, b) = (on(&f, "cmp.a", dtype, device), on(&f, "cmp.b", dtype, device));
     let (ai, bf) = (on(&f, "cmp.ai", dtype, device), f["cmp.bf"].to_device(device).unwrap());
     for (name, compare) in COMPARISONS {
@@ -130,7 +121,7 @@ on_cpu_and_gpu!(
 
 fn selections(device: Device) {
     let f = fixture();
-    let dtype = widest(device);
+    let dtype = widest_float(device);
     let c = on(&f, "wh.c", dtype, device);
     let leaf = |key: &str| on(&f, key, dtype, device).requires_grad_(true).unwrap();
     let (x, y) = (leaf("wh.x"), leaf("wh.y"));
