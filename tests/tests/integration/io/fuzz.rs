@@ -244,6 +244,8 @@ impl Harness {
 
     /// Loads one input, checking every bound; panics (after saving the input) when one fails.
     fn run(&mut self, format: Format, input: &[u8], tally: &mut Tally) {
+        // A new file each time: ext4 flushes a file rewritten in place to the disk when it is closed.
+        std::fs::remove_file(&self.scratch).ok();
         std::fs::write(&self.scratch, input).unwrap();
         let baseline = LIVE.load(Ordering::Relaxed);
         PEAK.store(baseline, Ordering::Relaxed);
