@@ -7,15 +7,16 @@ use crate::activation::{Compute, forward_in_place, forward_into};
 use crate::dtype::with_float_type;
 use crate::gather::metadata;
 use crate::launch::{arg, elements, launch};
-use crate::math::is_nan;
+use crate::math::{fmod, is_inf, is_nan, nan_from, sign_bit};
 use crate::{FloatType, GpuBuffer, KernelError, Result};
 use crate::{Formula, HostFormula, Real};
 
 /// An arithmetic operation of two operands.
 #[cube]
 pub trait BinaryFormula: 'static + Send + Sync {
-    /// The result for `a` and `b`.
-    fn apply<C: Float>(a: C, b: C) -> C;
+    /// The result for `a` and `b`, computed in `C` for elements stored as `F` (`f32` for the half types: a
+    /// formula that rounds its steps as PyTorch's vectorised half path does reads `F`).
+    fn apply<F: Float, C: Float>(a: C, b: C) -> C;
 }
 
 macro_rules! binary_formula {
@@ -25,7 +26,7 @@ macro_rules! binary_formula {
 
         #[cube]
         impl BinaryFormula for $name {
-            fn apply<C: Float>($a: C, $b: C) -> C {
+            fn apply<F: Float, C: Float>($a: C, $b: C) -> C {
                 $body
             }
         }
@@ -46,7 +47,7 @@ pub struct Maximum;
 
 #[cube]
 impl BinaryFormula for Maximum {
-    fn apply<C: Float>(a: C, b: C) -> C {
+    fn apply<F: Float, C: Float>(a: C, b: C) -> C {
         let mut larger = b;
         if is_nan::<C, Const<1>>(a) || a > b {
             larger = a;
@@ -61,7 +62,7 @@ pub struct Minimum;
 
 #[cube]
 impl BinaryFormula for Minimum {
-    fn apply<C: Float>(a: C, b: C) -> C {
+    fn apply<F: Float, C: Float>(a: C, b: C) -> C {
         let mut smaller = b;
         if is_nan::<C, Const<1>>(a) || a < b {
             smaller = a;
@@ -76,13 +77,84 @@ pub struct DivOrZero;
 
 #[cube]
 impl BinaryFormula for DivOrZero {
-    fn apply<C: Float>(a: C, b: C) -> C {
+    fn apply<F: Float, C: Float>(a: C, b: C) -> C {
         let mut q = C::new(0.0);
         if b != C::new(0.0) {
             q = a / b;
         }
         q
     }
+}
+
+/// C's `fmod`: the remainder of the division truncated toward zero, with `a`'s sign; exact.
+pub struct Fmod;
+
+#[cube]
+impl BinaryFormula for Fmod {
+    fn apply<F: Float, C: Float>(a: C, b: C) -> C {
+        fmod::<C>(a, b)
+    }
+}
+
+/// PyTorch's `remainder` (Python's `%`): the remainder of the floor division, with `b`'s sign: `fmod`, plus
+/// `b` where it is non-zero and of the other sign.
+pub struct Remainder;
+
+#[cube]
+impl BinaryFormula for Remainder {
+    fn apply<F: Float, C: Float>(a: C, b: C) -> C {
+        let zero = C::new(0.0);
+        let mut m = fmod::<C>(a, b);
+        if m != zero && ((b < zero) != (m < zero)) {
+            m += b;
+        }
+        m
+    }
+}
+
+/// PyTorch's floor division of floats (`c10::div_floor_floating`, Python's `//`): `(a - fmod(a, b)) / b`, one
+/// less where the remainder and `b` differ in sign, then rounded to the nearest integer below; a zero
+/// quotient keeps the sign of `a / b`; `a / b` (±inf or NaN) where `b` is zero; NaN where `a` is infinite or
+/// either is NaN (tested by their bits: a shader compiler may take `NaN != 0` as false). Each step is rounded
+/// to the storage type `F`, as PyTorch's vectorised CPU path computes `f16` and `bf16` (a no-op for `f32` and
+/// `f64`).
+pub struct FloorDivide;
+
+#[cube]
+impl BinaryFormula for FloorDivide {
+    fn apply<F: Float, C: Float>(a: C, b: C) -> C {
+        let zero = C::new(0.0);
+        let one = C::new(1.0);
+        let mut q = stored::<F, C>(a / b);
+        if is_nan::<C, Const<1>>(a) || is_nan::<C, Const<1>>(b) || is_inf::<C, Const<1>>(a) {
+            q = nan_from::<C>(a);
+        } else if b != zero {
+            let m = fmod::<C>(a, b);
+            let mut div = stored::<F, C>(stored::<F, C>(a - m) / b);
+            if m != zero && ((b < zero) != (m < zero)) {
+                div = stored::<F, C>(div - one);
+            }
+            if div != zero {
+                let mut floored = div.floor();
+                if stored::<F, C>(div - floored) > C::new(0.5) {
+                    floored = stored::<F, C>(floored + one);
+                }
+                q = floored;
+            } else if sign_bit::<C>(q) {
+                // `|a / b| < 1` here: a zero with the quotient's sign.
+                q = C::new(-0.0);
+            } else {
+                q = zero;
+            }
+        }
+        q
+    }
+}
+
+/// `x` rounded to the storage type `F` (nothing for `F = C`).
+#[cube]
+fn stored<F: Float, C: Float>(x: C) -> C {
+    C::cast_from(F::cast_from(x))
 }
 
 /// Which arithmetic operation to run.
@@ -102,12 +174,18 @@ pub enum BinaryOp {
     Minimum,
     /// `a / b`, 0 where `b` is 0.
     DivOrZero,
+    /// C's `fmod`, exact.
+    Fmod,
+    /// PyTorch's `remainder` (the sign of `b`), exact.
+    Remainder,
+    /// PyTorch's floor division.
+    FloorDivide,
 }
 
 /// Runs `$body` with `$o` the [`BinaryFormula`] of the [`BinaryOp`] `$op`.
 macro_rules! with_op {
     ($op:expr, $o:ident => $body:expr) => {
-        with_op!(@each $op, $o, $body, Add Sub Mul Div Maximum Minimum DivOrZero)
+        with_op!(@each $op, $o, $body, Add Sub Mul Div Maximum Minimum DivOrZero Fmod Remainder FloorDivide)
     };
     (@each $op:expr, $o:ident, $body:expr, $($name:ident)*) => {
         match $op {
@@ -142,7 +220,7 @@ fn offsets(i: usize, meta: &[u32], rank: usize) -> (usize, usize) {
 fn binary_kernel<F: Float, C: Float, O: BinaryFormula>(a: &[F], b: &[F], out: &mut [F], meta: &[u32], rank: usize) {
     if ABSOLUTE_POS < out.len() {
         let (ia, ib) = offsets(ABSOLUTE_POS, meta, rank);
-        out[ABSOLUTE_POS] = F::cast_from(O::apply::<C>(C::cast_from(a[ia]), C::cast_from(b[ib])));
+        out[ABSOLUTE_POS] = F::cast_from(O::apply::<F, C>(C::cast_from(a[ia]), C::cast_from(b[ib])));
     }
 }
 
@@ -151,7 +229,7 @@ fn binary_kernel<F: Float, C: Float, O: BinaryFormula>(a: &[F], b: &[F], out: &m
 fn binary_in_place_kernel<F: Float, C: Float, O: BinaryFormula>(a: &mut [F], b: &[F], meta: &[u32], rank: usize) {
     if ABSOLUTE_POS < a.len() {
         let (_, ib) = offsets(ABSOLUTE_POS, meta, rank);
-        a[ABSOLUTE_POS] = F::cast_from(O::apply::<C>(C::cast_from(a[ABSOLUTE_POS]), C::cast_from(b[ib])));
+        a[ABSOLUTE_POS] = F::cast_from(O::apply::<F, C>(C::cast_from(a[ABSOLUTE_POS]), C::cast_from(b[ib])));
     }
 }
 

@@ -44,3 +44,79 @@ pub(crate) fn exp_reduced<C: Float, N: Size>(x: Vector<C, N>) -> Vector<C, N> {
 pub(crate) fn is_nan<F: Float, N: Size>(v: F) -> bool {
     Vector::<F, N>::new(v).is_nan().extract(0usize)
 }
+
+/// Whether `v` is infinite, as [`is_nan`] tests NaN (by its bits on wgpu).
+#[cube]
+pub(crate) fn is_inf<F: Float, N: Size>(v: F) -> bool {
+    Vector::<F, N>::new(v).is_inf().extract(0usize)
+}
+
+/// A quiet NaN made at run time from `v`'s bits (exponent and quiet bit set): a NaN constant is not written in
+/// every shader language, and arithmetic meant to give NaN (`0 / 0`) may be folded by a shader compiler that
+/// assumes NaN away.
+#[cube]
+pub(crate) fn nan_from<C: Float>(v: C) -> C {
+    C::cast_from(f32::reinterpret(u32::reinterpret(f32::cast_from(v)) | 0x7fc0_0000u32))
+}
+
+/// Whether `v`'s sign bit is set (`-0.0` included), read from its bits.
+#[cube]
+pub(crate) fn sign_bit<C: Float>(v: C) -> bool {
+    (u32::reinterpret(f32::cast_from(v)) >> 31u32) == 1u32
+}
+
+/// C's `fmod(a, b)`: `a - n·b` for `n` the quotient truncated toward zero, exactly (the result is a value of the
+/// type), with `a`'s sign (`-0.0` for a negative `a` divided evenly); NaN where `a` is infinite, `b` is zero or
+/// either is NaN; `a` where `b` is infinite. The device's `%` of floats is `a - b·trunc(a / b)`, rounded
+/// (`1.0 % 0.1` off by `0.1`); here it is long division on the values: the largest `|b|·2^k` not above `|a|`,
+/// then each of `|b|·2^k … |b|` subtracted where it fits. Every difference `r - t` has `t ≤ r < 2t`, so it
+/// is exact (Sterbenz), and so is each doubling and halving of `|b|`: at most 277 steps each way in `f32`, 2,098
+/// in `f64`.
+#[cube]
+pub(crate) fn fmod<C: Float>(a: C, b: C) -> C {
+    let zero = C::new(0.0);
+    let two = C::new(2.0);
+    let half = C::new(0.5);
+    let mut result = a;
+    if is_nan::<C, Const<1>>(a) {
+        result = a;
+    } else if is_nan::<C, Const<1>>(b) {
+        result = b;
+    } else if is_inf::<C, Const<1>>(a) || b == zero {
+        result = nan_from::<C>(a);
+    } else {
+        let mut r = a;
+        if a < zero {
+            r = -a;
+        }
+        let mut d = b;
+        if b < zero {
+            d = -b;
+        }
+        if r >= d {
+            let mut t = d;
+            loop {
+                // A doubling past the largest float is infinite, above any `r`: it stops here too.
+                let next = t * two;
+                if next > r {
+                    break;
+                }
+                t = next;
+            }
+            loop {
+                if r >= t {
+                    r -= t;
+                }
+                if t == d {
+                    break;
+                }
+                t *= half;
+            }
+            result = r;
+            if a < zero {
+                result = -r;
+            }
+        }
+    }
+    result
+}

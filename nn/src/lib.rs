@@ -74,6 +74,7 @@ pub use error::{Error, Result};
 pub use forward::Forward;
 pub use hooks::{Call, Grads, HasHooks, HookHandle, HookOptions, HookResult, Hooks, RegisterHooks, TensorArgs};
 pub use module::{Module, ModuleExt, StateDict, TensorModule};
+pub use ops::arith::Rounding;
 pub use ops::indexing::{Index, IntoIndices, Stepped};
 pub use param::Param;
 pub use random::{fork_rng, initial_seed, manual_seed};

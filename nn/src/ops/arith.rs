@@ -6,8 +6,9 @@ use kernels::binary::{self, BinaryOp, Operand};
 use kernels::{GpuDevice, Real};
 
 use super::elementwise::{BinaryFn, UnaryFn, broadcast_shape, in_place_operand, map_in_place, promote_pair};
+use super::integer::{IntegerOp, check_cast, checked_result_type, integer_binary};
 use super::{DevicePath, Op, run};
-use crate::tensor::autograd::{Backward, Saved, is_grad_enabled};
+use crate::tensor::autograd::{Backward, Saved, is_grad_enabled, record_function};
 use crate::tensor::device::{float_type, probe};
 use crate::tensor::storage::CpuData;
 use crate::{DType, Error, Result, Tensor};
@@ -189,7 +190,7 @@ impl<F: Arith> Op for BinaryInPlace<F> {
 
 macro_rules! binary_fn {
     ($(#[$doc:meta])* $vis:vis $name:ident, $method:ident, $method_:ident, $kernel:expr, |$a:ident, $b:ident| $body:expr,
-     grads: $grads:expr) => {
+     $(half: |$ha:ident, $hb:ident, $round:ident| $half:expr,)? grads: $grads:expr, integers: $integers:expr) => {
         #[derive(Clone, Copy, Debug, Default)]
         struct $name;
         impl BinaryFn for $name {
@@ -197,6 +198,12 @@ macro_rules! binary_fn {
             fn apply<R: Real>(&self, $a: R, $b: R) -> R {
                 $body
             }
+            $(
+                #[inline(always)]
+                fn apply_half(&self, $ha: f32, $hb: f32, $round: fn(f32) -> f32) -> f32 {
+                    $half
+                }
+            )?
         }
         impl Arith for $name {
             const KERNEL: Option<BinaryOp> = $kernel;
@@ -206,6 +213,15 @@ macro_rules! binary_fn {
             $(#[$doc])*
             $vis fn $method(&self, other: &Tensor) -> Result<Tensor> {
                 let name = stringify!($method);
+                let integers: Option<IntegerOp> = $integers;
+                let dtype = checked_result_type(name, integers, self, other)?;
+                if !dtype.is_floating_point() {
+                    return match integers {
+                        Some(op) => integer_binary(name, op, self, other, dtype),
+                        // True division: integers divide as the default float dtype.
+                        None => self.to_dtype(DType::F32)?.$method(&other.to_dtype(DType::F32)?),
+                    };
+                }
                 let (a, b, _) = promote_pair(name, self, other)?;
                 broadcast_shape(name, a.shape(), b.shape())?;
                 run(&Binary { name, f: $name }, &[&a, &b])
@@ -215,6 +231,15 @@ macro_rules! binary_fn {
             /// In place: `other` broadcasts to this tensor's shape.
             $vis fn $method_(&self, other: &Tensor) -> Result<()> {
                 let name = stringify!($method_);
+                let integers: Option<IntegerOp> = $integers;
+                let dtype = checked_result_type(name, integers, self, other)?;
+                check_cast(name, dtype, self.dtype())?;
+                if !self.is_floating_point() {
+                    // Integers never require a gradient: the result, cast back, is written through the handle.
+                    let op = integers.ok_or_else(|| Error::float_only(name, self.dtype()))?;
+                    in_place_operand(name, self, other)?;
+                    return self.copy_(&integer_binary(name, op, self, other, dtype)?.to_dtype(self.dtype())?);
+                }
                 let other = in_place_operand(name, self, other)?;
                 if (self.requires_grad() || other.requires_grad()) && is_grad_enabled() {
                     let binary = Binary { name: stringify!($method), f: $name };
@@ -236,19 +261,22 @@ macro_rules! binary_fn {
     };
 }
 
-binary_fn!(/// `a + b`, broadcasting.
+binary_fn!(/// `a + b`, broadcasting, with PyTorch's type promotion (integers wrap; bools give `a | b`).
     pub Add, add, add_, Some(BinaryOp::Add), |a, b| a + b,
-    grads: Some(BinaryGrads::OfGradient(|g| Ok((g.clone(), g.clone())))));
-binary_fn!(/// `a - b`, broadcasting.
+    grads: Some(BinaryGrads::OfGradient(|g| Ok((g.clone(), g.clone())))),
+    integers: Some(IntegerOp::Add));
+binary_fn!(/// `a - b`, broadcasting (integers wrap; a bool operand is PyTorch's error).
     pub Sub, sub, sub_, Some(BinaryOp::Sub), |a, b| a - b,
-    grads: Some(BinaryGrads::OfGradient(|g| Ok((g.clone(), g.neg()?)))));
-binary_fn!(/// `a * b`, broadcasting.
+    grads: Some(BinaryGrads::OfGradient(|g| Ok((g.clone(), g.neg()?)))),
+    integers: Some(IntegerOp::Sub));
+binary_fn!(/// `a * b`, broadcasting (integers wrap; bools give `a & b`).
 pub Mul, mul, mul_, Some(BinaryOp::Mul), |a, b| a * b,
 grads: Some(BinaryGrads::OfOperands {
     reads: [[false, true], [true, false]],
     grad: |i, a, b, g| g.mul(saved(if i == 0 { b } else { a })?),
-}));
-binary_fn!(/// `a / b`, broadcasting.
+}),
+integers: Some(IntegerOp::Mul));
+binary_fn!(/// `a / b`, broadcasting: true division, so integer operands divide as `f32`.
 pub Div, div, div_, Some(BinaryOp::Div), |a, b| a / b,
 grads: Some(BinaryGrads::OfOperands {
     reads: [[false, true], [true, true]],
@@ -256,16 +284,221 @@ grads: Some(BinaryGrads::OfOperands {
         let da = g.div(saved(b)?)?;
         if i == 0 { Ok(da) } else { da.mul(saved(a)?)?.div(saved(b)?)?.neg() }
     },
-}));
+}),
+integers: None);
 binary_fn!(/// The larger of `a` and `b` (NaN if either is), broadcasting.
-    pub Maximum, maximum, maximum_, Some(BinaryOp::Maximum), |a, b| a.max_nan(b), grads: None);
+    pub Maximum, maximum, maximum_, Some(BinaryOp::Maximum), |a, b| a.max_nan(b), grads: None,
+    integers: Some(IntegerOp::Maximum));
 binary_fn!(/// The smaller of `a` and `b` (NaN if either is), broadcasting.
-    pub Minimum, minimum, minimum_, Some(BinaryOp::Minimum), |a, b| a.min_nan(b), grads: None);
+    pub Minimum, minimum, minimum_, Some(BinaryOp::Minimum), |a, b| a.min_nan(b), grads: None,
+    integers: Some(IntegerOp::Minimum));
 binary_fn!(/// `a / b`, 0 where `b` is 0 (PyTorch's `(a / b).masked_fill_(b == 0, 0)` in the gradients of `std` and
     /// `norm`), broadcasting; not differentiable.
     #[allow(dead_code, reason = "the macro makes every function's in-place form; this one's is not used")]
     pub(crate) DivOrZero, div_or_zero, div_or_zero_, Some(BinaryOp::DivOrZero),
-    |a, b| if b == R::ZERO { R::ZERO } else { a / b }, grads: None);
+    |a, b| if b == R::ZERO { R::ZERO } else { a / b }, grads: None, integers: None);
+binary_fn!(/// PyTorch's `remainder` (Python's `a % b`): `a - b·floor(a / b)` computed exactly, with `b`'s sign;
+    /// broadcasting. Integers as PyTorch's (a zero divisor is its `ZeroDivisionError`); floats through C's
+    /// `fmod`, exact on devices too (NaN for a zero `b`, `a` plus an infinite `b` of the other sign is that
+    /// infinity). Its gradient is `g` for `a` and `-g·floor_divide(a, b)` for `b`.
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let a = Tensor::from_vec(vec![5.0f32, -5.0, 1.0], [3])?;
+    /// let b = Tensor::from_vec(vec![3.0f32, 3.0, 0.1], [3])?;
+    /// assert_eq!(a.remainder(&b)?.to_vec::<f32>()?, vec![2.0, 1.0, 0.09999999]);
+    /// let i = Tensor::from_vec(vec![5i64, -5], [2])?;
+    /// assert_eq!(i.remainder(&Tensor::from_vec(vec![-3i64, 3], [2])?)?.to_vec::<i64>()?, vec![-1, 1]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub Remainder, remainder, remainder_, Some(BinaryOp::Remainder), |a, b| host_remainder(a, b),
+    grads: Some(remainder_grads(|i, a, b, g| remainder_grad(i, a, b, g, Rounding::Floor))),
+    integers: Some(IntegerOp::Remainder));
+binary_fn!(/// C's `fmod` (PyTorch's `fmod`): `a - b·trunc(a / b)` computed exactly, with `a`'s sign;
+    /// broadcasting; integers as PyTorch's. Its gradient is `g` for `a` and `-g·trunc(a / b)` for `b`.
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let a = Tensor::from_vec(vec![5.0f32, -5.0], [2])?;
+    /// assert_eq!(a.fmod(&Tensor::from_vec(vec![3.0f32], [1])?)?.to_vec::<f32>()?, vec![2.0, -2.0]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub Fmod, fmod, fmod_, Some(BinaryOp::Fmod), |a, b| R::of(a.f64() % b.f64()),
+    grads: Some(remainder_grads(|i, a, b, g| remainder_grad(i, a, b, g, Rounding::Trunc))),
+    integers: Some(IntegerOp::Fmod));
+binary_fn!(/// PyTorch's `floor_divide` (Python's `a // b`): the quotient rounded down, as `c10::div_floor_floating`
+    /// computes it for floats (through the exact `fmod`) and exactly for integers (a zero divisor is PyTorch's
+    /// `ZeroDivisionError`); broadcasting. Not differentiable: its backward is PyTorch's error
+    /// (`div_rounded(.., Rounding::Floor)` has zero gradients instead).
+    ///
+    /// ```
+    /// use nn::Tensor;
+    /// let a = Tensor::from_vec(vec![7i64, -7], [2])?;
+    /// assert_eq!(a.floor_divide(&Tensor::from_vec(vec![2i64], [1])?)?.to_vec::<i64>()?, vec![3, -4]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub FloorDivide, floor_divide, floor_divide_, Some(BinaryOp::FloorDivide), |a, b| host_floor_divide(a, b, |x| x),
+    half: |a, b, round| host_floor_divide(a, b, round),
+    grads: Some(BinaryGrads::OfGradient(|_| Err(Error::autograd(
+        "floor_divide",
+        "derivative for aten::floor_divide is not implemented",
+    )))),
+    integers: Some(IntegerOp::FloorDivide));
+binary_fn!(/// `a / b` rounded down, with zero gradients: PyTorch's `div(rounding_mode="floor")`.
+    DivFloor, div_floor, div_floor_, Some(BinaryOp::FloorDivide), |a, b| host_floor_divide(a, b, |x| x),
+    half: |a, b, round| host_floor_divide(a, b, round),
+    grads: Some(BinaryGrads::OfGradient(|g| Ok((g.zeros_like()?, g.zeros_like()?)))),
+    integers: Some(IntegerOp::FloorDivide));
+/// The gradients of a remainder `a - b·q`, `q = a / b` rounded: `g` for `a` (reading nothing), `-g·q` for `b`
+/// (reading both).
+const fn remainder_grads(grad: fn(usize, Option<&Tensor>, Option<&Tensor>, &Tensor) -> Result<Tensor>) -> BinaryGrads {
+    BinaryGrads::OfOperands {
+        reads: [[false, false], [true, true]],
+        grad,
+    }
+}
+
+/// Operand `i`'s gradient of `a - b·q` for `q` rounded as `mode` (PyTorch's `remainder` and `fmod` formulas).
+fn remainder_grad(i: usize, a: Option<&Tensor>, b: Option<&Tensor>, g: &Tensor, mode: Rounding) -> Result<Tensor> {
+    if i == 0 {
+        return Ok(g.clone());
+    }
+    g.mul(&saved(a)?.div_rounded(saved(b)?, mode)?)?.neg()
+}
+
+/// How [`Tensor::div_rounded`] rounds the quotient: PyTorch's `rounding_mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    /// Toward zero (`"trunc"`, C's integer division).
+    Trunc,
+    /// Down (`"floor"`, Python's `//`).
+    Floor,
+}
+
+impl Tensor {
+    /// `a / b` rounded as `mode` says, broadcasting: PyTorch's `torch.div(a, b, rounding_mode=...)`; integers
+    /// stay integers (a zero divisor is PyTorch's `ZeroDivisionError`). Its gradients are zero, as PyTorch's.
+    ///
+    /// ```
+    /// use nn::{Rounding, Tensor};
+    /// let a = Tensor::from_vec(vec![7.0f32, -7.0], [2])?;
+    /// let b = Tensor::from_vec(vec![2.0f32], [1])?;
+    /// assert_eq!(a.div_rounded(&b, Rounding::Trunc)?.to_vec::<f32>()?, vec![3.0, -3.0]);
+    /// assert_eq!(a.div_rounded(&b, Rounding::Floor)?.to_vec::<f32>()?, vec![3.0, -4.0]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn div_rounded(&self, other: &Tensor, mode: Rounding) -> Result<Tensor> {
+        match mode {
+            Rounding::Trunc => self.div_trunc(other),
+            Rounding::Floor => self.div_floor(other),
+        }
+    }
+
+    /// [`div_rounded`](Self::div_rounded) in place; the result must fit this tensor's dtype.
+    pub fn div_rounded_(&self, other: &Tensor, mode: Rounding) -> Result<()> {
+        match mode {
+            Rounding::Trunc => {
+                let name = "div_trunc_";
+                check_cast(
+                    name,
+                    checked_result_type(name, Some(IntegerOp::TruncDivide), self, other)?,
+                    self.dtype(),
+                )?;
+                in_place_operand(name, self, other)?;
+                self.copy_(&self.div_trunc(other)?.to_dtype(self.dtype())?)
+            }
+            Rounding::Floor => self.div_floor_(other),
+        }
+    }
+
+    /// `trunc(a / b)` as PyTorch computes it: the quotient rounded to the dtype first (in `f16` too), so it is
+    /// `div` then `trunc`, recorded as one node with zero gradients (`DivBackward2`).
+    fn div_trunc(&self, other: &Tensor) -> Result<Tensor> {
+        let name = "div_trunc";
+        let dtype = checked_result_type(name, Some(IntegerOp::TruncDivide), self, other)?;
+        if !dtype.is_floating_point() {
+            return integer_binary(name, IntegerOp::TruncDivide, self, other, dtype);
+        }
+        let mut out = {
+            let _untracked = crate::no_grad();
+            self.div(other)?.trunc()?
+        };
+        let zeros = [self, other].map(|t| (t.shape().clone(), t.dtype(), t.device()));
+        record_function(name, &[self, other], &mut out, move |_, needs| {
+            zeros
+                .iter()
+                .zip(needs)
+                .map(|((shape, dtype, device), &need)| {
+                    need.then(|| Tensor::zeros(shape.clone(), *dtype).to_device(*device))
+                        .transpose()
+                })
+                .collect()
+        });
+        Ok(out)
+    }
+}
+
+impl Tensor {
+    /// `x % value`: PyTorch's `remainder` of a number (`RemainderBackward0`: the gradient passes unchanged); an
+    /// integer or bool tensor computes in `f32`, as beside a Python float. For an integer number beside an
+    /// integer tensor, `&x % 2` keeps the integer dtype.
+    ///
+    /// ```
+    /// let x = nn::Tensor::from_vec(vec![-1.0f32, 2.5, 1.0], [3])?;
+    /// assert_eq!(x.remainder_scalar(2.0)?.to_vec::<f32>()?, vec![1.0, 0.5, 1.0]);
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn remainder_scalar(&self, value: f64) -> Result<Tensor> {
+        self.with_number("remainder_scalar", Remainder, value)
+    }
+
+    /// `fmod(x, value)`: C's `fmod` of a number, with `x`'s sign (`FmodBackward0`: the gradient passes
+    /// unchanged); integer or bool tensors compute in `f32`.
+    pub fn fmod_scalar(&self, value: f64) -> Result<Tensor> {
+        self.with_number("fmod_scalar", Fmod, value)
+    }
+
+    /// `f(x, value)` with `value` a 0-d tensor of `x`'s float dtype (`f32` for integer tensors).
+    fn with_number<F: Arith>(&self, name: &'static str, f: F, value: f64) -> Result<Tensor> {
+        if !self.is_floating_point() {
+            return self.to_dtype(DType::F32)?.with_number(name, f, value);
+        }
+        run(&Binary { name, f }, &[self, &self.number(value)?])
+    }
+}
+
+/// PyTorch's float `remainder`: C's `fmod` (exact), plus `b` where that is non-zero and of the other sign.
+#[inline(always)]
+fn host_remainder<R: Real>(a: R, b: R) -> R {
+    let m = R::of(a.f64() % b.f64());
+    if m != R::ZERO && ((b < R::ZERO) != (m < R::ZERO)) {
+        m + b
+    } else {
+        m
+    }
+}
+
+/// `c10::div_floor_floating` in the compute type `R`, each step rounded by `round` (to the storage type, as
+/// PyTorch's vectorised CPU path computes `f16` and `bf16`; the identity otherwise).
+#[inline(always)]
+fn host_floor_divide<R: Real>(a: R, b: R, round: impl Fn(R) -> R) -> R {
+    if b == R::ZERO {
+        return round(a / b);
+    }
+    let m = R::of(a.f64() % b.f64());
+    let mut div = round(round(a - m) / b);
+    if m != R::ZERO && ((b < R::ZERO) != (m < R::ZERO)) {
+        div = round(div - R::ONE);
+    }
+    if div == R::ZERO {
+        return R::of(0f64.copysign(round(a / b).f64()));
+    }
+    let mut floored = R::of(div.f64().floor());
+    if round(div - floored) > R::of(0.5) {
+        floored = round(floored + R::ONE);
+    }
+    floored
+}
 
 /// `x·scale + shift` for a float `x`, in a new tensor; inputs `[x]`.
 #[derive(Clone, Copy)]
@@ -485,6 +718,9 @@ impl Tensor {
     /// assert!(y[1].is_sign_negative());
     /// ```
     pub fn neg(&self) -> Result<Tensor> {
+        if !self.is_floating_point() {
+            return super::integer::integer_neg(self);
+        }
         run(
             &Affine {
                 name: "neg",

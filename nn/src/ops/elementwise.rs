@@ -34,6 +34,25 @@ pub(crate) trait UnaryFn: Sync + Send + Copy {
 pub(crate) trait BinaryFn: Sync + Send + Copy {
     /// The value at `(a, b)`.
     fn apply<R: Real>(&self, a: R, b: R) -> R;
+
+    /// The value at `(a, b)` of elements stored in a half type, computed in `f32`; `round` rounds an `f32` to
+    /// that type. By default computed in `f32`, rounded once by the caller; a formula whose steps PyTorch
+    /// rounds to the half type (its vectorised CPU path) rounds them here.
+    #[inline(always)]
+    fn apply_half(&self, a: f32, b: f32, round: fn(f32) -> f32) -> f32 {
+        let _ = round;
+        self.apply(a, b)
+    }
+}
+
+/// `x` rounded to `f16`, as `f32`.
+fn round_f16(x: f32) -> f32 {
+    f16::from_f32(x).to_f32()
+}
+
+/// `x` rounded to `bf16`, as `f32`.
+fn round_bf16(x: f32) -> f32 {
+    bf16::from_f32(x).to_f32()
 }
 
 /// `x = f(x)` for every element, split across threads for large inputs.
@@ -231,12 +250,12 @@ impl Tensor {
                     (CpuData::F64(x), CpuData::F64(y)) => {
                         zip_broadcast_in_place(x, y, &sb, shape, |p, q| f.apply(p, q))
                     }
-                    (CpuData::F16(x), CpuData::F16(y)) => {
-                        zip_broadcast_in_place(x, y, &sb, shape, |p, q| f16::from_f32(f.apply(p.to_f32(), q.to_f32())))
-                    }
-                    (CpuData::BF16(x), CpuData::BF16(y)) => {
-                        zip_broadcast_in_place(x, y, &sb, shape, |p, q| bf16::from_f32(f.apply(p.to_f32(), q.to_f32())))
-                    }
+                    (CpuData::F16(x), CpuData::F16(y)) => zip_broadcast_in_place(x, y, &sb, shape, |p, q| {
+                        f16::from_f32(f.apply_half(p.to_f32(), q.to_f32(), round_f16))
+                    }),
+                    (CpuData::BF16(x), CpuData::BF16(y)) => zip_broadcast_in_place(x, y, &sb, shape, |p, q| {
+                        bf16::from_f32(f.apply_half(p.to_f32(), q.to_f32(), round_bf16))
+                    }),
                     _ => return Err(Error::float_only(op, self.dtype())),
                 }
                 Ok(())
@@ -262,12 +281,16 @@ fn zip_data<F: BinaryFn>(op: &'static str, a: &Tensor, b: &Tensor, out_shape: &S
             Ok(match (da, db) {
                 (CpuData::F32(x), CpuData::F32(y)) => CpuData::F32(zip!(x, y, |p, q| f.apply(p, q))),
                 (CpuData::F64(x), CpuData::F64(y)) => CpuData::F64(zip!(x, y, |p, q| f.apply(p, q))),
-                (CpuData::F16(x), CpuData::F16(y)) => {
-                    CpuData::F16(zip!(x, y, |p, q| f16::from_f32(f.apply(p.to_f32(), q.to_f32()))))
-                }
-                (CpuData::BF16(x), CpuData::BF16(y)) => {
-                    CpuData::BF16(zip!(x, y, |p, q| bf16::from_f32(f.apply(p.to_f32(), q.to_f32()))))
-                }
+                (CpuData::F16(x), CpuData::F16(y)) => CpuData::F16(zip!(x, y, |p, q| f16::from_f32(f.apply_half(
+                    p.to_f32(),
+                    q.to_f32(),
+                    round_f16
+                )))),
+                (CpuData::BF16(x), CpuData::BF16(y)) => CpuData::BF16(zip!(x, y, |p, q| bf16::from_f32(f.apply_half(
+                    p.to_f32(),
+                    q.to_f32(),
+                    round_bf16
+                )))),
                 _ => return Err(Error::float_only(op, a.dtype())),
             })
         })

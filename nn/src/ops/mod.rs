@@ -28,6 +28,7 @@ pub(crate) mod gather;
 pub(crate) mod gemm;
 pub(crate) mod index;
 pub(crate) mod indexing;
+mod integer;
 mod layout;
 mod linalg;
 pub(crate) mod map;

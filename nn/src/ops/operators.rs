@@ -1,20 +1,21 @@
-//! `+ - * /` between tensors and between a tensor and a number (either side), unary `-`,
-//! `+= -= *= /=`, and `& | ^ !` between bool tensors (masks), by value and by reference, as PyTorch's operators.
+//! `+ - * / %` between tensors and between a tensor and a number (either side), unary `-`,
+//! `+= -= *= /= %=`, and `& | ^ !` between bool tensors (masks), by value and by reference, as PyTorch's
+//! operators.
 //!
 //! Each operator runs a `Result` method and **panics** with that method's error where it returns one (shapes
-//! that do not broadcast, tensors on two devices, an integer operation not implemented yet): the one place the
-//! library panics on bad input. Call the method to handle the error:
+//! that do not broadcast, tensors on two devices, an integer division by zero, a bool operand of `-`): the one
+//! place the library panics on bad input. Call the method to handle the error:
 //!
 //! | operator | method |
 //! | --- | --- |
-//! | `&a + &b`, `&a - &b`, `&a * &b`, `&a / &b` | [`Tensor::add`], [`Tensor::sub`], [`Tensor::mul`], [`Tensor::div`] (broadcasting, PyTorch's type promotion) |
-//! | `&a + s`, `&a - s`, `&a * s`, `&a / s` | [`Tensor::add_scalar`], [`Tensor::sub_scalar`], [`Tensor::mul_scalar`], [`Tensor::div_scalar`] |
+//! | `&a + &b`, `&a - &b`, `&a * &b`, `&a / &b`, `&a % &b` | [`Tensor::add`], [`Tensor::sub`], [`Tensor::mul`], [`Tensor::div`], [`Tensor::remainder`] (broadcasting, PyTorch's type promotion) |
+//! | `&a + s`, `&a - s`, `&a * s`, `&a / s`, `&a % s` | [`Tensor::add_scalar`], [`Tensor::sub_scalar`], [`Tensor::mul_scalar`], [`Tensor::div_scalar`], [`Tensor::remainder_scalar`] (an integer tensor and an integer number: the same methods of a 0-d tensor) |
 //! | `s + &a`, `s * &a` | as `&a + s`, `&a * s` |
-//! | `s - &a`, `s / &a` | `a.affine(-1.0, s)`, `a.recip()?.mul_scalar(s)` (PyTorch's `__rsub__`, `__rtruediv__`) |
+//! | `s - &a`, `s / &a`, `s % &a` | `a.affine(-1.0, s)`, `a.recip()?.mul_scalar(s)`, `s` as a 0-d tensor `.remainder(&a)` (PyTorch's `__rsub__`, `__rtruediv__`, `__rmod__`) |
 //! | `-&a` | [`Tensor::neg`] |
 //! | `&m & &n`, `&m \| &n`, `&m ^ &n`, `!&m` (bool tensors) | [`Tensor::logical_and`], [`Tensor::logical_or`], [`Tensor::logical_xor`], [`Tensor::logical_not`] |
-//! | `a += &b`, `a -= &b`, `a *= &b`, `a /= &b` | [`Tensor::add_`], [`Tensor::sub_`], [`Tensor::mul_`], [`Tensor::div_`] |
-//! | `a += s`, `a -= s`, `a *= s`, `a /= s` | [`Tensor::add_scalar_`], `add_scalar_(-s)`, [`Tensor::mul_scalar_`], [`Tensor::div_scalar_`] |
+//! | `a += &b`, `a -= &b`, `a *= &b`, `a /= &b`, `a %= &b` | [`Tensor::add_`], [`Tensor::sub_`], [`Tensor::mul_`], [`Tensor::div_`], [`Tensor::remainder_`] |
+//! | `a += s`, `a -= s`, `a *= s`, `a /= s`, `a %= s` | [`Tensor::add_scalar_`], `add_scalar_(-s)`, [`Tensor::mul_scalar_`], [`Tensor::div_scalar_`], `remainder_` of a 0-d tensor |
 //!
 //! A number is an `f64` or an `i64` (a literal of either needs no suffix; convert others with `f64::from`), and
 //! follows PyTorch's rule for a Python number: it never widens a
@@ -35,11 +36,16 @@
 //! let steps = Tensor::from_vec(vec![3i64, 4], [2])?;
 //! assert_eq!((&steps + 1).dtype(), DType::I64);
 //! assert_eq!((&steps / 2).to_vec::<f32>()?, vec![1.5, 2.0]);
+//! assert_eq!((&steps * 3 % 5).to_vec::<i64>()?, vec![4, 2]);
+//! assert_eq!((&x % 1.5).to_vec::<f32>()?, vec![1.0, 0.5, 1.0]);
 //! # Ok::<(), nn::Error>(())
 //! ```
 
-use std::ops::{Add, AddAssign, BitAnd, BitOr, BitXor, Div, DivAssign, Mul, MulAssign, Neg, Not, Sub, SubAssign};
+use std::ops::{
+    Add, AddAssign, BitAnd, BitOr, BitXor, Div, DivAssign, Mul, MulAssign, Neg, Not, Rem, RemAssign, Sub, SubAssign,
+};
 
+use super::integer::bool_subtraction;
 use crate::{DType, Error, Result, Tensor};
 
 /// A number beside a tensor, as PyTorch's Python `int` or `float`.
@@ -88,26 +94,54 @@ fn add_number(x: &Tensor, n: Number) -> Result<Tensor> {
 }
 
 fn sub_number(x: &Tensor, n: Number) -> Result<Tensor> {
+    bool_subtraction("sub", usize::from(x.dtype() == DType::Bool))?;
     in_dtype(x, result_dtype(x, n))?.sub_scalar(n.value())
 }
 
 fn mul_number(x: &Tensor, n: Number) -> Result<Tensor> {
     let x = in_dtype(x, result_dtype(x, n))?;
     if !x.is_floating_point() {
-        return Err(integer_arithmetic("mul", x.dtype()));
+        return Tensor::mul(&x, &number_like(&x, n));
     }
     x.mul_scalar(n.value())
+}
+
+/// `x % n`: PyTorch's `remainder` of a number.
+fn rem_number(x: &Tensor, n: Number) -> Result<Tensor> {
+    let x = in_dtype(x, result_dtype(x, n))?;
+    if !x.is_floating_point() {
+        return x.remainder(&number_like(&x, n));
+    }
+    x.remainder_scalar(n.value())
+}
+
+/// `n % x`: PyTorch's `__rmod__`, the remainder of the number divided by each element.
+fn number_rem(n: Number, x: &Tensor) -> Result<Tensor> {
+    let x = in_dtype(x, result_dtype(x, n))?;
+    number_like(&x, n).remainder(&x)
+}
+
+/// `n` as a 0-d tensor of `x`'s dtype, on its device (an integer number stays exact in an integer dtype).
+fn number_like(x: &Tensor, n: Number) -> Tensor {
+    let t = match n {
+        Number::Int(v) if x.dtype() == DType::I64 => Tensor::scalar(v),
+        Number::Int(v) if x.dtype() == DType::I32 => Tensor::scalar(v as i32),
+        Number::Int(v) if x.dtype() == DType::U8 => Tensor::scalar(v as u8),
+        _ => Tensor::full([], n.value(), x.dtype()),
+    };
+    t.to_device(x.device()).unwrap_or(t)
 }
 
 fn div_number(x: &Tensor, n: Number) -> Result<Tensor> {
     in_dtype(x, division_dtype(x))?.div_scalar(n.value())
 }
 
-/// `n - x`: PyTorch's `rsub`, `x·(-1) + n` (the same rounding as `n - x`).
+/// `n - x`: PyTorch's `rsub`, `x·(-1) + n` (the same rounding as `n - x`); for integers `n - x`, wrapping.
 fn number_sub(n: Number, x: &Tensor) -> Result<Tensor> {
+    bool_subtraction("rsub", usize::from(x.dtype() == DType::Bool))?;
     let x = in_dtype(x, result_dtype(x, n))?;
     if !x.is_floating_point() {
-        return Err(integer_arithmetic("rsub", x.dtype()));
+        return Tensor::sub(&number_like(&x, n), &x);
     }
     x.affine(-1.0, n.value())
 }
@@ -119,6 +153,9 @@ fn number_div(n: Number, x: &Tensor) -> Result<Tensor> {
 
 /// `x op= n` in place, refused as PyTorch refuses it where the result's dtype is not `x`'s.
 fn in_place_number(x: &Tensor, n: Number, op: &'static str, division: bool) -> Result<()> {
+    if op == "-=" {
+        bool_subtraction(op, usize::from(x.dtype() == DType::Bool))?;
+    }
     let wanted = if division {
         division_dtype(x)
     } else {
@@ -137,16 +174,10 @@ fn in_place_number(x: &Tensor, n: Number, op: &'static str, division: bool) -> R
     match op {
         "+=" => x.add_scalar_(n.value()),
         "-=" => x.add_scalar_(-n.value()),
+        "*=" if !x.is_floating_point() => x.mul_(&number_like(x, n)),
         "*=" => x.mul_scalar_(n.value()),
+        "%=" => x.remainder_(&number_like(x, n)),
         _ => x.div_scalar_(n.value()),
-    }
-}
-
-fn integer_arithmetic(op: &'static str, dtype: DType) -> Error {
-    Error::UnsupportedDType {
-        op,
-        dtype,
-        hint: "; integer tensors take + and - of integers and / so far (convert with to_dtype(DType::F32))",
     }
 }
 
@@ -194,6 +225,7 @@ tensor_tensor!(Add, add, add, "+");
 tensor_tensor!(Sub, sub, sub, "-");
 tensor_tensor!(Mul, mul, mul, "*");
 tensor_tensor!(Div, div, div, "/");
+tensor_tensor!(Rem, rem, remainder, "%");
 tensor_tensor!(BitAnd, bitand, mask_and, "&");
 tensor_tensor!(BitOr, bitor, mask_or, "|");
 tensor_tensor!(BitXor, bitxor, mask_xor, "^");
@@ -281,10 +313,12 @@ macro_rules! tensor_number {
         tensor_number!(@one $num, $kind, Sub, sub, sub_number, number_sub, "-");
         tensor_number!(@one $num, $kind, Mul, mul, mul_number, number_mul, "*");
         tensor_number!(@one $num, $kind, Div, div, div_number, number_div, "/");
+        tensor_number!(@one $num, $kind, Rem, rem, rem_number, number_rem, "%");
         tensor_number!(@assign $num, $kind, AddAssign, add_assign, "+=", false);
         tensor_number!(@assign $num, $kind, SubAssign, sub_assign, "-=", false);
         tensor_number!(@assign $num, $kind, MulAssign, mul_assign, "*=", false);
         tensor_number!(@assign $num, $kind, DivAssign, div_assign, "/=", true);
+        tensor_number!(@assign $num, $kind, RemAssign, rem_assign, "%=", false);
     };
 }
 
@@ -326,6 +360,7 @@ tensor_assign!(AddAssign, add_assign, add_, "+=");
 tensor_assign!(SubAssign, sub_assign, sub_, "-=");
 tensor_assign!(MulAssign, mul_assign, mul_, "*=");
 tensor_assign!(DivAssign, div_assign, div_, "/=");
+tensor_assign!(RemAssign, rem_assign, remainder_, "%=");
 
 impl Not for &Tensor {
     type Output = Tensor;

@@ -439,6 +439,32 @@ impl Tensor {
         }
     }
 
+    /// Detaches this handle from the graph in place (PyTorch's `detach_()`): it becomes a leaf that requires no
+    /// gradient, on the same storage. The autograd state lives per handle, so other handles of the tensor keep
+    /// theirs. A view is refused with PyTorch's error (`detach()` it instead).
+    ///
+    /// ```
+    /// let x = nn::Tensor::from_vec(vec![1.0f32, 2.0], [2])?.requires_grad_(true)?;
+    /// let mut y = x.mul_scalar(2.0)?;
+    /// y.detach_()?;
+    /// assert!(!y.requires_grad() && y.is_leaf());
+    /// assert!(x.narrow(0, 0, 1)?.detach_().is_err());
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    pub fn detach_(&mut self) -> Result<()> {
+        if self.is_view() {
+            return Err(Error::autograd(
+                "detach_",
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel \
+                 (DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP \
+                 buckets, and hence detach_() cannot be called on these gradients. To fix this error, please \
+                 refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.",
+            ));
+        }
+        self.grad_meta = None;
+        Ok(())
+    }
+
     /// Whether gradients flow into this tensor.
     pub fn requires_grad(&self) -> bool {
         self.grad_meta.as_ref().is_some_and(|m| m.requires_grad())

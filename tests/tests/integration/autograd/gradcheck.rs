@@ -100,6 +100,13 @@ fn broadcast_arithmetic() {
         gradcheck(&what("sub"), vec![a.clone(), b.clone()], |x| x[0].sub(&x[1]));
         gradcheck(&what("mul"), vec![a.clone(), b.clone()], |x| x[0].mul(&x[1]));
         gradcheck(&what("div"), vec![a.clone(), positive(sb, 1.0)], |x| x[0].div(&x[1]));
+        // Away from the jumps where `a / b` is an integer (the values are a fixed sequence).
+        gradcheck(&what("remainder"), vec![a.clone(), positive(sb, 1.0)], |x| {
+            x[0].remainder(&x[1])
+        });
+        gradcheck(&what("fmod"), vec![a.clone(), positive(sb, 1.0).neg().unwrap()], |x| {
+            x[0].fmod(&x[1])
+        });
     }
     // An input used twice: the gradients of both uses add up.
     gradcheck("x * x + x", vec![values(&[5], 0.0)], |x| x[0].mul(&x[0])?.add(&x[0]));
@@ -111,6 +118,8 @@ fn scalar_operations() {
     gradcheck("mul_scalar", vec![x.clone()], |x| x[0].mul_scalar(-2.5));
     gradcheck("add_scalar", vec![x.clone()], |x| x[0].add_scalar(3.0));
     gradcheck("affine", vec![x.clone()], |x| x[0].affine(0.5, 1.0));
+    gradcheck("remainder_scalar", vec![x.clone()], |x| x[0].remainder_scalar(0.75));
+    gradcheck("fmod_scalar", vec![x.clone()], |x| x[0].fmod_scalar(-0.75));
     gradcheck("neg", vec![x], |x| x[0].neg());
 }
 
@@ -454,6 +463,18 @@ fn detach_no_grad_and_enable_grad() {
     // A computed tensor's requires_grad cannot be switched off; a leaf's can.
     let mut y = y;
     assert!(y.set_requires_grad(false).is_err());
+    // `detach_` makes the handle a leaf in place, on the same storage: later operations on it record nothing,
+    // and another handle of the tensor sees its writes.
+    let kept = y.clone();
+    y.detach_().unwrap();
+    assert!(!y.requires_grad() && y.is_leaf() && y.grad_fn_name().is_none());
+    assert!(!y.mul_scalar(3.0).unwrap().requires_grad());
+    y.add_scalar_(1.0).unwrap();
+    assert_eq!(kept.to_vec_f64().unwrap(), y.to_vec_f64().unwrap());
+    // A view is refused, as PyTorch refuses it.
+    let mut view = x.narrow(0, 0, 1).unwrap();
+    let e = view.detach_().unwrap_err().to_string();
+    assert!(e.contains("Can't detach views in-place. Use detach() instead."), "{e}");
 }
 
 #[test]

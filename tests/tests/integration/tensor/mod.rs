@@ -1,5 +1,6 @@
-//! The tensor itself: how it is created and prints, its views, its methods and its bool masks.
+//! The tensor itself: how it is created and prints, its views, its methods, its arithmetic and its bool masks.
 
+mod arithmetic;
 mod creation;
 mod einsum;
 mod indexing;
