@@ -72,7 +72,7 @@ fn holds<C: Float>(a: C, b: C, #[comptime] op: u32) -> bool {
 
 /// Byte `i` of bytes packed in words: 0 or 1 for a bool.
 #[cube]
-fn byte_at(words: &[u32], i: usize) -> u32 {
+pub(crate) fn byte_at(words: &[u32], i: usize) -> u32 {
     (words[i / 4] >> (u32::cast_from(i % 4) * 8)) & 0xffu32
 }
 
@@ -247,9 +247,21 @@ fn bools_of_two(
     size: usize,
     out_shape: &[usize],
 ) -> Result<(GpuBuffer, usize, Option<Broadcast>)> {
+    output_of_two(name, a, b, size, 1, out_shape)
+}
+
+/// As [`bools_of_two`], for an output of `out_size`-byte elements.
+pub(crate) fn output_of_two(
+    name: &'static str,
+    a: Operand<'_>,
+    b: Operand<'_>,
+    size: usize,
+    out_size: usize,
+    out_shape: &[usize],
+) -> Result<(GpuBuffer, usize, Option<Broadcast>)> {
     check_broadcast(name, a.buffer, &[(a, size), (b, size)], out_shape)?;
     let n: usize = out_shape.iter().product();
-    let out = GpuBuffer::uninit(a.buffer.device(), n);
+    let out = GpuBuffer::uninit(a.buffer.device(), n * out_size);
     if n == 0 {
         return Ok((out, n, None));
     }
@@ -258,7 +270,7 @@ fn bools_of_two(
 }
 
 /// Words a buffer of `bytes` bytes is bound as (at least one: an empty binding is not allowed).
-fn words_of(bytes: usize) -> usize {
+pub(crate) fn words_of(bytes: usize) -> usize {
     bytes.div_ceil(4).max(1)
 }
 
@@ -322,7 +334,7 @@ pub enum Integer {
 }
 
 impl Integer {
-    fn size_in_bytes(self) -> usize {
+    pub(crate) fn size_in_bytes(self) -> usize {
         match self {
             Integer::Byte => 1,
             Integer::I32 => 4,

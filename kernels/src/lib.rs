@@ -22,6 +22,7 @@ pub mod gather;
 pub mod gru_cell;
 pub mod host;
 pub mod index;
+pub mod integer;
 mod launch;
 pub mod layout;
 pub mod linear;

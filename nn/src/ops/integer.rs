@@ -1,48 +1,37 @@
 //! Arithmetic between integer and bool tensors, as PyTorch's on those dtypes: `+ - *` wrapping in two's
-//! complement, `maximum` / `minimum`, the floor and truncating divisions and the two remainders (PyTorch's
-//! `ZeroDivisionError` for a zero divisor), and for bools `+` as or, `*` as and. On the CPU; a device
-//! operand is refused with a typed error. The float forms are in `arith.rs`, whose methods send integer
+//! complement, `maximum` / `minimum`, the floor and truncating divisions and the two remainders, and for
+//! bools `+` as or, `*` as and; on the CPU and on devices (`kernels::integer`, exact on the integers'
+//! words). A zero divisor is PyTorch's `ZeroDivisionError` on the CPU; on a device it gives an unspecified
+//! value, as PyTorch's CUDA kernels do. The float forms are in `arith.rs`, whose methods send integer
 //! results here.
 
+use kernels::GpuDevice;
+use kernels::boolean::{self, Integer, LogicalOp};
+
+use super::arith::operand;
 use super::elementwise::{broadcast_shape, broadcast_strides, result_type, zip_broadcast};
 use super::{DevicePath, Op, run};
 use crate::tensor::storage::CpuData;
 use crate::{DType, Error, Result, Tensor};
 
-/// An arithmetic operation on integer (or bool) tensors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum IntegerOp {
-    Add,
-    Sub,
-    Mul,
-    Maximum,
-    Minimum,
-    /// The sign of the divisor (Python's `%`).
-    Remainder,
-    /// The sign of the dividend (C's `%`).
-    Fmod,
-    FloorDivide,
-    TruncDivide,
+pub(crate) use kernels::integer::IntegerOp;
+
+/// Whether a zero divisor is PyTorch's `ZeroDivisionError` (on the CPU).
+fn divides(op: IntegerOp) -> bool {
+    matches!(
+        op,
+        IntegerOp::Remainder | IntegerOp::Fmod | IntegerOp::FloorDivide | IntegerOp::TruncDivide
+    )
 }
 
-impl IntegerOp {
-    /// Whether a zero divisor is PyTorch's `ZeroDivisionError`.
-    fn divides(self) -> bool {
-        matches!(
-            self,
-            IntegerOp::Remainder | IntegerOp::Fmod | IntegerOp::FloorDivide | IntegerOp::TruncDivide
-        )
-    }
-
-    /// PyTorch's CPU kernel of the operation, named in its error for bool operands.
-    fn kernel(self) -> &'static str {
-        match self {
-            IntegerOp::Remainder => "remainder_cpu",
-            IntegerOp::Fmod => "fmod_cpu",
-            IntegerOp::FloorDivide => "div_floor_cpu",
-            IntegerOp::TruncDivide => "div_trunc_cpu",
-            _ => "",
-        }
+/// PyTorch's CPU kernel of the operation, named in its error for bool operands.
+fn cpu_kernel(op: IntegerOp) -> &'static str {
+    match op {
+        IntegerOp::Remainder => "remainder_cpu",
+        IntegerOp::Fmod => "fmod_cpu",
+        IntegerOp::FloorDivide => "div_floor_cpu",
+        IntegerOp::TruncDivide => "div_trunc_cpu",
+        _ => "",
     }
 }
 
@@ -57,11 +46,11 @@ pub(crate) fn checked_result_type(name: &'static str, op: Option<IntegerOp>, a: 
     }
     let dtype = result_type(a, b);
     if dtype == DType::Bool
-        && let Some(op) = op.filter(|op| op.divides())
+        && let Some(op) = op.filter(|op| divides(*op))
     {
         return Err(Error::invalid(
             name,
-            format!("\"{}\" not implemented for 'Bool'", op.kernel()),
+            format!("\"{}\" not implemented for 'Bool'", cpu_kernel(op)),
         ));
     }
     Ok(dtype)
@@ -135,13 +124,13 @@ struct IntegerBinary {
 }
 
 /// The integer arithmetic of one element type.
-trait Integer: Copy + Ord + Send + Sync + Default {
+trait HostInteger: Copy + Ord + Send + Sync + Default {
     fn apply(op: IntegerOp, a: Self, b: Self) -> Self;
 }
 
 macro_rules! integer {
     ($($t:ty),*) => {$(
-        impl Integer for $t {
+        impl HostInteger for $t {
             #[inline(always)]
             fn apply(op: IntegerOp, a: $t, b: $t) -> $t {
                 match op {
@@ -173,7 +162,7 @@ macro_rules! integer {
 }
 integer!(i64, i32, u8);
 
-impl Integer for bool {
+impl HostInteger for bool {
     #[inline(always)]
     fn apply(op: IntegerOp, a: bool, b: bool) -> bool {
         match op {
@@ -185,14 +174,14 @@ impl Integer for bool {
     }
 }
 
-fn zip<T: Integer>(op: IntegerOp, x: &[T], y: &[T], a: &Tensor, b: &Tensor, out: &crate::Shape) -> Vec<T> {
+fn zip<T: HostInteger>(op: IntegerOp, x: &[T], y: &[T], a: &Tensor, b: &Tensor, out: &crate::Shape) -> Vec<T> {
     let (sa, sb) = (broadcast_strides(a.shape(), out), broadcast_strides(b.shape(), out));
     zip_broadcast(x, &sa, y, &sb, out, |p, q| T::apply(op, p, q))
 }
 
 impl Op for IntegerBinary {
     type Output = Tensor;
-    const DEVICE: DevicePath = DevicePath::None;
+    const DEVICE: DevicePath = DevicePath::Exact;
 
     fn name(&self) -> &'static str {
         self.name
@@ -204,7 +193,7 @@ impl Op for IntegerBinary {
         let data = a.read_cpu(self.name, |da| {
             b.read_cpu(self.name, |db| {
                 // A zero divisor is refused only where the division runs (an empty result divides nothing).
-                let zero_divisor = op.divides()
+                let zero_divisor = divides(op)
                     && out_shape.numel() > 0
                     && match db {
                         CpuData::I64(v) => v.contains(&0),
@@ -231,5 +220,32 @@ impl Op for IntegerBinary {
             })?
         })??;
         Ok(Tensor::from_cpu(data, out_shape))
+    }
+
+    fn device(&self, inputs: &[&Tensor], _: &GpuDevice) -> Result<Tensor> {
+        let (a, b, name) = (inputs[0], inputs[1], self.name);
+        let out_shape = broadcast_shape(name, a.shape(), b.shape())?;
+        let (ba, bb) = (a.gpu_buffer(name)?, b.gpu_buffer(name)?);
+        let (oa, ob) = (operand(&ba, a), operand(&bb, b));
+        let out = match a.dtype() {
+            DType::Bool => {
+                // `+` and `maximum` of bools are `or`, `*` and `minimum` `and` (the others are refused first).
+                let logical = match self.op {
+                    IntegerOp::Add | IntegerOp::Maximum => LogicalOp::Or,
+                    _ => LogicalOp::And,
+                };
+                boolean::logical(logical, oa, ob, &out_shape)
+            }
+            dtype => {
+                let kind = match dtype {
+                    DType::U8 => Integer::Byte,
+                    DType::I32 => Integer::I32,
+                    _ => Integer::I64,
+                };
+                kernels::integer::integer_binary(self.op, kind, oa, ob, &out_shape)
+            }
+        }
+        .map_err(|e| a.kernel_error(name, e))?;
+        Ok(a.with_gpu_as(out, out_shape, a.dtype()))
     }
 }

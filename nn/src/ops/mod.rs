@@ -134,7 +134,8 @@ pub(crate) enum DevicePath {
     None,
     /// The host path serves device tensors too: it reads only their shapes (a view).
     Anywhere,
-    /// A kernel that only moves elements: exact by construction for every dtype it moves, not probed.
+    /// A kernel that only moves elements, or computes on integers: exact by construction for every dtype it
+    /// takes, not probed.
     Exact,
     /// A kernel that computes: run only in a float dtype the device computes, and probed against the CPU before
     /// its first use in that dtype on that device.
