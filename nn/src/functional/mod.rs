@@ -38,7 +38,7 @@ pub use margin_loss::{
     triplet_margin_with_distance_loss,
 };
 pub use norms::{instance_norm, local_response_norm, rms_norm};
-pub use pad::{PadMode, pad, pixel_shuffle, pixel_unshuffle};
+pub use pad::{PadMode, channel_shuffle, pad, pixel_shuffle, pixel_unshuffle};
 pub use pooling::{
     AvgPool2dOptions, MaxPool2dOptions, OutputSize2d, Size2d, adaptive_avg_pool2d, avg_pool2d, max_pool2d,
     max_pool2d_with_indices,

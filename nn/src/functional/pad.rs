@@ -260,6 +260,44 @@ pub fn pixel_shuffle(x: &Tensor, upscale_factor: usize) -> Result<Tensor> {
     y.reshape(with_leading(x, &[oc, h * r, w * r]))
 }
 
+/// PyTorch's `F.channel_shuffle(input, groups)` (`nn.ChannelShuffle`): `(N, C, *)` with its channels split
+/// into `groups` groups of `C / groups`, then interleaved: channel `j` of group `g` goes to `j·groups + g`.
+/// A view, a transpose and one copy, so it runs on the input's device and differentiates.
+///
+/// ```
+/// use nn::Tensor;
+/// use nn::functional::channel_shuffle;
+/// let x = Tensor::from_vec(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], [1, 6, 1])?;
+/// assert_eq!(channel_shuffle(&x, 3)?.to_vec::<f32>()?, vec![0.0, 2.0, 4.0, 1.0, 3.0, 5.0]);
+/// # Ok::<(), nn::Error>(())
+/// ```
+pub fn channel_shuffle(x: &Tensor, groups: usize) -> Result<Tensor> {
+    let op = "channel_shuffle";
+    let dims = x.shape().dims();
+    if dims.len() <= 2 {
+        return Err(Error::invalid(
+            op,
+            format!("channel_shuffle expects input with > 2 dims, but got input with sizes {dims:?}"),
+        ));
+    }
+    if groups == 0 {
+        return Err(Error::invalid(
+            op,
+            "Number of groups to divide channels in must be positive. Value of groups:0",
+        ));
+    }
+    let c = dims[1];
+    if !c.is_multiple_of(groups) {
+        return Err(Error::invalid(
+            op,
+            format!("Number of channels must be divisible by groups. Got {c} channels and {groups} groups."),
+        ));
+    }
+    let mut split = vec![dims[0], groups, c / groups];
+    split.extend_from_slice(&dims[2..]);
+    x.reshape(split)?.transpose(1, 2)?.reshape(dims.to_vec())
+}
+
 /// PyTorch's `F.pixel_unshuffle(input, downscale_factor)`: `(*, C, H·r, W·r)` to `(*, C·r², H, W)`.
 pub fn pixel_unshuffle(x: &Tensor, downscale_factor: usize) -> Result<Tensor> {
     let (op, r) = ("pixel_unshuffle", downscale_factor);

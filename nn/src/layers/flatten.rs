@@ -1,4 +1,4 @@
-//! [`Flatten`]: merges a range of dimensions.
+//! [`Flatten`] merges a range of dimensions; [`Unflatten`] splits one.
 
 use crate::Module;
 use crate::module::ExtraRepr;
@@ -42,3 +42,50 @@ impl ExtraRepr for Flatten {
 }
 
 reads_input!(Flatten, |layer, x| x.flatten(layer.start_dim, layer.end_dim));
+
+/// PyTorch's `nn.Unflatten(dim, unflattened_size)`: [`Tensor::unflatten`](crate::Tensor::unflatten) of `dim`
+/// into `unflattened_size` (one size may be `-1`, inferred). Its `repr` prints the sizes as a tuple, as
+/// PyTorch's does for one.
+///
+/// ```
+/// use nn::prelude::*;
+/// let layer = Unflatten::new(1, &[2, -1]);
+/// assert_eq!(layer.to_string(), "Unflatten(dim=1, unflattened_size=(2, -1))");
+/// assert_eq!(layer.forward(Tensor::zeros([3, 8], DType::F32)).unwrap().shape(), &[3, 2, 4]);
+/// ```
+#[derive(Module, Clone, Debug)]
+#[module(extra_repr)]
+pub struct Unflatten {
+    /// The dimension split (negative counts from the end).
+    pub dim: isize,
+    /// Its sizes once split.
+    pub unflattened_size: Vec<isize>,
+    training: bool,
+    hooks: crate::Hooks,
+}
+
+impl Unflatten {
+    /// Splits `dim` into `unflattened_size`; the sizes are checked against the input in `forward`, as PyTorch
+    /// checks them.
+    pub fn new(dim: isize, unflattened_size: &[isize]) -> Unflatten {
+        Unflatten {
+            dim,
+            unflattened_size: unflattened_size.to_vec(),
+            training: true,
+            hooks: crate::Hooks::new(),
+        }
+    }
+}
+
+impl ExtraRepr for Unflatten {
+    fn extra_repr(&self) -> String {
+        let sizes: Vec<String> = self.unflattened_size.iter().map(isize::to_string).collect();
+        let tuple = match sizes.as_slice() {
+            [one] => format!("({one},)"),
+            _ => format!("({})", sizes.join(", ")),
+        };
+        format!("dim={}, unflattened_size={tuple}", self.dim)
+    }
+}
+
+reads_input!(Unflatten, |layer, x| x.unflatten(layer.dim, &layer.unflattened_size));

@@ -101,7 +101,7 @@ pub use conv::{Conv1d, Conv2d};
 pub use conv_transpose::{ConvTranspose1d, ConvTranspose2d};
 pub use dropout::{AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout};
 pub use embedding::Embedding;
-pub use flatten::Flatten;
+pub use flatten::{Flatten, Unflatten};
 pub use fused::{BNReLU2d, ConvReLU2d, LinearReLU};
 pub use group_norm::GroupNorm;
 pub use identity::Identity;
@@ -118,9 +118,9 @@ pub use margin_loss::{
     TripletMarginLoss, TripletMarginWithDistanceLoss,
 };
 pub use padding::{
-    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, PixelShuffle,
-    PixelUnshuffle, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
-    ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d,
+    ChannelShuffle, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
+    PixelShuffle, PixelUnshuffle, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
+    ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d,
 };
 pub use pooling::{AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d};
 pub use prelu::PReLU;

@@ -1,10 +1,10 @@
 //! PyTorch's padding layers (`ZeroPad1d/2d/3d`, `ConstantPad1d/2d/3d`, `ReflectionPad1d/2d/3d`,
-//! `ReplicationPad1d/2d/3d`, `CircularPad1d/2d/3d`) and `PixelShuffle` / `PixelUnshuffle`: each holds its
-//! sizes and calls [`functional::pad`](crate::functional::pad) or the pixel shuffles.
+//! `ReplicationPad1d/2d/3d`, `CircularPad1d/2d/3d`), `PixelShuffle` / `PixelUnshuffle` and `ChannelShuffle`:
+//! each holds its sizes and calls [`functional::pad`](crate::functional::pad) or the shuffles.
 
 use crate::Module;
 use crate::error::py_float;
-use crate::functional::{PadMode, pad, pixel_shuffle, pixel_unshuffle};
+use crate::functional::{PadMode, channel_shuffle, pad, pixel_shuffle, pixel_unshuffle};
 use crate::module::ExtraRepr;
 
 /// Sizes as Python prints a tuple.
@@ -182,67 +182,66 @@ constant_pad!(
     ConstantPad3d, 6
 );
 
-/// PyTorch's `nn.PixelShuffle(upscale_factor)`: [`pixel_shuffle`].
-///
-/// ```
-/// use nn::prelude::*;
-/// let layer = PixelShuffle::new(3);
-/// assert_eq!(layer.to_string(), "PixelShuffle(upscale_factor=3)");
-/// assert_eq!(layer.forward(Tensor::zeros([1, 18, 4, 4], DType::F32)).unwrap().shape(), &[1, 2, 12, 12]);
-/// ```
-#[derive(Module, Clone, Debug)]
-#[module(extra_repr)]
-pub struct PixelShuffle {
-    /// The factor the height and width grow by.
-    pub upscale_factor: usize,
-    training: bool,
-    hooks: crate::Hooks,
-}
-
-impl PixelShuffle {
-    /// With this factor.
-    pub fn new(upscale_factor: usize) -> PixelShuffle {
-        PixelShuffle {
-            upscale_factor,
-            training: true,
-            hooks: crate::Hooks::new(),
+/// A layer of one `usize` argument that calls `$function` with it (the pixel and channel shuffles).
+macro_rules! shuffle_layer {
+    ($(#[$doc:meta])* $name:ident, $field:ident, $function:path, $field_doc:literal) => {
+        $(#[$doc])*
+        #[derive(Module, Clone, Debug)]
+        #[module(extra_repr)]
+        pub struct $name {
+            #[doc = $field_doc]
+            pub $field: usize,
+            training: bool,
+            hooks: crate::Hooks,
         }
-    }
-}
 
-impl ExtraRepr for PixelShuffle {
-    fn extra_repr(&self) -> String {
-        format!("upscale_factor={}", self.upscale_factor)
-    }
-}
-
-reads_input!(PixelShuffle, |layer, x| pixel_shuffle(x, layer.upscale_factor));
-
-/// PyTorch's `nn.PixelUnshuffle(downscale_factor)`: [`pixel_unshuffle`].
-#[derive(Module, Clone, Debug)]
-#[module(extra_repr)]
-pub struct PixelUnshuffle {
-    /// The factor the height and width shrink by.
-    pub downscale_factor: usize,
-    training: bool,
-    hooks: crate::Hooks,
-}
-
-impl PixelUnshuffle {
-    /// With this factor.
-    pub fn new(downscale_factor: usize) -> PixelUnshuffle {
-        PixelUnshuffle {
-            downscale_factor,
-            training: true,
-            hooks: crate::Hooks::new(),
+        impl $name {
+            /// With this argument.
+            pub fn new($field: usize) -> $name {
+                $name {
+                    $field,
+                    training: true,
+                    hooks: crate::Hooks::new(),
+                }
+            }
         }
-    }
+
+        impl ExtraRepr for $name {
+            fn extra_repr(&self) -> String {
+                format!(concat!(stringify!($field), "={}"), self.$field)
+            }
+        }
+
+        reads_input!($name, |layer, x| $function(x, layer.$field));
+    };
 }
 
-impl ExtraRepr for PixelUnshuffle {
-    fn extra_repr(&self) -> String {
-        format!("downscale_factor={}", self.downscale_factor)
-    }
-}
+shuffle_layer!(
+    /// PyTorch's `nn.PixelShuffle(upscale_factor)`: [`pixel_shuffle`].
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let layer = PixelShuffle::new(3);
+    /// assert_eq!(layer.to_string(), "PixelShuffle(upscale_factor=3)");
+    /// assert_eq!(layer.forward(Tensor::zeros([1, 18, 4, 4], DType::F32)).unwrap().shape(), &[1, 2, 12, 12]);
+    /// ```
+    PixelShuffle, upscale_factor, pixel_shuffle, "The factor the height and width grow by."
+);
 
-reads_input!(PixelUnshuffle, |layer, x| pixel_unshuffle(x, layer.downscale_factor));
+shuffle_layer!(
+    /// PyTorch's `nn.PixelUnshuffle(downscale_factor)`: [`pixel_unshuffle`].
+    PixelUnshuffle, downscale_factor, pixel_unshuffle, "The factor the height and width shrink by."
+);
+
+shuffle_layer!(
+    /// PyTorch's `nn.ChannelShuffle(groups)`: [`channel_shuffle`].
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// let layer = ChannelShuffle::new(2);
+    /// assert_eq!(layer.to_string(), "ChannelShuffle(groups=2)");
+    /// let x = Tensor::from_vec(vec![0.0f32, 1.0, 2.0, 3.0], [1, 4, 1]).unwrap();
+    /// assert_eq!(layer.forward(x).unwrap().to_vec::<f32>().unwrap(), vec![0.0, 2.0, 1.0, 3.0]);
+    /// ```
+    ChannelShuffle, groups, channel_shuffle, "The groups the channels are split into."
+);

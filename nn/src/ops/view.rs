@@ -326,7 +326,7 @@ impl Tensor {
             Error::invalid(
                 op,
                 format!(
-                    "unflatten: Provided sizes {listed} don't multiply up to the size of dim {dim} ({size}) in the \
+                    "unflatten: Provided sizes {listed} don't multiply up to the size of dim {d} ({size}) in the \
                      input tensor"
                 ),
             )

@@ -22,7 +22,7 @@ use nn::{Device, Result, StateDict};
 use serde_json::Value;
 
 /// The cases of the fixture.
-const CASES: usize = 327;
+const CASES: usize = 339;
 
 /// A case's constructor arguments, read by PyTorch's names with PyTorch's defaults.
 struct Args<'a>(&'a Value);
@@ -332,6 +332,17 @@ fn build(case: &Case) -> bool {
         "AdaptiveAvgPool1d" => case.check(Ok(AdaptiveAvgPool1d::new(a.usize("output_size", 0))), plain),
         "PixelShuffle" => case.check(Ok(PixelShuffle::new(a.usize("upscale_factor", 1))), plain),
         "PixelUnshuffle" => case.check(Ok(PixelUnshuffle::new(a.usize("downscale_factor", 1))), plain),
+        "ChannelShuffle" => case.check(Ok(ChannelShuffle::new(a.usize("groups", 1))), plain),
+        "Unflatten" => {
+            let sizes: Vec<isize> = a.0["unflattened_size"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_i64().unwrap() as isize)
+                .collect();
+            let dim = a.0["dim"].as_i64().unwrap() as isize;
+            case.check(Ok(Unflatten::new(dim, &sizes)), plain)
+        }
         other => panic!("no layer {other} in the runner"),
     }
 }
