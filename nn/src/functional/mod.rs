@@ -3,6 +3,7 @@
 
 pub mod activation;
 pub(crate) mod attention;
+mod bilinear;
 mod distance;
 mod group_norm;
 mod likelihood_loss;
@@ -25,6 +26,7 @@ pub use crate::ops::{
 };
 pub use activation::*;
 pub use attention::scaled_dot_product_attention;
+pub use bilinear::bilinear;
 pub use distance::{cosine_similarity, pairwise_distance};
 pub use group_norm::group_norm;
 pub use likelihood_loss::{gaussian_nll_loss, poisson_nll_loss};

@@ -70,6 +70,7 @@ macro_rules! recurrent_module {
 mod activation;
 mod attention;
 mod batch_norm;
+mod bilinear;
 #[macro_use]
 mod conv;
 mod conv_transpose;
@@ -97,6 +98,7 @@ mod transformer;
 pub use activation::*;
 pub use attention::{AttentionInput, MultiheadAttention, MultiheadAttentionOptions, NonDynamicallyQuantizableLinear};
 pub use batch_norm::{BatchNorm1d, BatchNorm2d, BatchNorm3d};
+pub use bilinear::Bilinear;
 pub use conv::{Conv1d, Conv2d};
 pub use conv_transpose::{ConvTranspose1d, ConvTranspose2d};
 pub use dropout::{AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout};

@@ -2,6 +2,7 @@
 
 mod against_pytorch;
 mod attention;
+mod bilinear;
 mod cases;
 mod init;
 mod lstm;
