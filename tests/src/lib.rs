@@ -413,6 +413,20 @@ pub fn sweep(
     );
 }
 
+/// Asserts that `got` (on any device) equals PyTorch's `want` bit for bit, dtype and shape too: any NaN equals
+/// any NaN, `-0.0` differs from `0.0`. For results that are exact (integers, bools, exact float formulas).
+pub fn identical(what: &str, got: &Tensor, want: &Tensor) {
+    assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
+    assert_eq!(got.shape(), want.shape(), "{what}: shape");
+    let (g, w) = (got.cpu().unwrap().to_vec_f64().unwrap(), want.to_vec_f64().unwrap());
+    for (i, (x, y)) in g.iter().zip(&w).enumerate() {
+        assert!(
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+            "{what}: element {i} is {x:e}, PyTorch's {y:e}"
+        );
+    }
+}
+
 /// The node PyTorch prints for `t`'s `grad_fn` (`MulBackward0`), read from its printout.
 pub fn printed_grad_fn(t: &Tensor) -> String {
     let printed = t.to_string();

@@ -101,7 +101,7 @@ fn sub_number(x: &Tensor, n: Number) -> Result<Tensor> {
 fn mul_number(x: &Tensor, n: Number) -> Result<Tensor> {
     let x = in_dtype(x, result_dtype(x, n))?;
     if !x.is_floating_point() {
-        return Tensor::mul(&x, &number_like(&x, n));
+        return Tensor::mul(&x, &number_like(&x, n)?);
     }
     x.mul_scalar(n.value())
 }
@@ -110,7 +110,7 @@ fn mul_number(x: &Tensor, n: Number) -> Result<Tensor> {
 fn rem_number(x: &Tensor, n: Number) -> Result<Tensor> {
     let x = in_dtype(x, result_dtype(x, n))?;
     if !x.is_floating_point() {
-        return x.remainder(&number_like(&x, n));
+        return x.remainder(&number_like(&x, n)?);
     }
     x.remainder_scalar(n.value())
 }
@@ -118,18 +118,18 @@ fn rem_number(x: &Tensor, n: Number) -> Result<Tensor> {
 /// `n % x`: PyTorch's `__rmod__`, the remainder of the number divided by each element.
 fn number_rem(n: Number, x: &Tensor) -> Result<Tensor> {
     let x = in_dtype(x, result_dtype(x, n))?;
-    number_like(&x, n).remainder(&x)
+    number_like(&x, n)?.remainder(&x)
 }
 
 /// `n` as a 0-d tensor of `x`'s dtype, on its device (an integer number stays exact in an integer dtype).
-fn number_like(x: &Tensor, n: Number) -> Tensor {
+fn number_like(x: &Tensor, n: Number) -> Result<Tensor> {
     let t = match n {
         Number::Int(v) if x.dtype() == DType::I64 => Tensor::scalar(v),
         Number::Int(v) if x.dtype() == DType::I32 => Tensor::scalar(v as i32),
         Number::Int(v) if x.dtype() == DType::U8 => Tensor::scalar(v as u8),
         _ => Tensor::full([], n.value(), x.dtype()),
     };
-    t.to_device(x.device()).unwrap_or(t)
+    t.to_device(x.device())
 }
 
 fn div_number(x: &Tensor, n: Number) -> Result<Tensor> {
@@ -141,7 +141,7 @@ fn number_sub(n: Number, x: &Tensor) -> Result<Tensor> {
     bool_subtraction("rsub", usize::from(x.dtype() == DType::Bool))?;
     let x = in_dtype(x, result_dtype(x, n))?;
     if !x.is_floating_point() {
-        return Tensor::sub(&number_like(&x, n), &x);
+        return Tensor::sub(&number_like(&x, n)?, &x);
     }
     x.affine(-1.0, n.value())
 }
@@ -174,9 +174,9 @@ fn in_place_number(x: &Tensor, n: Number, op: &'static str, division: bool) -> R
     match op {
         "+=" => x.add_scalar_(n.value()),
         "-=" => x.add_scalar_(-n.value()),
-        "*=" if !x.is_floating_point() => x.mul_(&number_like(x, n)),
+        "*=" if !x.is_floating_point() => x.mul_(&number_like(x, n)?),
         "*=" => x.mul_scalar_(n.value()),
-        "%=" => x.remainder_(&number_like(x, n)),
+        "%=" => x.remainder_(&number_like(x, n)?),
         _ => x.div_scalar_(n.value()),
     }
 }

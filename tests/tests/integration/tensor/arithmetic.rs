@@ -4,25 +4,14 @@
 //! the divisions, `maximum` / `minimum` and `-` of int64, int32 and uint8 (wrapping); promotions between
 //! integers, bools, floats and numbers; gradients and node names; PyTorch's refusals.
 
-use integration_tests::{assert_close, fixture_on, lacks_dtype, on_cpu_and_gpu, printed_grad_fn, widest_float};
+use integration_tests::{
+    assert_close, fixture_on, identical, lacks_dtype, on_cpu_and_gpu, printed_grad_fn, widest_float,
+};
 use nn::prelude::*;
 use nn::{Result, Rounding};
 
 fn fixture() -> StateDict {
     integration_tests::tensors("tensor/arithmetic.safetensors")
-}
-
-/// `got` equals `want` bit for bit (any NaN equals any NaN; `-0.0` differs from `0.0`), dtype and shape too.
-fn identical(what: &str, got: &Tensor, want: &Tensor) {
-    assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
-    assert_eq!(got.shape(), want.shape(), "{what}: shape");
-    let (g, w) = (got.cpu().unwrap().to_vec_f64().unwrap(), want.to_vec_f64().unwrap());
-    for (i, (x, y)) in g.iter().zip(&w).enumerate() {
-        assert!(
-            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
-            "{what}: element {i} is {x:e}, PyTorch's {y:e}"
-        );
-    }
 }
 
 type Binary = fn(&Tensor, &Tensor) -> Result<Tensor>;

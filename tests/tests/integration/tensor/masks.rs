@@ -4,7 +4,7 @@
 //! gradients, node names and refusals.
 
 use integration_tests::fixture_on as on;
-use integration_tests::{assert_close, lacks_dtype, on_cpu_and_gpu, printed_grad_fn, widest_float};
+use integration_tests::{assert_close, identical, lacks_dtype, on_cpu_and_gpu, printed_grad_fn, widest_float};
 use nn::Result;
 use nn::prelude::*;
 
@@ -23,14 +23,6 @@ const COMPARISONS: [(&str, Comparison); 6] = [
     ("ge", Tensor::ge),
 ];
 
-/// `got` (on any device) equals PyTorch's bool (or integer) result exactly, shape and dtype included.
-fn same(what: &str, got: &Tensor, want: &Tensor) {
-    assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
-    assert_eq!(got.shape(), want.shape(), "{what}: shape");
-    let got = got.cpu().unwrap();
-    assert_eq!(got.to_vec_f64().unwrap(), want.to_vec_f64().unwrap(), "{what}");
-}
-
 fn comparisons(device: Device) {
     let f = fixture();
     let dtype = widest_float(device);
@@ -38,8 +30,8 @@ fn comparisons(device: Device) {
     let (ai, bf) = (on(&f, "cmp.ai", dtype, device), f["cmp.bf"].to_device(device).unwrap());
     for (name, compare) in COMPARISONS {
         let what = format!("{name} in {dtype} on {device}");
-        same(&what, &compare(&a, &b).unwrap(), &f[&format!("cmp.{name}")]);
-        same(
+        identical(&what, &compare(&a, &b).unwrap(), &f[&format!("cmp.{name}")]);
+        identical(
             &format!("{what}: int64 with f32"),
             &compare(&ai, &bf).unwrap(),
             &f[&format!("cmp.mixed.{name}")],
@@ -50,24 +42,24 @@ fn comparisons(device: Device) {
                 f["cmp.z"].to_device(device).unwrap(),
             );
             let got = compare(&h, &z).unwrap();
-            same(
+            identical(
                 &format!("{name}: f16 with a 0-d f64, in f16"),
                 &got,
                 &f[&format!("cmp.zero_dim.{name}")],
             );
         }
     }
-    same("int == 2", &ai.eq_scalar(2.0).unwrap(), &f["cmp.scalar.int_eq_2"]);
-    same("int > 1.5", &ai.gt_scalar(1.5).unwrap(), &f["cmp.scalar.int_gt_1.5"]);
+    identical("int == 2", &ai.eq_scalar(2.0).unwrap(), &f["cmp.scalar.int_eq_2"]);
+    identical("int > 1.5", &ai.gt_scalar(1.5).unwrap(), &f["cmp.scalar.int_gt_1.5"]);
     let positive = ai.gt_scalar(0.0).unwrap();
-    same(
+    identical(
         "bool == 1",
         &positive.eq_scalar(1.0).unwrap(),
         &f["cmp.scalar.bool_eq_1"],
     );
     if !lacks_dtype(device, DType::F16) {
         let h = f["cmp.h"].to_device(device).unwrap();
-        same("f16 == 0.1", &h.eq_scalar(0.1).unwrap(), &f["cmp.scalar.f16_eq_0.1"]);
+        identical("f16 == 0.1", &h.eq_scalar(0.1).unwrap(), &f["cmp.scalar.f16_eq_0.1"]);
     }
     // Integers and bools compare exactly on the device, including past f32's and f64's integers.
     let big = Tensor::from_vec(vec![i64::MIN, -1, 0, 1 << 53, (1 << 53) + 1, i64::MAX], [6]).unwrap();
@@ -100,17 +92,17 @@ on_cpu_and_gpu!(
 fn logical_operations(device: Device) {
     let f = fixture();
     let (a, b) = (on(&f, "lg.a", DType::F32, device), on(&f, "lg.b", DType::F32, device));
-    same("and", &a.logical_and(&b).unwrap(), &f["lg.and"]);
-    same("or", &a.logical_or(&b).unwrap(), &f["lg.or"]);
-    same("xor", &a.logical_xor(&b).unwrap(), &f["lg.xor"]);
-    same("not a", &a.logical_not().unwrap(), &f["lg.not_a"]);
-    same("not b", &b.logical_not().unwrap(), &f["lg.not_b"]);
+    identical("and", &a.logical_and(&b).unwrap(), &f["lg.and"]);
+    identical("or", &a.logical_or(&b).unwrap(), &f["lg.or"]);
+    identical("xor", &a.logical_xor(&b).unwrap(), &f["lg.xor"]);
+    identical("not a", &a.logical_not().unwrap(), &f["lg.not_a"]);
+    identical("not b", &b.logical_not().unwrap(), &f["lg.not_b"]);
     // The operators on masks.
     let truth = b.ne_scalar(0.0).unwrap();
-    same("&", &(&a & &truth), &f["lg.and"]);
-    same("|", &(&a | &truth), &f["lg.or"]);
-    same("^", &(a.clone() ^ truth), &f["lg.xor"]);
-    same("!", &!&a, &f["lg.not_a"]);
+    identical("&", &(&a & &truth), &f["lg.and"]);
+    identical("|", &(&a | &truth), &f["lg.or"]);
+    identical("^", &(a.clone() ^ truth), &f["lg.xor"]);
+    identical("!", &!&a, &f["lg.not_a"]);
 }
 
 on_cpu_and_gpu!(
@@ -202,35 +194,35 @@ fn truths(device: Device) {
         ("d02", &[0, 2], false),
     ];
     for (name, dims, keepdim) in cases {
-        same(
+        identical(
             &format!("all {name}"),
             &x.all_dims(dims, keepdim).unwrap(),
             &f[&format!("tr.all.{name}")],
         );
-        same(
+        identical(
             &format!("any {name}"),
             &x.any_dims(dims, keepdim).unwrap(),
             &f[&format!("tr.any.{name}")],
         );
     }
-    same("all", &x.all().unwrap(), &f["tr.all.all"]);
-    same("any", &x.any().unwrap(), &f["tr.any.all"]);
+    identical("all", &x.all().unwrap(), &f["tr.all.all"]);
+    identical("any", &x.any().unwrap(), &f["tr.any.all"]);
     let u8 = f["tr.u8"].to_device(device).unwrap();
-    same(
+    identical(
         "all of uint8 is uint8",
         &u8.all_dims(&[1], false).unwrap(),
         &f["tr.u8.all"],
     );
     let empty = Tensor::zeros([0, 3], DType::F32).to_device(device).unwrap();
-    same("all of none", &empty.all_dims(&[0], false).unwrap(), &f["tr.empty.all"]);
-    same("any of none", &empty.any_dims(&[0], false).unwrap(), &f["tr.empty.any"]);
+    identical("all of none", &empty.all_dims(&[0], false).unwrap(), &f["tr.empty.all"]);
+    identical("any of none", &empty.any_dims(&[0], false).unwrap(), &f["tr.empty.any"]);
     let empty1 = Tensor::zeros([2, 0], DType::F32).to_device(device).unwrap();
-    same(
+    identical(
         "all of none, kept",
         &empty1.all_dims(&[1], true).unwrap(),
         &f["tr.empty1.all"],
     );
-    same(
+    identical(
         "any of none, kept",
         &empty1.any_dims(&[1], true).unwrap(),
         &f["tr.empty1.any"],
