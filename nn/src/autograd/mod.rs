@@ -142,6 +142,12 @@ fn root(op: &'static str, t: &Tensor, gradient: Option<&Tensor>) -> Result<(Edge
     Ok((meta.edge(), gradient))
 }
 
+/// PyTorch's sentence for a pass that reaches a node whose saved tensors an earlier pass freed.
+const FREED: &str = "Trying to backward through the graph a second time (or directly access saved tensors after they \
+                     have already been freed). Saved intermediate values of the graph are freed when you call \
+                     .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the \
+                     graph a second time or if you need to access saved tensors after calling backward.";
+
 /// A node's identity, for the maps of one pass.
 fn key(node: &Arc<Node>) -> usize {
     Arc::as_ptr(node) as usize
@@ -298,13 +304,9 @@ fn backward_pass(
                 }
             }
             let needs: Vec<bool> = node.inputs.iter().map(Option::is_some).collect();
-            let input_grads = node.run_backward(&grads, &needs).ok_or_else(|| {
-                Error::autograd(
-                    node.name(),
-                    "the graph was freed by an earlier backward pass; pass retain_graph: true to the first one \
-                     to run a second",
-                )
-            })??;
+            let input_grads = node
+                .run_backward(&grads, &needs)
+                .ok_or_else(|| Error::autograd(node.name(), FREED))??;
             if input_grads.len() != node.inputs.len() {
                 return Err(Error::autograd(
                     node.name(),

@@ -211,8 +211,8 @@ impl<M: Forward + 'static> BackwardCall<M> {
                     {
                         return Err(Error::autograd(
                             "register_full_backward_hook",
-                            "a backward hook of a module none of whose inputs requires grad returned input \
-                             gradients; it can only return None (or only None entries)",
+                            "Backward hook for Modules where no input requires gradient should always return None \
+                             or None for all gradients.",
                         ));
                     }
                 }
@@ -326,9 +326,15 @@ fn checked(
     old: &[Option<Tensor>],
 ) -> Result<Vec<Option<Tensor>>> {
     if new.len() != old.len() {
+        // PyTorch's sentence: "Backward hook" for grad_input, "Backward pre hook" for grad_output.
+        let kind = if what == "grad_input" { "hook" } else { "pre hook" };
         return Err(Error::autograd(
             hook,
-            format!("the hook returned {} {what} gradients for {}", new.len(), old.len()),
+            format!(
+                "Backward {kind} returned an invalid number of {what}, got {}, but expected {}",
+                new.len(),
+                old.len()
+            ),
         ));
     }
     for (i, (n, o)) in new.iter().zip(old).enumerate() {

@@ -27,7 +27,7 @@ use super::{
     Child, ChildMut, Layer, Module, ModuleField, Replaced, Replacement, Visitor, VisitorMut, for_each_indexed,
     parse_index, set_index,
 };
-use crate::{DType, Device, Error, Param, Result};
+use crate::{Device, Error, Param, Result};
 
 /// Members a module holds at run time (a container's items); `#[derive(Module)]` reports them after the
 /// struct's own members through these methods.
@@ -101,7 +101,7 @@ impl Member for Param {
         let label = if in_list {
             format!("torch.{}", self.dtype())
         } else {
-            torch_typename(self.dtype(), self.device())
+            crate::tensor::torch_typename(self.dtype(), self.device())
         };
         let device = match self.device() {
             Device::Cpu => String::new(),
@@ -111,24 +111,6 @@ impl Member for Param {
             "  ({key}): Parameter containing: [{label} of size {}{device}]",
             self.shape().x_joined()
         ))
-    }
-}
-
-/// `torch.typename` of a tensor: `torch.FloatTensor`, `torch.cuda.HalfTensor`, …
-fn torch_typename(dtype: DType, device: Device) -> String {
-    let base = match dtype {
-        DType::F16 => "HalfTensor",
-        DType::BF16 => "BFloat16Tensor",
-        DType::F32 => "FloatTensor",
-        DType::F64 => "DoubleTensor",
-        DType::I64 => "LongTensor",
-        DType::I32 => "IntTensor",
-        DType::U8 => "ByteTensor",
-        DType::Bool => "BoolTensor",
-    };
-    match device {
-        Device::Cuda(_) => format!("torch.cuda.{base}"),
-        _ => format!("torch.{base}"),
     }
 }
 

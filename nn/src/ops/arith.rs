@@ -8,7 +8,7 @@ use kernels::{GpuDevice, Real};
 use super::elementwise::{BinaryFn, UnaryFn, broadcast_shape, in_place_operand, map_in_place, promote_pair};
 use super::integer::{IntegerOp, check_cast, checked_result_type, integer_binary};
 use super::{DevicePath, Op, run};
-use crate::tensor::autograd::{Backward, Saved, is_grad_enabled, record_function};
+use crate::tensor::autograd::{Backward, Saved, SavesNothing, is_grad_enabled, record_function};
 use crate::tensor::device::{float_type, probe};
 use crate::tensor::storage::CpuData;
 use crate::{DType, Error, Result, Tensor};
@@ -127,7 +127,8 @@ impl<F: Arith> Op for Binary<F> {
                 read.then(|| Saved::new(inputs[j]))
             }),
         };
-        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+        let saves = kept.iter().any(Option::is_some);
+        let backward = move |g: &[Tensor], needs: &[bool]| {
             let (da, db) = match grads {
                 BinaryGrads::OfGradient(f) => {
                     let (da, db) = f(&g[0])?;
@@ -146,7 +147,12 @@ impl<F: Arith> Op for Binary<F> {
                 da.filter(|_| needs[0]).map(|d| d.sum_to(&a_shape)).transpose()?,
                 db.filter(|_| needs[1]).map(|d| d.sum_to(&b_shape)).transpose()?,
             ])
-        }))
+        };
+        Some(if saves {
+            Box::new(backward)
+        } else {
+            Box::new(SavesNothing(backward))
+        })
     }
 }
 
@@ -550,9 +556,13 @@ impl Op for Affine {
 
     fn gradient(&self, _: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let scale = self.scale;
-        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
-            Ok(vec![Some(g[0].mul_scalar(scale)?)])
-        }))
+        let backward = move |g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].mul_scalar(scale)?)]);
+        // PyTorch's `mul` by a scalar saves it as a tensor; its `add`, `sub` and `neg` of one save nothing.
+        Some(if matches!(self.name, "add_scalar" | "neg") {
+            Box::new(SavesNothing(backward))
+        } else {
+            Box::new(backward)
+        })
     }
 }
 

@@ -351,11 +351,15 @@ impl Tensor {
         let m = positions.numel();
         let positions = positions.reshape([m])?.to_device(self.device())?;
         let values = values.contiguous()?.reshape([m])?;
-        let flat = self.reshape([n])?;
-        let written = if accumulate {
-            flat.scatter_add(0, &positions, &values)?
-        } else {
-            flat.scatter(0, &positions, &values)?
+        let written = {
+            // Dropped before the copy: a tensor that requires no grad takes the copy's history only while no
+            // other handle shares its storage.
+            let flat = self.reshape([n])?;
+            if accumulate {
+                flat.scatter_add(0, &positions, &values)?
+            } else {
+                flat.scatter(0, &positions, &values)?
+            }
         };
         self.copy_(&written.reshape(self.shape().clone())?)
     }

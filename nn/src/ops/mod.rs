@@ -240,12 +240,16 @@ fn record<O: Op>(op: &O, inputs: &[&Tensor], output: &mut O::Output) {
     }
 }
 
-/// [`run`] without recording; an op that writes into an input bumps its version.
+/// [`run`] without recording; an op that writes into an input bumps its version once, as PyTorch's in-place
+/// ops do (a host write already bumped it; a device kernel's did not).
 #[inline]
 fn dispatch<O: Op>(op: &O, inputs: &[&Tensor]) -> Result<O::Output> {
+    let written = <O::Output as Outputs>::IN_PLACE.then(|| (inputs[O::WRITES], inputs[O::WRITES].version()));
     let output = compute(op, inputs)?;
-    if <O::Output as Outputs>::IN_PLACE {
-        inputs[O::WRITES].bump_version();
+    if let Some((target, before)) = written
+        && target.version() == before
+    {
+        target.bump_version();
     }
     Ok(output)
 }

@@ -85,7 +85,7 @@ impl Op for Softmax {
     }
 
     fn gradient(&self, _: &[&Tensor], y: &Tensor) -> Option<Box<dyn Backward>> {
-        let (op, y) = (*self, Saved::new(y));
+        let (op, y) = (*self, Saved::result(y, self.name()));
         Some(Box::new(move |g: &[Tensor], _: &[bool]| {
             Ok(vec![Some(run(&SoftmaxBackward(op), &[y.get(op.name())?, &g[0]])?)])
         }))

@@ -4,7 +4,7 @@
 //! backward, where `n` separate `narrow`s would each pad their gradient to the whole tensor.
 
 use super::{DevicePath, Op, run};
-use crate::tensor::autograd::Backward;
+use crate::tensor::autograd::{Backward, SavesNothing};
 use crate::{Error, Result, Tensor};
 
 /// `x` cut along `dim` into consecutive pieces of `sizes`, which sum to its size there; inputs `[x]`. The pieces
@@ -55,7 +55,7 @@ impl Op for Split {
 
     fn gradient(&self, _: &[&Tensor], _: &Vec<Tensor>) -> Option<Box<dyn Backward>> {
         let (dim, stack) = (self.dim as isize, self.drops_dim());
-        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
+        Some(Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
             let parts: Vec<&Tensor> = g.iter().collect();
             let joined = if stack {
                 Tensor::stack(&parts, dim)?
@@ -63,7 +63,7 @@ impl Op for Split {
                 Tensor::cat(&parts, dim)?
             };
             Ok(vec![Some(joined)])
-        }))
+        })))
     }
 }
 

@@ -5,7 +5,7 @@
 //! (`ops::run`), and [`Tensor::contiguous`] does it on request.
 
 use super::{DevicePath, Op, run};
-use crate::tensor::autograd::Backward;
+use crate::tensor::autograd::{Backward, SavesNothing};
 use crate::tensor::view::{Geometry, Strides};
 use crate::{Error, Result, Shape, Tensor};
 
@@ -142,20 +142,24 @@ impl Op for ViewOp {
         let x = inputs[0];
         let shape = x.shape().clone();
         let backward: Box<dyn Backward> = match &self.kind {
-            Kind::Reshape(_) | Kind::OwnReshape(_) => {
-                Box::new(move |g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].reshape(shape.clone())?)]))
-            }
+            Kind::Reshape(_) | Kind::OwnReshape(_) => Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
+                Ok(vec![Some(g[0].reshape(shape.clone())?)])
+            })),
             Kind::Permute(order) => {
                 let mut inverse = vec![0; order.len()];
                 for (i, &o) in order.iter().enumerate() {
                     inverse[o] = i;
                 }
-                Box::new(move |g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].permute(&inverse)?)]))
+                Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
+                    Ok(vec![Some(g[0].permute(&inverse)?)])
+                }))
             }
-            Kind::Expand(_) => Box::new(move |g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].sum_to(&shape)?)])),
+            Kind::Expand(_) => Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
+                Ok(vec![Some(g[0].sum_to(&shape)?)])
+            })),
             Kind::AsStrided(at) => {
                 let (at, input, len) = (at.clone(), Geometry::of(x), x.storage_len());
-                Box::new(move |g: &[Tensor], _: &[bool]| {
+                Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
                     if input.overlaps() {
                         return Err(Error::autograd(
                             "as_strided",
@@ -168,13 +172,15 @@ impl Op for ViewOp {
                             .as_view(input.shape.clone(), input.strides.clone(), input.offset)
                             .dense()?,
                     )])
-                })
+                }))
             }
             kind => {
                 let at = kind
                     .geometry(&Geometry::dense(&shape))
                     .expect("a picking view has a geometry");
-                Box::new(move |g: &[Tensor], _: &[bool]| Ok(vec![Some(place(&g[0], &shape, &at)?)]))
+                Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
+                    Ok(vec![Some(place(&g[0], &shape, &at)?)])
+                }))
             }
         };
         Some(backward)
@@ -213,7 +219,9 @@ impl Op for CloneOp {
     }
 
     fn gradient(&self, _: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
-        Some(Box::new(|g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].clone())])))
+        Some(Box::new(SavesNothing(|g: &[Tensor], _: &[bool]| {
+            Ok(vec![Some(g[0].clone())])
+        })))
     }
 }
 

@@ -105,6 +105,12 @@ pub(crate) trait Backward: Send + Sync {
     /// One gradient per input (`None` for an input that gets none) from one gradient per output (zeros for an
     /// output no gradient reached). `needs[i]` says whether input `i` needs its gradient.
     fn backward(&self, grads: &[Tensor], needs: &[bool]) -> Result<Vec<Option<Tensor>>>;
+
+    /// Whether the backward holds tensors of the forward (PyTorch's saved variables), which a pass that does not
+    /// retain the graph frees; one that holds none (only sizes, dimensions, scalars) runs again in a later pass.
+    fn saves_tensors(&self) -> bool {
+        true
+    }
 }
 
 impl<F> Backward for F
@@ -113,6 +119,24 @@ where
 {
     fn backward(&self, grads: &[Tensor], needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
         self(grads, needs)
+    }
+}
+
+/// A backward that holds no tensor of the forward, only sizes, dimensions or scalars (PyTorch's nodes without
+/// saved variables: `AddBackward0`, the views', `SumBackward0`, `CatBackward0`...): a pass keeps it, so a second
+/// backward through it works without `retain_graph`, as in PyTorch.
+pub(crate) struct SavesNothing<F>(pub(crate) F);
+
+impl<F> Backward for SavesNothing<F>
+where
+    F: Fn(&[Tensor], &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync,
+{
+    fn backward(&self, grads: &[Tensor], needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
+        (self.0)(grads, needs)
+    }
+
+    fn saves_tensors(&self) -> bool {
+        false
     }
 }
 
@@ -138,8 +162,8 @@ impl OutputMeta {
 type Retained = (usize, Weak<GradMeta>);
 
 /// One recorded operation of the graph: its backward (with the tensors it saved), and where each input's
-/// gradient goes. The backward is dropped, and the saved tensors with it, after a backward pass that does not
-/// retain the graph.
+/// gradient goes. A backward that saved tensors is dropped, and the tensors with it, after a backward pass that
+/// does not retain the graph; one that saved none stays ([`SavesNothing`]).
 pub struct Node {
     pub(crate) name: &'static str,
     backward: Mutex<Option<Box<dyn Backward>>>,
@@ -214,17 +238,22 @@ impl Node {
         self.backward.lock().as_ref().map(|b| b.backward(grads, needs))
     }
 
-    /// Drops the backward and what it saved.
+    /// Drops the backward and what it saved, if it saved tensors.
     pub(crate) fn release(&self) {
-        self.backward.lock().take();
+        let mut backward = self.backward.lock();
+        if backward.as_ref().is_some_and(|b| b.saves_tensors()) {
+            backward.take();
+        }
     }
 }
 
 /// A tensor a backward saved, with its version then: reading it after an in-place change is an error naming
-/// the operation (PyTorch's "modified by an inplace operation"), never a wrong gradient.
+/// the operation with PyTorch's sentence ("modified by an inplace operation"), never a wrong gradient.
 pub(crate) struct Saved {
     tensor: Tensor,
     version: u64,
+    /// The node that computed it and which of its outputs it is, for the message.
+    producer: Option<(&'static str, usize)>,
 }
 
 impl Saved {
@@ -233,6 +262,18 @@ impl Saved {
         Saved {
             tensor: t.detach(),
             version: t.version(),
+            producer: t
+                .grad_meta()
+                .and_then(|m| m.grad_fn())
+                .map(|(node, index)| (node.name(), index)),
+        }
+    }
+
+    /// Saves `y`, output 0 of the operation `op` being recorded (which it does not point to yet).
+    pub(crate) fn result(y: &Tensor, op: &'static str) -> Saved {
+        Saved {
+            producer: Some((op, 0)),
+            ..Saved::new(y)
         }
     }
 
@@ -240,12 +281,18 @@ impl Saved {
     pub(crate) fn get(&self, op: &'static str) -> Result<&Tensor> {
         let now = self.tensor.version();
         if now != self.version {
+            let t = &self.tensor;
+            let producer = self.producer.map_or(String::new(), |(name, index)| {
+                format!(", which is output {index} of {},", super::fmt::backward_node_name(name))
+            });
             return Err(Error::autograd(
                 op,
                 format!(
-                    "a tensor of shape {} that its gradient needs was changed in place after the forward (version \
-                     {now}, saved at {}); change a copy instead, or change it after the backward",
-                    self.tensor.shape(),
+                    "one of the variables needed for gradient computation has been modified by an inplace \
+                     operation: [{} {}]{producer} is at version {now}; expected version {} instead. Hint: \
+                     change a copy instead, or change it after the backward",
+                    super::torch_typename(t.dtype(), t.device()),
+                    t.shape(),
                     self.version
                 ),
             ));
@@ -317,7 +364,8 @@ pub(crate) fn record_unary(
     y: &mut Tensor,
     backward: impl Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static,
 ) {
-    record_function(name, &[x], y, move |dy, _| Ok(vec![Some(backward(dy)?)]));
+    let backward = SavesNothing(move |grads: &[Tensor], _: &[bool]| Ok(vec![Some(backward(&grads[0])?)]));
+    record_node(name, &[x], y, Box::new(backward));
 }
 
 /// Records `y`, computed from `inputs` outside the graph (a formula whose gradients are written by hand), whose
@@ -329,14 +377,20 @@ pub(crate) fn record_function(
     y: &mut Tensor,
     backward: impl Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
 ) {
+    let backward = move |grads: &[Tensor], needs: &[bool]| backward(&grads[0], needs);
+    record_node(name, inputs, y, Box::new(backward));
+}
+
+/// Records `y`, computed from `inputs` outside the graph, with `backward` (one gradient per input): when any input
+/// requires a gradient and recording is on, `y` points to a new node for `name`.
+fn record_node(name: &'static str, inputs: &[&Tensor], y: &mut Tensor, backward: Box<dyn Backward>) {
     let edges: SmallVec<_> = inputs.iter().map(|x| x.history_edge()).collect();
     if edges.iter().all(Option::is_none) || !is_grad_enabled() || !y.is_floating_point() {
         return;
     }
-    let backward = move |grads: &[Tensor], needs: &[bool]| backward(&grads[0], needs);
     let mut outputs = SmallVec::new();
     outputs.push(OutputMeta::of(y));
-    let node = Arc::new(Node::new(name, Box::new(backward), edges, outputs));
+    let node = Arc::new(Node::new(name, backward, edges, outputs));
     y.attach(&node, 0);
 }
 

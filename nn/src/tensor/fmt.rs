@@ -85,9 +85,15 @@ pub(crate) fn repr(t: &Tensor, prefix: &str) -> String {
     add_suffixes(format!("{prefix}{body}"), &suffixes, indent)
 }
 
+/// `torch.typename` of a tensor: `torch.FloatTensor`, `torch.cuda.HalfTensor`, …
+pub(crate) fn torch_typename(dtype: DType, device: Device) -> String {
+    let cuda = if matches!(device, Device::Cuda(_)) { "cuda." } else { "" };
+    format!("torch.{cuda}{}Tensor", dtype.scalar_type_name())
+}
+
 /// PyTorch's name of the backward node of the op nn records as `op` (`MulBackward0` for `mul`); an op PyTorch
 /// has no node of its own for is named after nn's op the same way (`affine` → `AffineBackward0`).
-fn backward_node_name(op: &str) -> String {
+pub(crate) fn backward_node_name(op: &str) -> String {
     let known = match op {
         "add" | "add_scalar" => "AddBackward0",
         "sub" | "sub_scalar" => "SubBackward0",

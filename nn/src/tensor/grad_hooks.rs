@@ -151,7 +151,8 @@ impl Tensor {
         if !meta.is_leaf() {
             return Err(crate::Error::autograd(
                 "register_post_accumulate_grad_hook",
-                "only a leaf tensor accumulates a gradient; register_hook sees a computed tensor's",
+                "post accumulate grad hooks cannot be registered on non-leaf tensors (only a leaf accumulates a \
+                 gradient; register_hook sees a computed tensor's)",
             ));
         }
         // The hook holds the data, not the autograd state (which holds the hook): no cycle.

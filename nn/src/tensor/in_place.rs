@@ -19,7 +19,9 @@ use crate::{Error, Result};
 pub(crate) fn in_place_recorded(op: &'static str, x: &Tensor, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
     let (meta, old) = in_place_history(op, x)?;
     let mut original = x.deep_copy()?;
-    original.attach(&old.0, old.1);
+    if let Some((node, index)) = old {
+        original.attach(&node, index);
+    }
     let y = f(&original)?;
     let Some((new_node, new_index)) = y.grad_meta().and_then(|m| m.grad_fn()) else {
         return Err(Error::autograd(op, "the in-place change was not recorded"));
@@ -44,8 +46,9 @@ pub(crate) fn in_place_recorded_without_copy(
     backward: impl FnOnce() -> Box<dyn Backward>,
 ) -> Result<()> {
     let x = sources[0];
-    let (meta, _) = in_place_history(op, x)?;
+    // Before `in_place_history`, which may give `x` its first autograd state: it has no history to point to.
     let edges = sources.iter().map(|t| t.history_edge()).collect();
+    let (meta, _) = in_place_history(op, x)?;
     write()?;
     let name = op.strip_suffix('_').unwrap_or(op);
     let node = Node::new(name, backward(), edges, SmallVec::from_iter([OutputMeta::of(x)]));
@@ -56,22 +59,37 @@ pub(crate) fn in_place_recorded_without_copy(
 /// The node that computed a tensor, and which of its outputs the tensor is.
 type Producer = (Arc<Node>, usize);
 
-/// The autograd state of a tensor an in-place change under autograd may change, with the node that computed
-/// it: refused for a leaf that requires a gradient (PyTorch refuses it too) and for a tensor that requires none.
-fn in_place_history<'a>(op: &'static str, x: &'a Tensor) -> Result<(&'a Arc<GradMeta>, Producer)> {
+/// The autograd state of a tensor an in-place change under autograd changes, with the node that computed it
+/// (`None`: it required no gradient). A leaf that requires a gradient is refused, with PyTorch's sentence. A
+/// tensor that requires none takes a state here, as PyTorch's `a += b` makes `a` require one when `b` does: when
+/// it is no view and no other handle shares its storage (no handle could be left without the new history).
+fn in_place_history<'a>(op: &'static str, x: &'a Tensor) -> Result<(&'a Arc<GradMeta>, Option<Producer>)> {
     x.check_writable(op)?;
     x.check_view_write(op)?;
     x.refresh_view_history();
-    match x.grad_meta().and_then(|m| Some((m, m.grad_fn()?))) {
-        Some(history) => Ok(history),
+    if let Some(meta) = x.grad_meta().filter(|m| m.requires_grad()) {
+        return match meta.grad_fn() {
+            Some(producer) => Ok((meta, Some(producer))),
+            None => Err(Error::autograd(
+                op,
+                "a leaf Variable that requires grad is being used in an in-place operation. (Change it under \
+                 nn::no_grad(), or use the out-of-place form.)",
+            )),
+        };
+    }
+    if x.is_view() || x.storage_is_shared() {
+        return Err(Error::autograd(
+            op,
+            "a tensor that requires no grad can take in place a result that does only when it is no view and no \
+             other handle shares its storage (those would not see its new history); use the out-of-place form",
+        ));
+    }
+    match x.grad_meta() {
+        Some(meta) => meta.set_requires_grad(true),
         None => {
-            let message = if x.requires_grad() {
-                "a leaf tensor that requires grad cannot be changed in place (PyTorch refuses it too); change it \
-                 under nn::no_grad(), or use the out-of-place form"
-            } else {
-                "a tensor that requires no grad cannot take in place a result that does; use the out-of-place form"
-            };
-            Err(Error::autograd(op, message))
+            x.adopt_grad_meta(Arc::new(GradMeta::new(true)));
         }
     }
+    let meta = x.grad_meta().expect("the state was just set");
+    Ok((meta, None))
 }

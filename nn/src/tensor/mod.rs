@@ -20,10 +20,11 @@ pub(crate) mod storage;
 pub(crate) mod view;
 mod view_history;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use autograd::{GradMeta, GradMode, enable_grad, is_grad_enabled, no_grad};
 pub use buffer_cache::empty_cache;
+pub(crate) use fmt::torch_typename;
 pub use grad_hooks::GradHookHandle;
 pub use literal::{LiteralElement, Nested};
 pub(crate) use mode_marks::ModeMarks;
@@ -59,7 +60,9 @@ pub struct Tensor {
     /// Where the elements lie in the storage, for a view; `None`: the whole storage, in row-major order.
     view: Option<Arc<View>>,
     storage: Arc<Storage>,
-    grad_meta: Option<Arc<GradMeta>>,
+    /// Set once through `&self` only by a recorded in-place write into a tensor that required no gradient
+    /// (`in_place::adopt_history`); otherwise replaced through `&mut self`.
+    grad_meta: OnceLock<Arc<GradMeta>>,
     /// The modes of a module that keeps this handle as a buffer and has no `training` field, and of handle-less
     /// modules above it (see [`crate::module::mode`]); a new tensor starts unmarked.
     mode_marks: ModeMarks,
@@ -72,7 +75,7 @@ impl Tensor {
             shape,
             view: None,
             storage: Arc::new(Storage::cpu(data)),
-            grad_meta: None,
+            grad_meta: OnceLock::new(),
             mode_marks: ModeMarks::NONE,
         }
     }
@@ -147,9 +150,9 @@ impl Tensor {
     ///
     /// ```
     /// let t = nn::Tensor::zeros([2], nn::DType::F32);
-    /// let before = t.version();
     /// t.fill_(1.0).unwrap();
-    /// assert!(t.version() > before);
+    /// t.add_scalar_(1.0).unwrap();
+    /// assert_eq!(t.version(), 2);
     /// ```
     pub fn version(&self) -> u64 {
         self.storage.version.load(std::sync::atomic::Ordering::Acquire)
@@ -434,7 +437,7 @@ impl Tensor {
             shape: self.shape.clone(),
             view: self.detached_view(),
             storage: self.storage.clone(),
-            grad_meta: None,
+            grad_meta: OnceLock::new(),
             mode_marks: ModeMarks::NONE,
         }
     }
@@ -461,13 +464,13 @@ impl Tensor {
                  refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.",
             ));
         }
-        self.grad_meta = None;
+        self.grad_meta = OnceLock::new();
         Ok(())
     }
 
     /// Whether gradients flow into this tensor.
     pub fn requires_grad(&self) -> bool {
-        self.grad_meta.as_ref().is_some_and(|m| m.requires_grad())
+        self.grad_meta().is_some_and(|m| m.requires_grad())
     }
 
     /// Sets whether gradients flow into this tensor (only floating-point tensors can require them; a computed
@@ -486,9 +489,9 @@ impl Tensor {
                 "only a leaf's requires_grad can be turned off; detach() a computed tensor instead",
             ));
         }
-        match &self.grad_meta {
+        match self.grad_meta.get() {
             Some(meta) => meta.set_requires_grad(on),
-            None if on => self.grad_meta = Some(Arc::new(GradMeta::new(true))),
+            None if on => self.grad_meta = OnceLock::from(Arc::new(GradMeta::new(true))),
             None => {}
         }
         Ok(())
@@ -511,27 +514,26 @@ impl Tensor {
 
     /// The accumulated gradient, if any.
     pub fn grad(&self) -> Option<Tensor> {
-        self.grad_meta.as_ref().and_then(|m| m.grad())
+        self.grad_meta().and_then(|m| m.grad())
     }
 
     /// Whether no recorded operation computed this tensor (PyTorch's `is_leaf`): tensors made directly and
     /// parameters are leaves.
     pub fn is_leaf(&self) -> bool {
-        self.grad_meta.as_ref().is_none_or(|m| m.is_leaf())
+        self.grad_meta().is_none_or(|m| m.is_leaf())
     }
 
     /// The name of the operation that computed this tensor, for a tensor recorded by autograd (PyTorch's
     /// `grad_fn`, `"mul"` for `MulBackward0`).
     pub fn grad_fn_name(&self) -> Option<&'static str> {
-        self.grad_meta.as_ref()?.grad_fn().map(|(node, _)| node.name())
+        self.grad_meta()?.grad_fn().map(|(node, _)| node.name())
     }
 
     /// Makes a computed tensor keep its gradient in [`grad`](Self::grad) after a backward pass (PyTorch's
     /// `retain_grad()`); a leaf keeps it anyway.
     pub fn retain_grad(&self) -> Result<()> {
         let meta = self
-            .grad_meta
-            .as_ref()
+            .grad_meta()
             .filter(|m| m.requires_grad())
             .ok_or_else(|| Error::autograd("retain_grad", "the tensor does not require grad"))?;
         if let Some((node, index)) = meta.grad_fn() {
@@ -542,27 +544,35 @@ impl Tensor {
 
     /// Output `index` of `node`: this tensor with a fresh autograd state pointing there.
     pub(crate) fn attach(&mut self, node: &Arc<autograd::Node>, index: usize) {
-        self.grad_meta = Some(Arc::new(GradMeta::computed(node.clone(), index)));
+        self.grad_meta = OnceLock::from(Arc::new(GradMeta::computed(node.clone(), index)));
     }
 
     /// The autograd state, shared with the `Param` this tensor belongs to.
     pub fn grad_meta(&self) -> Option<&Arc<GradMeta>> {
-        self.grad_meta.as_ref()
+        self.grad_meta.get()
     }
 
     pub(crate) fn with_grad_meta(mut self, meta: Option<Arc<GradMeta>>) -> Tensor {
-        self.grad_meta = meta;
+        self.grad_meta = meta.map(OnceLock::from).unwrap_or_default();
         self
+    }
+
+    /// Gives this tensor, which has no autograd state, the state `meta` through a shared handle (nothing when it
+    /// has one): only for a recorded in-place write (`in_place`), where no other handle shares its storage.
+    pub(crate) fn adopt_grad_meta(&self, meta: Arc<GradMeta>) {
+        let _ = self.grad_meta.set(meta);
     }
 
     /// Copies `src` into this tensor's storage in place, casting its dtype (PyTorch's `copy_`).
     /// Shapes must be equal; a copy from the tensor's own storage does nothing.
     ///
-    /// Into a tensor computed by recorded operations, while autograd records, the copy is recorded as PyTorch's
-    /// `CopyBackwards`: the gradient reaches `src` (cast back to its dtype and device) and the tensor's old
-    /// history gets zeros. Into any other tensor the copy is not recorded: while autograd records, a copy from a
-    /// tensor that requires a gradient is then refused (no handle of this tensor could carry the copy's
-    /// history); a copy into a parameter's data (PyTorch's `p.data.copy_(…)`) stays allowed.
+    /// While autograd records, a copy into a tensor computed by recorded operations, or from a tensor that
+    /// requires a gradient, is recorded as PyTorch's `CopyBackwards`: the gradient reaches `src` (cast back to
+    /// its dtype and device) and the tensor's old history gets zeros. A float tensor that required no gradient
+    /// then requires one, as in PyTorch, where it is no view and no other handle shares its storage (else the
+    /// copy is refused: those handles would not see the new history); a leaf that requires a gradient is
+    /// refused with PyTorch's sentence. Any other copy is not recorded: a copy into a parameter's data
+    /// (PyTorch's `p.data.copy_(…)`) stays allowed.
     ///
     /// ```
     /// use nn::{DType, Tensor};
@@ -575,7 +585,8 @@ impl Tensor {
     /// assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), vec![0.0, 0.0]);
     /// ```
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
-        if self.is_recorded_write() {
+        let takes_history = autograd::is_grad_enabled() && src.requires_grad() && self.is_floating_point();
+        if self.is_recorded_write() || takes_history {
             if src.shape != self.shape {
                 return Err(Error::shapes("copy_", &self.shape, &src.shape, "equal shapes"));
             }
@@ -667,7 +678,7 @@ impl Tensor {
             shape,
             view: None,
             storage: Arc::new(storage),
-            grad_meta: None,
+            grad_meta: OnceLock::new(),
             mode_marks: ModeMarks::NONE,
         }
     }

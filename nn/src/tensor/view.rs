@@ -7,8 +7,8 @@
 //! in row-major order reads them once into a buffer of their own ([`Tensor::dense`]); a write into a view lands in
 //! the storage, where its base and every other view of it see it ([`Tensor::write_back`]).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use smallvec::SmallVec;
 
@@ -207,7 +207,7 @@ impl Tensor {
                 history_version: AtomicU64::new(self.version()),
             })),
             storage: self.storage.clone(),
-            grad_meta: None,
+            grad_meta: OnceLock::new(),
             mode_marks: ModeMarks::NONE,
         }
     }
@@ -220,7 +220,7 @@ impl Tensor {
             shape,
             view: None,
             storage: self.storage.clone(),
-            grad_meta: None,
+            grad_meta: OnceLock::new(),
             mode_marks: ModeMarks::NONE,
         }
     }

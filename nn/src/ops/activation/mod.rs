@@ -436,7 +436,7 @@ impl<A: Formula + HostFormula + 'static> Op for Forward<A> {
     fn gradient(&self, inputs: &[&Tensor], output: &Tensor) -> Option<Box<dyn BackwardFn>> {
         let of = self.0;
         if A::GRAD_FROM_OUTPUT {
-            return Some(of.gradient_from_result(Saved::new(output)));
+            return Some(of.gradient_from_result(Saved::result(output, of.names.0)));
         }
         let x = Saved::new(inputs[0]);
         Some(Box::new(move |g: &[Tensor], _: &[bool]| {

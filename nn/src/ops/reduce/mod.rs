@@ -10,7 +10,7 @@ mod statistics;
 use kernels::GpuDevice;
 
 use super::{Op, run};
-use crate::tensor::autograd::Backward;
+use crate::tensor::autograd::{Backward, SavesNothing};
 use crate::tensor::cast::cast_data;
 use crate::tensor::device::probe;
 use crate::tensor::storage::CpuData;
@@ -118,7 +118,7 @@ impl Op for Reduce<'_> {
             Reduction::Var { .. } => return None,
         };
         let (shape, dtype, device) = (x.shape().clone(), x.dtype(), x.device());
-        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
+        Some(Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
             // Each element of a reduced group gets the group's gradient (over its count, for the mean).
             let spread = Tensor::zeros(shape.clone(), dtype)
                 .to_device(device)?
@@ -128,7 +128,7 @@ impl Op for Reduce<'_> {
             } else {
                 spread.mul_scalar(scale)?
             })])
-        }))
+        })))
     }
 }
 

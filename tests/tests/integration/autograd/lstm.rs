@@ -122,7 +122,10 @@ fn a_weight_changed_in_place_before_the_backward_is_an_error_naming_the_lstm() {
         w.data().copy_(&Tensor::zeros([16, 4], DType::F32)).unwrap();
     }
     let err = y.sum_all().unwrap().backward().unwrap_err().to_string();
-    assert!(err.contains("lstm") && err.contains("changed in place"), "{err}");
+    assert!(
+        err.contains("lstm") && err.contains("modified by an inplace operation"),
+        "{err}"
+    );
 }
 
 /// Every case above on wgpu in f32: the fused forward keeps its trace there, and the backward runs there (two

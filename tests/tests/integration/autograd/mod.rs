@@ -5,3 +5,4 @@ mod gradcheck;
 mod lstm;
 mod lstm_dropout;
 mod memory;
+mod pytorch_tests;

@@ -372,7 +372,15 @@ fn a_module_whose_input_needs_no_gradient_gets_none_for_it_and_may_not_return_on
     let mut bad = Linear::new(2, 1, true);
     bad.register_full_backward_hook(|_, _| Ok(Some(vec![Some(Tensor::zeros([3, 2], DType::F32))])));
     let err = bad.call(x).unwrap().sum_all().unwrap().backward();
-    autograd_err(err, "register_full_backward_hook");
+    let message = autograd_err(err, "register_full_backward_hook");
+    // PyTorch's sentence (torch/utils/hooks.py, BackwardHook._set_user_hook).
+    assert!(
+        message.contains(
+            "Backward hook for Modules where no input requires gradient should always return None or None for all \
+             gradients."
+        ),
+        "{message}"
+    );
 }
 
 #[test]
@@ -384,7 +392,10 @@ fn a_module_hook_replacement_that_does_not_fit_is_a_typed_error() {
             net.call(input()).unwrap().sum_all().unwrap().backward(),
             "register_full_backward_hook",
         );
-        assert!(message.contains("2 grad_input gradients for 1"), "{message}");
+        assert!(
+            message.contains("Backward hook returned an invalid number of grad_input, got 2, but expected 1"),
+            "{message}"
+        );
         h.remove();
         net.fc2
             .register_full_backward_pre_hook(|_| Ok(Some(vec![Some(Tensor::zeros([5], DType::F32))])), false);

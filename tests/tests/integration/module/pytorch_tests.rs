@@ -704,8 +704,14 @@ fn a_global_backward_hooks_wrong_replacement_is_an_error() {
     let mine = Arc::new(this_thread());
     let input = Tensor::randn([5, 5], DType::F32).requires_grad_(true).unwrap();
     for (extra, expected) in [
-        (false, "returned 0 grad_input gradients for 1"),
-        (true, "returned 2 grad_input gradients for 1"),
+        (
+            false,
+            "Backward hook returned an invalid number of grad_input, got 0, but expected 1",
+        ),
+        (
+            true,
+            "Backward hook returned an invalid number of grad_input, got 2, but expected 1",
+        ),
     ] {
         let m = mine.clone();
         let handle = nn::hooks::register_module_full_backward_hook(move |_, grad_input, _| {
