@@ -67,7 +67,7 @@ pub(crate) fn backward_kernel<F: Float, C: Float + LaunchArg, N: Size, A: Formul
 /// Declares an element-wise formula: a unit struct implementing [`Formula`] (the device form, in the compute
 /// float `C` and vector `N`) and [`HostFormula`](crate::HostFormula) (the host form, in `R: Real`), forward
 /// and backward side by side; the flags in brackets set the host form's `const`s to `true`
-/// (`TRANSCENDENTAL`, `GRAD_FROM_OUTPUT`). Each function names its parameters: the input (or the saved
+/// (`TRANSCENDENTAL`, `GRAD_FROM_OUTPUT`, `PIECEWISE_LINEAR`). Each function names its parameters: the input (or the saved
 /// tensor and `dy`) and the constants `a`, `b`. An optional last `host fn gradient_from_output(a, b)` says
 /// when the gradient is read off the output instead of the input
 /// ([`HostFormula::gradient_from_output`](crate::HostFormula::gradient_from_output)). The `#[cube]` before the device forward is the attribute put

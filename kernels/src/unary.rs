@@ -45,7 +45,7 @@ formula! {
 
 formula! {
     /// `|x|`; its gradient `dy·sgn(x)` (zero at zero).
-    Abs [];
+    Abs [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, _a, _b) { x.abs() }
     device fn backward(x, dy, _a, _b) {
         let zero = Vector::new(C::new(0.0));
@@ -65,7 +65,7 @@ formula! {
 
 formula! {
     /// PyTorch's `sign` on the CPU: 1 above zero, -1 below, 0 at ±0 and NaN; its gradient zero.
-    Sign [];
+    Sign [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, _a, _b) {
         let zero = Vector::new(C::new(0.0));
         let one = Vector::new(C::new(1.0));
@@ -186,7 +186,7 @@ impl HostFormula for Pow {
 formula! {
     /// `x` limited to `[a, b]` (NaN passes); its gradient passes `dy` where `a ≤ x ≤ b` (PyTorch's `clamp`, ends
     /// included, unlike `hardtanh`).
-    Clamp [];
+    Clamp [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, a, b) { <Hardtanh as Formula>::forward::<C, N>(x, a, b) }
     device fn backward(x, dy, a, b) {
         let zero = Vector::new(C::new(0.0));
@@ -284,7 +284,7 @@ formula! {
 
 formula! {
     /// The largest integer not above `x`; its gradient zero.
-    Floor [];
+    Floor [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, _a, _b) { x.floor() }
     device fn backward(_x, _dy, _a, _b) { Vector::new(C::new(0.0)) }
     host fn forward(x, _a, _b) { R::of(x.f64().floor()) }
@@ -293,7 +293,7 @@ formula! {
 
 formula! {
     /// The smallest integer not below `x`; its gradient zero.
-    Ceil [];
+    Ceil [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, _a, _b) { x.ceil() }
     device fn backward(_x, _dy, _a, _b) { Vector::new(C::new(0.0)) }
     host fn forward(x, _a, _b) { R::of(x.f64().ceil()) }
@@ -302,7 +302,7 @@ formula! {
 
 formula! {
     /// `x` without its fraction (toward zero); its gradient zero.
-    Trunc [];
+    Trunc [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, _a, _b) { x.trunc() }
     device fn backward(_x, _dy, _a, _b) { Vector::new(C::new(0.0)) }
     host fn forward(x, _a, _b) { R::of(x.f64().trunc()) }
@@ -312,7 +312,7 @@ formula! {
 formula! {
     /// The nearest integer, halves to the even one (PyTorch's `round`, IEEE's default); its gradient zero.
     /// On devices it is written out from `floor`, since backends round halves differently.
-    Round [];
+    Round [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, _a, _b) {
         let half = Vector::new(C::new(0.5));
         let one = Vector::new(C::new(1.0));

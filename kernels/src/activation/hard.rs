@@ -8,7 +8,7 @@ use crate::host::hardtanh;
 
 formula! {
     /// PyTorch's `hardsigmoid`.
-    Hardsigmoid [];
+    Hardsigmoid [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, _a, _b) {
         let zero = Vector::new(C::new(0.0));
         let one = Vector::new(C::new(1.0));

@@ -8,7 +8,7 @@ use crate::host::hardtanh;
 
 formula! {
     /// PyTorch's `hardtanh(x, min_val = a, max_val = b)`.
-    Hardtanh [];
+    Hardtanh [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, a, b) {
         let lo = Vector::new(a);
         let hi = Vector::new(b);

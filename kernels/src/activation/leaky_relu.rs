@@ -6,7 +6,7 @@ use crate::formula::formula;
 
 formula! {
     /// PyTorch's `leaky_relu(x, negative_slope = a)`.
-    LeakyRelu [];
+    LeakyRelu [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, a, _b) { select_many(x.greater_than(&Vector::new(C::new(0.0))), x, x * Vector::new(a)) }
     device fn backward(x, dy, a, _b) {
         select_many(x.greater_than(&Vector::new(C::new(0.0))), dy, dy * Vector::new(a))

@@ -6,7 +6,7 @@ use crate::formula::formula;
 
 formula! {
     /// PyTorch's `relu`.
-    Relu [];
+    Relu [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, _a, _b) {
         let zero = Vector::new(C::new(0.0));
         // NaN chosen explicitly: NVIDIA's Vulkan compiler turns the bare select into `max(x, 0)`, which drops it.

@@ -9,7 +9,7 @@ use crate::host::hardtanh;
 
 formula! {
     /// PyTorch's `relu6`.
-    Relu6 [];
+    Relu6 [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, _a, _b) { <Hardtanh as Formula>::forward::<C, N>(x, C::new(0.0), C::new(6.0)) }
     device fn backward(x, dy, _a, _b) { <Hardtanh as Formula>::backward::<C, N>(x, dy, C::new(0.0), C::new(6.0)) }
     host fn forward(x, _a, _b) { hardtanh(x, R::ZERO, R::of(6.0)) }

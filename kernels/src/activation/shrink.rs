@@ -27,7 +27,7 @@ fn shrink_grad<R: Real>(x: R, dy: R, lambd: R) -> R {
 
 formula! {
     /// PyTorch's `hardshrink(x, lambd = a)`.
-    Hardshrink [];
+    Hardshrink [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, a, _b) { select_many(inside::<C, N>(x, a), Vector::new(C::new(0.0)), x) }
     device fn backward(x, dy, a, _b) { shrink_backward::<C, N>(x, dy, a) }
     host fn forward(x, a, _b) { if x >= -R::of(a) && x <= R::of(a) { R::ZERO } else { x } }
@@ -36,7 +36,7 @@ formula! {
 
 formula! {
     /// PyTorch's `softshrink(x, lambd = a)`.
-    Softshrink [];
+    Softshrink [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, a, _b) {
         let l = Vector::new(a);
         select_many(

@@ -6,7 +6,7 @@ use crate::formula::formula;
 
 formula! {
     /// PyTorch's `threshold(x, threshold = a, value = b)`.
-    Threshold [];
+    Threshold [PIECEWISE_LINEAR];
     #[cube] device fn forward(x, a, b) { select_many(x.less_equal(&Vector::new(a)), Vector::new(b), x) }
     device fn backward(x, dy, a, _b) { select_many(x.less_equal(&Vector::new(a)), Vector::new(C::new(0.0)), dy) }
     // `x <= a` is false for NaN, which passes through: one comparison per element.

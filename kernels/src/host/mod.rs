@@ -16,6 +16,10 @@ pub trait HostFormula: Send + Sync + 'static {
     /// Whether `backward` takes the forward's output (PyTorch saves the result of `sigmoid` and `tanh`) rather
     /// than its input. The device kernels follow the same rule.
     const GRAD_FROM_OUTPUT: bool = false;
+    /// Whether the formula is linear between finitely many kinks (ReLU, hardtanh, abs, floor): its second
+    /// derivative is zero almost everywhere, so `dy` times the derivative, taken as a constant, differentiates
+    /// exactly (autograd's `create_graph`).
+    const PIECEWISE_LINEAR: bool = false;
     /// Whether the device formula calls `exp`, `log`, `tanh`, `erf` or `pow`: wgpu cannot run those in
     /// `float64` ([`GpuDevice::check_math`](crate::GpuDevice::check_math)).
     const TRANSCENDENTAL: bool = false;

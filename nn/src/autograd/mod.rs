@@ -21,15 +21,20 @@ use std::sync::Arc;
 
 use crate::tensor::autograd::{Edge, GradMeta, Node};
 use crate::tensor::grad_hooks::GradFn;
-use crate::{Error, Result, Tensor, no_grad};
+use crate::{Error, Result, Tensor, enable_grad, no_grad};
 
 /// How [`Tensor::backward_opts`] runs.
 #[derive(Clone, Debug, Default)]
 pub struct BackwardOptions<'g> {
     /// The gradient of the tensor's own elements (`None`: one, for a tensor of one element).
     pub gradient: Option<&'g Tensor>,
-    /// Keeps the graph's saved tensors, so a second backward can run through it (PyTorch's `retain_graph`).
+    /// Keeps the graph's saved tensors, so a second backward can run through it (PyTorch's `retain_graph`;
+    /// implied by `create_graph`, as PyTorch's default).
     pub retain_graph: bool,
+    /// Records the pass itself, so the gradients it computes differentiate again (PyTorch's `create_graph`:
+    /// gradient penalties, Hessian-vector products). Each node on the path must have a differentiable backward
+    /// (`docs/autograd.md` lists the operations); one that has not fails the pass, naming its op.
+    pub create_graph: bool,
 }
 
 impl Tensor {
@@ -52,14 +57,18 @@ impl Tensor {
     pub fn backward_with(&self, gradient: &Tensor) -> Result<()> {
         self.backward_opts(BackwardOptions {
             gradient: Some(gradient),
-            retain_graph: false,
+            ..BackwardOptions::default()
         })
     }
 
-    /// [`backward`](Self::backward) with PyTorch's options: a gradient, and `retain_graph`.
+    /// [`backward`](Self::backward) with PyTorch's options: a gradient, `retain_graph` and `create_graph`.
     pub fn backward_opts(&self, options: BackwardOptions<'_>) -> Result<()> {
-        let root = root("backward", self, options.gradient)?;
-        backward_pass(vec![root], options.retain_graph, None).map(|_| ())
+        let root = root("backward", self, options.gradient, options.create_graph)?;
+        let pass = PassOptions {
+            retain_graph: options.retain_graph || options.create_graph,
+            create_graph: options.create_graph,
+        };
+        backward_pass(vec![root], pass, None).map(|_| ())
     }
 }
 
@@ -82,6 +91,46 @@ pub fn grad(
     grad_outputs: Option<&[&Tensor]>,
     retain_graph: bool,
 ) -> Result<Vec<Option<Tensor>>> {
+    let options = GradOptions {
+        grad_outputs,
+        retain_graph,
+        create_graph: false,
+    };
+    grad_opts(outputs, inputs, options)
+}
+
+/// [`grad`]'s options by PyTorch's names.
+#[derive(Clone, Debug, Default)]
+pub struct GradOptions<'g> {
+    /// One gradient per output (`None`: ones, for outputs of one element).
+    pub grad_outputs: Option<&'g [&'g Tensor]>,
+    /// Keeps the graph's saved tensors (implied by `create_graph`).
+    pub retain_graph: bool,
+    /// Records the pass, so the gradients returned differentiate again (PyTorch's `create_graph`): a gradient
+    /// penalty, a Hessian-vector product. See [`BackwardOptions::create_graph`].
+    pub create_graph: bool,
+}
+
+/// [`grad`] with [`GradOptions`]: with `create_graph`, the gradients carry the history of their computation.
+///
+/// ```
+/// use nn::Tensor;
+/// use nn::autograd::{GradOptions, grad_opts};
+/// let x = Tensor::from_vec(vec![3.0f64], [1])?.requires_grad_(true)?;
+/// let y = x.mul(&x)?.mul(&x)?.sum_all()?;                               // x³
+/// let options = GradOptions { create_graph: true, ..Default::default() };
+/// let dy = grad_opts(&[&y], &[&x], options)?.remove(0).unwrap();       // 3x² = 27
+/// dy.sum_all()?.backward()?;                                           // d(3x²)/dx = 6x
+/// assert_eq!(dy.to_vec::<f64>()?, vec![27.0]);
+/// assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![18.0]);
+/// # Ok::<(), nn::Error>(())
+/// ```
+pub fn grad_opts(outputs: &[&Tensor], inputs: &[&Tensor], options: GradOptions<'_>) -> Result<Vec<Option<Tensor>>> {
+    let GradOptions {
+        grad_outputs,
+        retain_graph,
+        create_graph,
+    } = options;
     if let Some(g) = grad_outputs
         && g.len() != outputs.len()
     {
@@ -93,7 +142,7 @@ pub fn grad(
     let roots = outputs
         .iter()
         .enumerate()
-        .map(|(i, out)| root("grad", out, grad_outputs.map(|g| g[i])))
+        .map(|(i, out)| root("grad", out, grad_outputs.map(|g| g[i]), create_graph))
         .collect::<Result<Vec<_>>>()?;
     let targets = inputs
         .iter()
@@ -102,11 +151,16 @@ pub fn grad(
                 .ok_or_else(|| Error::autograd("grad", "an input does not require grad"))
         })
         .collect::<Result<Vec<_>>>()?;
-    backward_pass(roots, retain_graph, Some(&targets))
+    let pass = PassOptions {
+        retain_graph: retain_graph || create_graph,
+        create_graph,
+    };
+    backward_pass(roots, pass, Some(&targets))
 }
 
-/// Where `t`'s gradient enters the graph, and the gradient: `gradient` (checked against `t`), or one.
-fn root(op: &'static str, t: &Tensor, gradient: Option<&Tensor>) -> Result<(Edge, Tensor)> {
+/// Where `t`'s gradient enters the graph, and the gradient: `gradient` (checked against `t`; with its history
+/// when the pass is recorded), or one.
+fn root(op: &'static str, t: &Tensor, gradient: Option<&Tensor>, create_graph: bool) -> Result<(Edge, Tensor)> {
     t.refresh_view_history();
     let meta = t.grad_meta().filter(|m| m.requires_grad()).ok_or_else(|| {
         Error::autograd(
@@ -136,7 +190,11 @@ fn root(op: &'static str, t: &Tensor, gradient: Option<&Tensor>) -> Result<(Edge
                     rhs: g.device(),
                 });
             }
-            g.detach().to_dtype(t.dtype())?
+            if create_graph {
+                g.to_dtype(t.dtype())?
+            } else {
+                g.detach().to_dtype(t.dtype())?
+            }
         }
     };
     Ok((meta.edge(), gradient))
@@ -163,8 +221,18 @@ fn add_into(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {
 }
 
 /// Adds `g` to a leaf's (or a retaining tensor's) `.grad`: in place when there is one, as PyTorch does, and
-/// never aliasing a tensor someone else holds.
+/// never aliasing a tensor someone else holds. In a recorded pass (`create_graph`) `.grad` keeps the history:
+/// the sum is a new tensor, as PyTorch's `AccumulateGrad` makes it under grad mode.
 fn accumulate(meta: &GradMeta, g: Tensor) -> Result<()> {
+    if crate::is_grad_enabled() {
+        let sum = match meta.grad() {
+            Some(old) => old.add(&g)?,
+            None if g.storage_is_shared() => g.copy()?,
+            None => g,
+        };
+        meta.set_grad(Some(sum));
+        return Ok(());
+    }
     match meta.grad() {
         Some(old) if old.shape() == g.shape() => old.add_(&g),
         Some(old) => Err(Error::shapes(
@@ -205,7 +273,7 @@ fn run_hooks<'h>(g: Tensor, hooks: impl IntoIterator<Item = &'h GradFn>) -> Resu
                     ),
                 ));
             }
-            g = new.detach();
+            g = if crate::is_grad_enabled() { new } else { new.detach() };
         }
     }
     Ok(g)
@@ -217,10 +285,11 @@ fn run_hooks<'h>(g: Tensor, hooks: impl IntoIterator<Item = &'h GradFn>) -> Resu
 /// it is accumulated (PyTorch's `AccumulateGrad` node), once every edge into it has delivered.
 fn backward_pass(
     roots: Vec<(Edge, Tensor)>,
-    retain_graph: bool,
+    options: PassOptions,
     targets: Option<&[Edge]>,
 ) -> Result<Vec<Option<Tensor>>> {
-    let _no_grad = no_grad();
+    // The pass records only with `create_graph`.
+    let _mode = if options.create_graph { enable_grad() } else { no_grad() };
     // The nodes reachable from the roots, and how many edges from them reach each node and each leaf.
     let mut nodes: HashMap<usize, Arc<Node>> = HashMap::new();
     let mut pending: HashMap<usize, usize> = HashMap::new();
@@ -303,6 +372,13 @@ fn backward_pass(
                     }
                 }
             }
+            if options.create_graph && !node.differentiable() {
+                return Err(Error::autograd(
+                    node.name(),
+                    "create_graph: the backward of this operation is not differentiable in nn (its gradient is \
+                     computed outside the recorded operations); docs/autograd.md lists those that are",
+                ));
+            }
             let needs: Vec<bool> = node.inputs.iter().map(Option::is_some).collect();
             let input_grads = node
                 .run_backward(&grads, &needs)
@@ -333,12 +409,19 @@ fn backward_pass(
         }
         Ok(())
     })();
-    if !retain_graph {
+    if !options.retain_graph {
         for node in &ran {
             node.release();
         }
     }
     result.map(|()| pass.captured)
+}
+
+/// How a backward pass runs: whether it keeps the saved tensors, and whether it records itself.
+#[derive(Clone, Copy)]
+struct PassOptions {
+    retain_graph: bool,
+    create_graph: bool,
 }
 
 /// A leaf reached by the pass: the sum of the gradients arrived so far, and how many edges into it have not

@@ -8,7 +8,7 @@ use kernels::{GpuDevice, Real};
 use super::elementwise::{BinaryFn, UnaryFn, broadcast_shape, in_place_operand, map_in_place, promote_pair};
 use super::integer::{IntegerOp, check_cast, checked_result_type, integer_binary};
 use super::{DevicePath, Op, run};
-use crate::tensor::autograd::{Backward, Saved, SavesNothing, is_grad_enabled, record_function};
+use crate::tensor::autograd::{Backward, Formula, Saved, is_grad_enabled, record_function};
 use crate::tensor::device::{float_type, probe};
 use crate::tensor::storage::CpuData;
 use crate::{DType, Error, Result, Tensor};
@@ -148,10 +148,12 @@ impl<F: Arith> Op for Binary<F> {
                 db.filter(|_| needs[1]).map(|d| d.sum_to(&b_shape)).transpose()?,
             ])
         };
+        // Every formula is made of recorded operations on the gradient and the saved operands.
+        let formula = Formula::new(backward).differentiable();
         Some(if saves {
-            Box::new(backward)
+            formula.boxed()
         } else {
-            Box::new(SavesNothing(backward))
+            formula.saving_nothing().boxed()
         })
     }
 }
@@ -558,10 +560,11 @@ impl Op for Affine {
         let scale = self.scale;
         let backward = move |g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].mul_scalar(scale)?)]);
         // PyTorch's `mul` by a scalar saves it as a tensor; its `add`, `sub` and `neg` of one save nothing.
+        let formula = Formula::new(backward).differentiable();
         Some(if matches!(self.name, "add_scalar" | "neg") {
-            Box::new(SavesNothing(backward))
+            formula.saving_nothing().boxed()
         } else {
-            Box::new(backward)
+            formula.boxed()
         })
     }
 }

@@ -5,7 +5,7 @@ use kernels::GpuDevice;
 use kernels::gather::{self, Element};
 
 use super::{DevicePath, Op, run};
-use crate::tensor::autograd::{Backward, SavesNothing};
+use crate::tensor::autograd::{Backward, Formula};
 use crate::tensor::storage::CpuData;
 use crate::{Error, Result, Shape, Tensor};
 
@@ -67,15 +67,20 @@ impl Op for Cat {
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let dim = self.dim;
         let sizes: Vec<usize> = inputs.iter().map(|t| t.shape()[dim]).collect();
-        Some(Box::new(SavesNothing(move |g: &[Tensor], needs: &[bool]| {
-            let mut start = 0;
-            let mut grads = Vec::with_capacity(sizes.len());
-            for (&len, &need) in sizes.iter().zip(needs) {
-                grads.push(need.then(|| g[0].narrow(dim as isize, start, len)).transpose()?);
-                start += len;
-            }
-            Ok(grads)
-        })))
+        Some(
+            Formula::new(move |g: &[Tensor], needs: &[bool]| {
+                let mut start = 0;
+                let mut grads = Vec::with_capacity(sizes.len());
+                for (&len, &need) in sizes.iter().zip(needs) {
+                    grads.push(need.then(|| g[0].narrow(dim as isize, start, len)).transpose()?);
+                    start += len;
+                }
+                Ok(grads)
+            })
+            .saving_nothing()
+            .differentiable()
+            .boxed(),
+        )
     }
 }
 

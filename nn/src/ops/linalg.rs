@@ -6,7 +6,7 @@ use super::elementwise::broadcast_shape;
 use super::float::{Float, with_float_type};
 use super::gemm::{Gemm, Mat, PARALLEL_GEMM};
 use super::{Op, probe_tensor, run, same_dtype, with_optional};
-use crate::tensor::autograd::{Backward, Saved};
+use crate::tensor::autograd::{Backward, Formula, Saved, is_grad_enabled};
 use crate::{DType, Error, Result, Shape, Tensor, threads};
 
 /// `x·Wᵀ + b` over the last dimension of `x`; inputs `[x, weight]` and `bias` when there is one.
@@ -77,20 +77,31 @@ impl Op for Linear {
         let w = inputs[0].requires_grad().then(|| Saved::new(inputs[1]));
         let x = inputs[1].requires_grad().then(|| Saved::new(inputs[0]));
         let x_shape = inputs[0].shape().clone();
-        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
-            // As matrices: g [rows, out], x [rows, in], w [out, in].
+        let formula = Formula::new(move |g: &[Tensor], needs: &[bool]| {
+            // As matrices: g [rows, out], x [rows, in], w [out, in]. Recording (a pass with `create_graph`), as
+            // recorded products, so the gradients differentiate again; else each in one unrecorded product.
+            let recording = is_grad_enabled();
             let g2 = g[0].reshape([rows, out_f])?;
             let dx = match (needs[0], &w) {
                 (true, Some(w)) => {
                     let w = w.get("linear")?;
-                    Some(run(&LinearGrad::Input, &[&g2, w])?.reshape(x_shape.clone())?)
+                    let dx = if recording {
+                        g2.matmul(w)?
+                    } else {
+                        run(&LinearGrad::Input, &[&g2, w])?
+                    };
+                    Some(dx.reshape(x_shape.clone())?)
                 }
                 _ => None,
             };
             let dw = match (needs[1], &x) {
                 (true, Some(x)) => {
                     let x = x.get("linear")?.reshape([rows, in_f])?;
-                    Some(run(&LinearGrad::Weight, &[&g2, &x])?)
+                    Some(if recording {
+                        g2.transpose(0, 1)?.matmul(&x)?
+                    } else {
+                        run(&LinearGrad::Weight, &[&g2, &x])?
+                    })
                 }
                 _ => None,
             };
@@ -99,7 +110,8 @@ impl Op for Linear {
                 grads.push(needs[2].then(|| g2.sum_dims(&[0], false)).transpose()?);
             }
             Ok(grads)
-        }))
+        });
+        Some(formula.differentiable().boxed())
     }
 }
 
@@ -236,7 +248,8 @@ impl Op for Matmul {
     }
     fn gradient(&self, inputs: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
         let (a, b) = (Saved::new(inputs[0]), Saved::new(inputs[1]));
-        Some(Box::new(move |g: &[Tensor], needs: &[bool]| {
+        // Recorded products, transposes and reshapes only: differentiable.
+        let formula = Formula::new(move |g: &[Tensor], needs: &[bool]| {
             let (a, b, g) = (a.get("matmul")?, b.get("matmul")?, &g[0]);
             let last_two = |t: &Tensor| t.transpose(-2, -1);
             let da = needs[0].then(|| g.matmul(&last_two(b)?)).transpose()?;
@@ -255,7 +268,8 @@ impl Op for Matmul {
                 (true, _) => Some(last_two(a)?.matmul(g)?),
             };
             Ok(vec![da, db])
-        }))
+        });
+        Some(formula.differentiable().boxed())
     }
 }
 

@@ -4,7 +4,7 @@
 //! backward, where `n` separate `narrow`s would each pad their gradient to the whole tensor.
 
 use super::{DevicePath, Op, run};
-use crate::tensor::autograd::{Backward, SavesNothing};
+use crate::tensor::autograd::{Backward, Formula};
 use crate::{Error, Result, Tensor};
 
 /// `x` cut along `dim` into consecutive pieces of `sizes`, which sum to its size there; inputs `[x]`. The pieces
@@ -55,15 +55,20 @@ impl Op for Split {
 
     fn gradient(&self, _: &[&Tensor], _: &Vec<Tensor>) -> Option<Box<dyn Backward>> {
         let (dim, stack) = (self.dim as isize, self.drops_dim());
-        Some(Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
-            let parts: Vec<&Tensor> = g.iter().collect();
-            let joined = if stack {
-                Tensor::stack(&parts, dim)?
-            } else {
-                Tensor::cat(&parts, dim)?
-            };
-            Ok(vec![Some(joined)])
-        })))
+        Some(
+            Formula::new(move |g: &[Tensor], _: &[bool]| {
+                let parts: Vec<&Tensor> = g.iter().collect();
+                let joined = if stack {
+                    Tensor::stack(&parts, dim)?
+                } else {
+                    Tensor::cat(&parts, dim)?
+                };
+                Ok(vec![Some(joined)])
+            })
+            .saving_nothing()
+            .differentiable()
+            .boxed(),
+        )
     }
 }
 

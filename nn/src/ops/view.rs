@@ -5,7 +5,7 @@
 //! (`ops::run`), and [`Tensor::contiguous`] does it on request.
 
 use super::{DevicePath, Op, run};
-use crate::tensor::autograd::{Backward, SavesNothing};
+use crate::tensor::autograd::{Backward, Formula, is_grad_enabled};
 use crate::tensor::view::{Geometry, Strides};
 use crate::{Error, Result, Shape, Tensor};
 
@@ -142,24 +142,29 @@ impl Op for ViewOp {
         let x = inputs[0];
         let shape = x.shape().clone();
         let backward: Box<dyn Backward> = match &self.kind {
-            Kind::Reshape(_) | Kind::OwnReshape(_) => Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
-                Ok(vec![Some(g[0].reshape(shape.clone())?)])
-            })),
+            Kind::Reshape(_) | Kind::OwnReshape(_) => {
+                Formula::new(move |g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].reshape(shape.clone())?)]))
+                    .saving_nothing()
+                    .differentiable()
+                    .boxed()
+            }
             Kind::Permute(order) => {
                 let mut inverse = vec![0; order.len()];
                 for (i, &o) in order.iter().enumerate() {
                     inverse[o] = i;
                 }
-                Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
-                    Ok(vec![Some(g[0].permute(&inverse)?)])
-                }))
+                Formula::new(move |g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].permute(&inverse)?)]))
+                    .saving_nothing()
+                    .differentiable()
+                    .boxed()
             }
-            Kind::Expand(_) => Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
-                Ok(vec![Some(g[0].sum_to(&shape)?)])
-            })),
+            Kind::Expand(_) => Formula::new(move |g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].sum_to(&shape)?)]))
+                .saving_nothing()
+                .differentiable()
+                .boxed(),
             Kind::AsStrided(at) => {
                 let (at, input, len) = (at.clone(), Geometry::of(x), x.storage_len());
-                Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
+                Formula::new(move |g: &[Tensor], _: &[bool]| {
                     if input.overlaps() {
                         return Err(Error::autograd(
                             "as_strided",
@@ -172,15 +177,45 @@ impl Op for ViewOp {
                             .as_view(input.shape.clone(), input.strides.clone(), input.offset)
                             .dense()?,
                     )])
-                }))
+                })
+                .saving_nothing()
+                .boxed()
             }
             kind => {
                 let at = kind
                     .geometry(&Geometry::dense(&shape))
                     .expect("a picking view has a geometry");
-                Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
-                    Ok(vec![Some(place(&g[0], &shape, &at)?)])
-                }))
+                // A run of one dimension (`narrow`, `select`, `x[:, i]`) is placed by a recorded `cat` while
+                // recording (`create_graph`), so its gradient differentiates again.
+                let span = match *kind {
+                    Kind::Slice {
+                        dim,
+                        start,
+                        step: 1,
+                        len,
+                    } => Some((dim, start, len, false)),
+                    Kind::Select { dim, index } => Some((dim, index, 1, true)),
+                    _ => None,
+                };
+                let formula = Formula::new(move |g: &[Tensor], _: &[bool]| {
+                    Ok(vec![Some(match span {
+                        Some((dim, start, len, dropped)) if is_grad_enabled() => {
+                            let g = if dropped {
+                                g[0].unsqueeze(dim as isize)?
+                            } else {
+                                g[0].clone()
+                            };
+                            place_run(&g, &shape, dim, start, len)?
+                        }
+                        _ => place(&g[0], &shape, &at)?,
+                    })])
+                })
+                .saving_nothing();
+                if span.is_some() {
+                    formula.differentiable().boxed()
+                } else {
+                    formula.boxed()
+                }
             }
         };
         Some(backward)
@@ -205,6 +240,17 @@ fn place(g: &Tensor, shape: &Shape, at: &Geometry) -> Result<Tensor> {
         .reshape(shape.clone())
 }
 
+/// `g`, entries `start..start + len` of dimension `dim` of `shape`, placed there within zeros by a recorded `cat`.
+fn place_run(g: &Tensor, shape: &Shape, dim: usize, start: usize, len: usize) -> Result<Tensor> {
+    let zeros = |n: usize| -> Result<Tensor> {
+        let mut sizes = shape.dims().to_vec();
+        sizes[dim] = n;
+        Tensor::try_zeros(sizes, g.dtype())?.to_device(g.device())
+    };
+    let (before, after) = (zeros(start)?, zeros(shape[dim] - start - len)?);
+    Tensor::cat(&[&before, g, &after], dim as isize)
+}
+
 /// A copy of `x`'s elements in row-major order in a storage of their own (PyTorch's `clone()`); inputs `[x]`.
 struct CloneOp;
 
@@ -219,9 +265,12 @@ impl Op for CloneOp {
     }
 
     fn gradient(&self, _: &[&Tensor], _: &Tensor) -> Option<Box<dyn Backward>> {
-        Some(Box::new(SavesNothing(|g: &[Tensor], _: &[bool]| {
-            Ok(vec![Some(g[0].clone())])
-        })))
+        Some(
+            Formula::new(|g: &[Tensor], _: &[bool]| Ok(vec![Some(g[0].clone())]))
+                .saving_nothing()
+                .differentiable()
+                .boxed(),
+        )
     }
 }
 

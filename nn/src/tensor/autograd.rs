@@ -111,6 +111,14 @@ pub(crate) trait Backward: Send + Sync {
     fn saves_tensors(&self) -> bool {
         true
     }
+
+    /// Whether a pass with `create_graph` may run it: run while recording, it computes its gradients with
+    /// recorded operations only, from the incoming gradients and its [`Saved`] tensors (which then carry their
+    /// history), so its results differentiate again. A pass that reaches a backward that is not refuses,
+    /// naming the operation (never a second derivative that silently misses a term).
+    fn differentiable(&self) -> bool {
+        false
+    }
 }
 
 impl<F> Backward for F
@@ -122,21 +130,65 @@ where
     }
 }
 
-/// A backward that holds no tensor of the forward, only sizes, dimensions or scalars (PyTorch's nodes without
-/// saved variables: `AddBackward0`, the views', `SumBackward0`, `CatBackward0`...): a pass keeps it, so a second
-/// backward through it works without `retain_graph`, as in PyTorch.
-pub(crate) struct SavesNothing<F>(pub(crate) F);
+/// A backward closure with what the pass needs to know of it ([`Backward::saves_tensors`],
+/// [`Backward::differentiable`]); a plain closure saves tensors and is not differentiable.
+pub(crate) struct Formula<F> {
+    f: F,
+    saves_tensors: bool,
+    differentiable: bool,
+}
 
-impl<F> Backward for SavesNothing<F>
+impl<F> Formula<F>
+where
+    F: Fn(&[Tensor], &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
+{
+    /// `f`, which saved tensors and is not differentiable.
+    pub(crate) fn new(f: F) -> Formula<F> {
+        Formula {
+            f,
+            saves_tensors: true,
+            differentiable: false,
+        }
+    }
+
+    /// `f` holds no tensor of the forward, only sizes, dimensions or scalars (PyTorch's nodes without saved
+    /// variables: `AddBackward0`, the views', `SumBackward0`, `CatBackward0`...): a pass keeps it, so a second
+    /// backward through it works without `retain_graph`, as in PyTorch.
+    pub(crate) fn saving_nothing(self) -> Formula<F> {
+        Formula {
+            saves_tensors: false,
+            ..self
+        }
+    }
+
+    /// `f` is built of recorded operations only: `create_graph` may run it ([`Backward::differentiable`]).
+    pub(crate) fn differentiable(self) -> Formula<F> {
+        Formula {
+            differentiable: true,
+            ..self
+        }
+    }
+
+    /// Boxed, for a node.
+    pub(crate) fn boxed(self) -> Box<dyn Backward> {
+        Box::new(self)
+    }
+}
+
+impl<F> Backward for Formula<F>
 where
     F: Fn(&[Tensor], &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync,
 {
     fn backward(&self, grads: &[Tensor], needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
-        (self.0)(grads, needs)
+        (self.f)(grads, needs)
     }
 
     fn saves_tensors(&self) -> bool {
-        false
+        self.saves_tensors
+    }
+
+    fn differentiable(&self) -> bool {
+        self.differentiable
     }
 }
 
@@ -163,7 +215,7 @@ type Retained = (usize, Weak<GradMeta>);
 
 /// One recorded operation of the graph: its backward (with the tensors it saved), and where each input's
 /// gradient goes. A backward that saved tensors is dropped, and the tensors with it, after a backward pass that
-/// does not retain the graph; one that saved none stays ([`SavesNothing`]).
+/// does not retain the graph; one that saved none stays ([`Backward::saves_tensors`]).
 pub struct Node {
     pub(crate) name: &'static str,
     backward: Mutex<Option<Box<dyn Backward>>>,
@@ -238,6 +290,12 @@ impl Node {
         self.backward.lock().as_ref().map(|b| b.backward(grads, needs))
     }
 
+    /// Whether its backward may run in a recorded pass ([`Backward::differentiable`]); a freed one says yes (running
+    /// it then fails, saying it was freed).
+    pub(crate) fn differentiable(&self) -> bool {
+        self.backward.lock().as_ref().is_none_or(|b| b.differentiable())
+    }
+
     /// Drops the backward and what it saved, if it saved tensors.
     pub(crate) fn release(&self) {
         let mut backward = self.backward.lock();
@@ -251,16 +309,21 @@ impl Node {
 /// the operation with PyTorch's sentence ("modified by an inplace operation"), never a wrong gradient.
 pub(crate) struct Saved {
     tensor: Tensor,
+    /// The tensor with its autograd state, for a tensor that required a gradient: what a backward reads while
+    /// recording (`create_graph`), so its result differentiates through it too.
+    tracked: Option<Tensor>,
     version: u64,
     /// The node that computed it and which of its outputs it is, for the message.
     producer: Option<(&'static str, usize)>,
 }
 
 impl Saved {
-    /// Saves `t` (a handle without autograd state, so the graph holds no cycle).
+    /// Saves `t`, an input of the operation being recorded (its autograd state points to earlier nodes only, so
+    /// the graph holds no cycle).
     pub(crate) fn new(t: &Tensor) -> Saved {
         Saved {
             tensor: t.detach(),
+            tracked: t.requires_grad().then(|| t.clone()),
             version: t.version(),
             producer: t
                 .grad_meta()
@@ -269,15 +332,17 @@ impl Saved {
         }
     }
 
-    /// Saves `y`, output 0 of the operation `op` being recorded (which it does not point to yet).
+    /// Saves `y`, output 0 of the operation `op` being recorded (or the tensor an in-place `op` changed), without
+    /// its autograd state, which points to the node that holds this (a cycle otherwise).
     pub(crate) fn result(y: &Tensor, op: &'static str) -> Saved {
         Saved {
             producer: Some((op, 0)),
+            tracked: None,
             ..Saved::new(y)
         }
     }
 
-    /// The tensor, if unchanged since it was saved by `op`.
+    /// The tensor, if unchanged since it was saved by `op`; while recording, with its autograd state.
     pub(crate) fn get(&self, op: &'static str) -> Result<&Tensor> {
         let now = self.tensor.version();
         if now != self.version {
@@ -297,7 +362,10 @@ impl Saved {
                 ),
             ));
         }
-        Ok(&self.tensor)
+        match &self.tracked {
+            Some(tracked) if is_grad_enabled() => Ok(tracked),
+            _ => Ok(&self.tensor),
+        }
     }
 }
 
@@ -357,15 +425,20 @@ pub fn enable_grad() -> GradMode {
 }
 
 /// Records `y`, made from `x` by the tensor itself (a cast, a move between devices), whose input gradient is
-/// `backward(dy)`: when `x` requires a gradient and recording is on, `y` points to a new node for `name`.
+/// `backward(dy)`, made of recorded operations (so differentiable): when `x` requires a gradient and recording is on, `y` points to a new node for `name`.
 pub(crate) fn record_unary(
     name: &'static str,
     x: &Tensor,
     y: &mut Tensor,
     backward: impl Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static,
 ) {
-    let backward = SavesNothing(move |grads: &[Tensor], _: &[bool]| Ok(vec![Some(backward(&grads[0])?)]));
-    record_node(name, &[x], y, Box::new(backward));
+    let backward = move |grads: &[Tensor], _: &[bool]| Ok(vec![Some(backward(&grads[0])?)]);
+    record_node(
+        name,
+        &[x],
+        y,
+        Formula::new(backward).saving_nothing().differentiable().boxed(),
+    );
 }
 
 /// Records `y`, computed from `inputs` outside the graph (a formula whose gradients are written by hand), whose

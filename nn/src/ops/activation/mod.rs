@@ -12,7 +12,7 @@ use kernels::{Formula, GpuDevice, HostFormula, Real};
 
 use super::elementwise::{BinaryFn, UnaryFn};
 use super::{GRADIENT, OUTPUT, Op, check_like, run};
-use crate::tensor::autograd::{Backward as BackwardFn, Saved, is_grad_enabled};
+use crate::tensor::autograd::{Backward as BackwardFn, Formula as Recorded, Saved, is_grad_enabled};
 use crate::tensor::device::{float_type, probe};
 use crate::{DType, Result, Tensor};
 
@@ -289,13 +289,38 @@ impl<A: Formula + HostFormula> Of<A> {
     /// The backward of a forward whose output `y` was saved: `A'(y, dy)` for a formula whose gradient reads
     /// the output ([`HostFormula::gradient_from_output`]), with no recomputation.
     fn gradient_from_result(self, y: Saved) -> Box<dyn BackwardFn> {
-        Box::new(move |g: &[Tensor], _: &[bool]| {
-            Ok(vec![Some(run(
-                &BackwardOfResult::<A>(self),
-                &[y.get(self.names.0)?, &g[0]],
-            )?)])
+        recorded::<A>(move |g: &[Tensor], _: &[bool]| {
+            let (y, op) = (y.get(self.names.0)?, BackwardOfResult::<A>(self));
+            Ok(vec![Some(if A::PIECEWISE_LINEAR && is_grad_enabled() {
+                g[0].mul(&slope(&op, y)?)?
+            } else {
+                run(&op, &[y, &g[0]])?
+            })])
         })
     }
+}
+
+/// `backward` as a node's: differentiable for a piecewise-linear formula, which then, in a recorded pass
+/// (`create_graph`), multiplies the gradient by its [`slope`] with a recorded product.
+fn recorded<A: HostFormula>(
+    backward: impl Fn(&[Tensor], &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
+) -> Box<dyn BackwardFn> {
+    let formula = Recorded::new(backward);
+    if A::PIECEWISE_LINEAR {
+        formula.differentiable().boxed()
+    } else {
+        formula.boxed()
+    }
+}
+
+/// The derivative of a piecewise-linear formula at `saved`, unrecorded: a constant between its kinks, so
+/// `dy` times it differentiates exactly (zero second derivative almost everywhere, as PyTorch's
+/// `threshold_backward`).
+fn slope<O: Op<Output = Tensor>>(backward: &O, saved: &Tensor) -> Result<Tensor> {
+    let _constant = crate::no_grad();
+    let saved = saved.detach();
+    let ones = Tensor::ones(saved.shape().clone(), saved.dtype()).to_device(saved.device())?;
+    run(backward, &[&saved, &ones])
 }
 
 impl<A> Clone for Of<A> {
@@ -395,7 +420,8 @@ fn apply_recorded_in_place<A: Formula + HostFormula + 'static>(
         names.0,
         &[x],
         || super::dispatch(&ForwardInto(of), &[x, x]),
-        || of.gradient_from_result(Saved::new(x)),
+        // The result, as a result: without `x`'s autograd state, which will point to this node (no cycle).
+        || of.gradient_from_result(Saved::result(x, names.0)),
     )
 }
 
@@ -439,8 +465,13 @@ impl<A: Formula + HostFormula + 'static> Op for Forward<A> {
             return Some(of.gradient_from_result(Saved::result(output, of.names.0)));
         }
         let x = Saved::new(inputs[0]);
-        Some(Box::new(move |g: &[Tensor], _: &[bool]| {
-            Ok(vec![Some(run(&Backward::<A>(of), &[x.get(of.names.0)?, &g[0]])?)])
+        Some(recorded::<A>(move |g: &[Tensor], _: &[bool]| {
+            let (x, op) = (x.get(of.names.0)?, Backward::<A>(of));
+            Ok(vec![Some(if A::PIECEWISE_LINEAR && is_grad_enabled() {
+                g[0].mul(&slope(&op, x)?)?
+            } else {
+                run(&op, &[x, &g[0]])?
+            })])
         }))
     }
 }

@@ -10,7 +10,7 @@ mod statistics;
 use kernels::GpuDevice;
 
 use super::{Op, run};
-use crate::tensor::autograd::{Backward, SavesNothing};
+use crate::tensor::autograd::{Backward, Formula};
 use crate::tensor::cast::cast_data;
 use crate::tensor::device::probe;
 use crate::tensor::storage::CpuData;
@@ -118,17 +118,22 @@ impl Op for Reduce<'_> {
             Reduction::Var { .. } => return None,
         };
         let (shape, dtype, device) = (x.shape().clone(), x.dtype(), x.device());
-        Some(Box::new(SavesNothing(move |g: &[Tensor], _: &[bool]| {
-            // Each element of a reduced group gets the group's gradient (over its count, for the mean).
-            let spread = Tensor::zeros(shape.clone(), dtype)
-                .to_device(device)?
-                .add(&g[0].reshape(keep.clone())?)?;
-            Ok(vec![Some(if scale == 1.0 {
-                spread
-            } else {
-                spread.mul_scalar(scale)?
-            })])
-        })))
+        Some(
+            Formula::new(move |g: &[Tensor], _: &[bool]| {
+                // Each element of a reduced group gets the group's gradient (over its count, for the mean).
+                let spread = Tensor::zeros(shape.clone(), dtype)
+                    .to_device(device)?
+                    .add(&g[0].reshape(keep.clone())?)?;
+                Ok(vec![Some(if scale == 1.0 {
+                    spread
+                } else {
+                    spread.mul_scalar(scale)?
+                })])
+            })
+            .saving_nothing()
+            .differentiable()
+            .boxed(),
+        )
     }
 }
 

@@ -433,6 +433,7 @@ fn gradients_accumulate_over_backward_calls_and_the_graph_is_freed() {
     z.backward_opts(nn::autograd::BackwardOptions {
         gradient: None,
         retain_graph: true,
+        ..Default::default()
     })
     .unwrap();
     z.backward().unwrap();

@@ -1,5 +1,6 @@
 //! Autograd: gradients against finite differences in f64 and against PyTorch's, the pass's semantics, memory.
 
+mod create_graph;
 mod dynamics_network;
 mod gradcheck;
 mod lstm;

@@ -87,6 +87,7 @@ fn a_second_backward_through_saved_tensors_fails_unless_the_graph_was_retained()
     c.backward_opts(nn::autograd::BackwardOptions {
         gradient: Some(&ones()),
         retain_graph: true,
+        ..Default::default()
     })
     .unwrap();
     c.backward_with(&ones()).unwrap();

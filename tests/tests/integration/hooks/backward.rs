@@ -102,6 +102,7 @@ fn retain_grad_keeps_the_hooked_gradient_and_grad_sees_it_too() {
         .backward_opts(nn::autograd::BackwardOptions {
             gradient: None,
             retain_graph: true,
+            ..Default::default()
         })
         .unwrap();
     assert_eq!(vec_of(&y.grad().unwrap()), [-3.0]);

@@ -660,6 +660,7 @@ fn global_hooks_run_for_every_module_call() {
         y.backward_opts(nn::autograd::BackwardOptions {
             gradient: Some(&gradient),
             retain_graph,
+            ..Default::default()
         })
         .unwrap()
     };
