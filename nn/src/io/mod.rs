@@ -13,4 +13,7 @@ pub use state_dict::StateDict;
 
 pub use inspect::{TensorInfo, inspect, is_safetensors};
 pub use pytorch::{PtOptions, load_pt, load_pt_mmap};
-pub use safetensors::{load_safetensors, load_safetensors_mmap, save_safetensors, state_dict_from_bytes};
+pub use safetensors::{
+    load_safetensors, load_safetensors_mmap, safetensors_metadata, save_safetensors, save_safetensors_with_metadata,
+    state_dict_from_bytes,
+};

@@ -75,6 +75,30 @@ impl View for Borrowed<'_> {
 /// # std::fs::remove_file(path).ok();
 /// ```
 pub fn save_safetensors(state: &StateDict, path: &Path) -> Result<()> {
+    let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
+    save_safetensors_with_metadata(state, path, Some(metadata))
+}
+
+/// [`save_safetensors`] with the header's `__metadata__` given (PyTorch's `safetensors.torch.save_file(tensors,
+/// path, metadata=...)`; `None` writes none). [`safetensors_metadata`] reads it back.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use nn::{Tensor, DType, module::StateDict, io};
+/// let mut sd = StateDict::new();
+/// sd.insert("w".into(), Tensor::ones([2], DType::F32));
+/// let path = std::env::temp_dir().join(format!("nn-doc-meta-{}.safetensors", std::process::id()));
+/// let meta = HashMap::from([("format".to_owned(), "pt".to_owned()), ("epoch".to_owned(), "7".to_owned())]);
+/// io::save_safetensors_with_metadata(&sd, &path, Some(meta.clone()))?;
+/// assert_eq!(io::safetensors_metadata(&path)?, Some(meta));
+/// # std::fs::remove_file(path).ok();
+/// # Ok::<(), nn::Error>(())
+/// ```
+pub fn save_safetensors_with_metadata(
+    state: &StateDict,
+    path: &Path,
+    metadata: Option<HashMap<String, String>>,
+) -> Result<()> {
     let hosts: Vec<(&String, Tensor)> = state
         .iter()
         .map(|(k, t)| Ok((k, t.cpu()?.dense()?)))
@@ -90,8 +114,7 @@ pub fn save_safetensors(state: &StateDict, path: &Path) -> Result<()> {
             Ok((k.as_str(), view))
         })
         .collect::<Result<_>>()?;
-    let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
-    safetensors::serialize_to_file(views, Some(metadata), path).map_err(|e| match e {
+    safetensors::serialize_to_file(views, metadata, path).map_err(|e| match e {
         safetensors::SafeTensorError::IoError(source) => Error::Io {
             path: path.to_owned(),
             source,
@@ -155,6 +178,7 @@ pub unsafe fn load_safetensors_mmap(path: &Path) -> Result<StateDict> {
     let mut header = Header {
         name: path.display().to_string(),
         entries: Vec::new(),
+        metadata: None,
     };
     let file_len = map.len() as u64;
     let prefix: [u8; 8] = map
@@ -199,6 +223,13 @@ pub fn state_dict_from_bytes(bytes: &[u8], name: &str) -> Result<StateDict> {
     Ok(out)
 }
 
+/// The `__metadata__` of a safetensors file's header (PyTorch's `safe_open(path, "pt").metadata()`), reading
+/// only the header, checked as [`load_safetensors`] checks it: `None` when the file has none.
+pub fn safetensors_metadata(path: &Path) -> Result<Option<HashMap<String, String>>> {
+    let (_, header, _) = read_header(path)?;
+    Ok(header.metadata)
+}
+
 /// The keys, dtypes and shapes of a safetensors file's tensors, in the file's order, reading only its header.
 pub fn inspect_safetensors(path: &Path) -> Result<Vec<super::TensorInfo>> {
     let (_, header, _) = read_header(path)?;
@@ -231,6 +262,8 @@ struct Entry {
 struct Header {
     name: String,
     entries: Vec<Entry>,
+    /// The header's `__metadata__`.
+    metadata: Option<HashMap<String, String>>,
 }
 
 impl Header {
@@ -268,6 +301,7 @@ fn read_header(path: &Path) -> Result<(std::fs::File, Header, u64)> {
     let mut header = Header {
         name: path.display().to_string(),
         entries: Vec::new(),
+        metadata: None,
     };
     let io = |source| Error::Io {
         path: path.to_owned(),
@@ -303,6 +337,7 @@ fn checked_header_len(header: &Header, prefix: [u8; 8], file_len: u64) -> Result
 fn parse_entries(header: &mut Header, text: &[u8], data_len: u64) -> Result<()> {
     let metadata: safetensors::tensor::Metadata =
         serde_json::from_slice(text).map_err(|e| header.error(format!("its header does not parse: {e}")))?;
+    header.metadata = metadata.metadata().clone();
     let mut infos: Vec<(String, &safetensors::tensor::TensorInfo)> = metadata.tensors().into_iter().collect();
     infos.sort_by_key(|(_, info)| info.data_offsets);
     let mut at = 0u64;

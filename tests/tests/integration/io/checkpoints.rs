@@ -283,3 +283,50 @@ fn inspect_lists_keys_dtypes_and_shapes_without_reading_values() {
     };
     assert_eq!(sorted(safetensors), sorted(pt));
 }
+
+/// safetensors' `__metadata__` (PyTorch's `save_file(..., metadata=...)`, `safe_open(...).metadata()`): read
+/// from a file PyTorch wrote, `None` where the writer put none, written and read back by nn.
+#[test]
+fn safetensors_metadata_is_read_and_written() {
+    use std::collections::HashMap;
+    let want = HashMap::from([
+        ("format".to_owned(), "pt".to_owned()),
+        ("epoch".to_owned(), "7".to_owned()),
+        ("note".to_owned(), "ünïcode, \"quoted\"".to_owned()),
+    ]);
+    let written = fixture("checkpoints/metadata.safetensors");
+    assert_eq!(nn::io::safetensors_metadata(&written).unwrap(), Some(want.clone()));
+    assert_eq!(
+        nn::io::safetensors_metadata(&fixture("checkpoints/tied.safetensors")).unwrap(),
+        None
+    );
+
+    let sd = tensors("checkpoints/metadata.safetensors");
+    let dir = std::env::temp_dir().join(format!("nn-metadata-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (with, plain, none) = (
+        dir.join("with.safetensors"),
+        dir.join("plain.safetensors"),
+        dir.join("none.safetensors"),
+    );
+    nn::io::save_safetensors_with_metadata(&sd, &with, Some(want.clone())).unwrap();
+    nn::io::save_safetensors(&sd, &plain).unwrap();
+    nn::io::save_safetensors_with_metadata(&sd, &none, None).unwrap();
+    assert_eq!(nn::io::safetensors_metadata(&with).unwrap(), Some(want));
+    let pt = HashMap::from([("format".to_owned(), "pt".to_owned())]);
+    assert_eq!(
+        nn::io::safetensors_metadata(&plain).unwrap(),
+        Some(pt),
+        "PyTorch's save_model writes this"
+    );
+    assert_eq!(nn::io::safetensors_metadata(&none).unwrap(), None);
+    assert!(bit_equal(&nn::io::load_safetensors(&with).unwrap()["w"], &sd["w"]));
+
+    // A damaged header is a typed error naming the file, as for the tensors.
+    std::fs::write(&none, b"\x10\0\0\0\0\0\0\0{\"__metadata__\":").unwrap();
+    assert!(matches!(
+        nn::io::safetensors_metadata(&none),
+        Err(Error::SafeTensors { .. })
+    ));
+    std::fs::remove_dir_all(&dir).ok();
+}
