@@ -4,9 +4,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::access;
-use super::load::{IncompatibleKeys, load_state_dict};
+use super::load::{IncompatibleKeys, LoadOptions, load_state_dict};
 use super::module_ref::{self, ModuleMut, ModuleRef};
-use super::state;
+use super::state::{self, StateDictOptions};
 use super::transform;
 use super::walk::{self, WalkOptions, Walker, WalkerMut};
 use super::{Layer, Module, ModuleField, Replacement};
@@ -268,6 +268,19 @@ pub trait ModuleExt: AsDynModule {
         state::state_dict_with(self.as_dyn(), "", true)
     }
 
+    /// `state_dict(prefix=..., keep_vars=...)` with PyTorch's keyword arguments by name, in any combination.
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// use nn::module::StateDictOptions;
+    /// let fc = Linear::new(2, 2, true);
+    /// let sd = fc.state_dict_opts(StateDictOptions { prefix: "fc.", keep_vars: true });
+    /// assert!(sd["fc.weight"].requires_grad());
+    /// ```
+    fn state_dict_opts(&self, options: StateDictOptions<'_>) -> StateDict {
+        state::state_dict_with(self.as_dyn(), options.prefix, options.keep_vars)
+    }
+
     /// `load_state_dict(state_dict, strict, assign)`.
     ///
     /// Without `assign`, each tensor is copied into the module's storage, cast to the module's dtype and
@@ -277,6 +290,23 @@ pub trait ModuleExt: AsDynModule {
     /// nothing (PyTorch would leave the module half loaded).
     fn load_state_dict(&mut self, state_dict: &StateDict, strict: bool, assign: bool) -> Result<IncompatibleKeys> {
         load_state_dict(self.as_dyn_mut(), state_dict.clone(), strict, assign)
+    }
+
+    /// `load_state_dict(state_dict, strict=..., assign=...)` with PyTorch's keyword arguments by name (their
+    /// defaults: strict, not assigned); as [`load_state_dict`](Self::load_state_dict).
+    ///
+    /// ```
+    /// use nn::prelude::*;
+    /// use nn::module::LoadOptions;
+    /// let mut fc = Linear::new(2, 2, true);
+    /// let sd = Linear::new(2, 2, false).state_dict();
+    /// let keys = fc.load_state_dict_opts(&sd, LoadOptions { strict: false, ..Default::default() })?;
+    /// assert_eq!(keys.missing_keys, ["bias"]);
+    /// assert!(fc.load_state_dict_opts(&sd, LoadOptions::default()).is_err());
+    /// # Ok::<(), nn::Error>(())
+    /// ```
+    fn load_state_dict_opts(&mut self, state_dict: &StateDict, options: LoadOptions) -> Result<IncompatibleKeys> {
+        load_state_dict(self.as_dyn_mut(), state_dict.clone(), options.strict, options.assign)
     }
 
     /// Writes `state_dict()` to a safetensors file.

@@ -35,6 +35,27 @@ impl IncompatibleKeys {
     }
 }
 
+/// `load_state_dict`'s keyword arguments by PyTorch's names
+/// ([`ModuleExt::load_state_dict_opts`](super::ModuleExt::load_state_dict_opts)); the default is PyTorch's,
+/// `strict=True, assign=False`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Missing and unexpected keys are errors.
+    pub strict: bool,
+    /// The module takes the state dict's tensors as they are (their dtype and device) instead of copying them
+    /// into its own.
+    pub assign: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            strict: true,
+            assign: false,
+        }
+    }
+}
+
 /// What phase two does at one tensor place.
 enum Action {
     /// Nothing (the key is missing).

@@ -31,12 +31,13 @@ pub use field::FromReplacement;
 pub use field::{BufferField, ModuleField, ParamField, Replaced, Replacement, SharedSlots};
 pub use list::parse_index;
 pub(crate) use list::{for_each_indexed, set_index};
-pub use load::IncompatibleKeys;
+pub use load::{IncompatibleKeys, LoadOptions};
 pub(crate) use members::check_name;
 pub use members::{Member, Members};
 pub use module_ref::{ModuleMut, ModuleRef};
 pub use path::ModulePath;
 pub use repr::{add_indent, default_repr, list_repr, py_bool, repr_of};
+pub use state::StateDictOptions;
 pub use tensor_module::{AnyForward, Layer, TensorModule};
 pub use walk::{WalkOptions, Walker, WalkerMut};
 

@@ -7,6 +7,16 @@ use crate::hooks::state as hook_state;
 use crate::io::StateDict;
 use crate::{Param, Tensor};
 
+/// `state_dict`'s keyword arguments by PyTorch's names, combinable
+/// ([`ModuleExt::state_dict_opts`](super::ModuleExt::state_dict_opts)); the default is `state_dict()`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StateDictOptions<'p> {
+    /// Put before every key (PyTorch's ends with its own `.`).
+    pub prefix: &'p str,
+    /// Parameters as their own tensors (they require grad) rather than detached handles.
+    pub keep_vars: bool,
+}
+
 /// PyTorch's `state_dict(prefix=...)`: every parameter and persistent buffer at every place (a shared module
 /// appears under each of its paths), each module's extra state after its own tensors; keys are
 /// `prefix + path`.

@@ -284,3 +284,62 @@ fn refused_extra_state_rolls_the_whole_load_back() {
     );
     assert_eq!(m.vocab, ["x"]);
 }
+
+/// `state_dict(prefix=..., keep_vars=...)` and `load_state_dict(strict=..., assign=...)` by PyTorch's names:
+/// the options combine, and the defaults are PyTorch's (`keep_vars=False`, `strict=True`, `assign=False`).
+#[test]
+fn state_dict_and_load_options_by_pytorchs_names_combine() {
+    use nn::module::{LoadOptions, StateDictOptions};
+    let mut m = b();
+    let sd = m.state_dict_opts(StateDictOptions {
+        prefix: "net.",
+        keep_vars: true,
+    });
+    // PyTorch's order: the module's own buffer before its child's tensors.
+    assert_eq!(
+        sd.keys().cloned().collect::<Vec<_>>(),
+        ["net.scale", "net.fc.weight", "net.fc.bias"]
+    );
+    // keep_vars: the entry is the parameter itself, so what is computed from it reaches its gradient.
+    sd["net.fc.weight"].sum_all().unwrap().backward().unwrap();
+    assert_eq!(m.fc.weight.grad().unwrap().to_vec::<f32>().unwrap(), vec![1.0; 4]);
+    let plain = m.state_dict_opts(StateDictOptions::default());
+    assert_eq!(
+        plain.keys().collect::<Vec<_>>(),
+        m.state_dict().keys().collect::<Vec<_>>()
+    );
+    assert!(!plain["fc.weight"].requires_grad());
+
+    let mut partial = m.state_dict();
+    partial.shift_remove("scale");
+    let err = m.load_state_dict_opts(&partial, LoadOptions::default()).unwrap_err();
+    assert!(
+        err.to_string().contains("Missing key(s) in state_dict: \"scale\""),
+        "{err}"
+    );
+    let keys = m
+        .load_state_dict_opts(
+            &partial,
+            LoadOptions {
+                strict: false,
+                ..LoadOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(keys.missing_keys, ["scale"]);
+    // assign: the module takes the tensors as they are, in their dtype.
+    let mut doubles = m.state_dict();
+    for t in doubles.values_mut() {
+        *t = t.to_dtype(DType::F64).unwrap();
+    }
+    m.load_state_dict_opts(
+        &doubles,
+        LoadOptions {
+            strict: true,
+            assign: true,
+        },
+    )
+    .unwrap();
+    assert_eq!(m.fc.weight.dtype(), DType::F64);
+    assert!(m.fc.weight.requires_grad());
+}
