@@ -5,17 +5,7 @@ use nn::autograd::{BackwardOptions, GradOptions, grad_opts};
 use nn::prelude::*;
 use nn::{Error, Result};
 
-/// `f64` values of `shape` spread over `[-2, 2]`, away from 0.
-fn values(shape: &[usize], phase: f64) -> Tensor {
-    let n: usize = shape.iter().product();
-    let v = (0..n)
-        .map(|i| {
-            let t = ((i as f64 + phase) * 0.7548776662).fract() * 4.0 - 2.0;
-            if t.abs() < 0.1 { t + 0.25 } else { t }
-        })
-        .collect();
-    Tensor::from_vec(v, shape.to_vec()).unwrap()
-}
+use super::gradcheck::values;
 
 /// `Σ f(x) · w` for fixed weights `w` of the output's shape.
 fn weighted(y: &Tensor) -> Result<Tensor> {

@@ -10,7 +10,7 @@ use nn::prelude::*;
 use nn::{Error, Result, Shape};
 
 /// Deterministic `f64` values of `shape` in about `[-2, 2]`, away from zero (`phase` varies them).
-fn values(shape: &[usize], phase: f64) -> Tensor {
+pub(super) fn values(shape: &[usize], phase: f64) -> Tensor {
     let n: usize = shape.iter().product();
     let v = (0..n)
         .map(|i| {
