@@ -5,7 +5,7 @@ use nn::autograd::{BackwardOptions, GradOptions, grad_opts};
 use nn::prelude::*;
 use nn::{Error, Result};
 
-use super::gradcheck::values;
+use super::gradcheck::{central_difference, values};
 
 /// `Σ f(x) · w` for fixed weights `w` of the output's shape.
 fn weighted(y: &Tensor) -> Result<Tensor> {
@@ -70,19 +70,11 @@ fn gradgradcheck(what: &str, inputs: Vec<Tensor>, f: impl Fn(&[Tensor]) -> Resul
         let analytic = leaf
             .grad()
             .map_or(vec![0.0; base.len()], |g| g.to_vec::<f64>().unwrap());
-        for j in 0..base.len() {
-            let at = |d: f64| {
-                let mut v = base.clone();
-                v[j] += d;
-                let mut xs: Vec<Tensor> = inputs.iter().map(Tensor::detach).collect();
-                xs[i] = Tensor::from_vec(v, inputs[i].shape().clone()).unwrap();
-                probe(&xs)
-            };
-            let numeric = (at(h) - at(-h)) / (2.0 * h);
+        for (j, a) in analytic.iter().enumerate() {
+            let numeric = central_difference(&inputs, i, j, h, &probe);
             assert!(
-                (analytic[j] - numeric).abs() <= 1e-5 + 1e-4 * numeric.abs(),
-                "{what}: input {i}[{j}]: second derivative {} vs finite differences {numeric}",
-                analytic[j]
+                (a - numeric).abs() <= 1e-5 + 1e-4 * numeric.abs(),
+                "{what}: input {i}[{j}]: second derivative {a} vs finite differences {numeric}"
             );
         }
     }

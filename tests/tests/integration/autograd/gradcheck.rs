@@ -36,6 +36,19 @@ fn loss_weights(shape: &Shape) -> Tensor {
     .unwrap()
 }
 
+/// `(f(x + h·eᵢⱼ) - f(x - h·eᵢⱼ)) / 2h`: the central difference of `f` along element `j` of input `i`.
+pub(super) fn central_difference(inputs: &[Tensor], i: usize, j: usize, h: f64, f: &dyn Fn(&[Tensor]) -> f64) -> f64 {
+    let base = inputs[i].to_vec_f64().unwrap();
+    let at = |d: f64| {
+        let mut v = base.clone();
+        v[j] += d;
+        let mut xs: Vec<Tensor> = inputs.iter().map(Tensor::detach).collect();
+        xs[i] = Tensor::from_vec(v, inputs[i].shape().clone()).unwrap();
+        f(&xs)
+    };
+    (at(h) - at(-h)) / (2.0 * h)
+}
+
 /// Checks the gradients autograd gives every input of `f` against central differences of `Σ f(x) · w`.
 fn gradcheck(what: &str, inputs: Vec<Tensor>, f: impl Fn(&[Tensor]) -> Result<Tensor>) {
     let leaves: Vec<Tensor> = inputs.iter().map(leaf_of).collect();
@@ -70,16 +83,9 @@ fn gradcheck(what: &str, inputs: Vec<Tensor>, f: impl Fn(&[Tensor]) -> Result<Te
             }
             None => vec![0.0; base.len()],
         };
-        for j in 0..base.len() {
-            let at = |d: f64| {
-                let mut v = base.clone();
-                v[j] += d;
-                let mut xs: Vec<Tensor> = inputs.iter().map(Tensor::detach).collect();
-                xs[i] = Tensor::from_vec(v, inputs[i].shape().clone()).unwrap();
-                loss(&xs)
-            };
-            let numeric = (at(h) - at(-h)) / (2.0 * h);
-            assert_gradient(&format!("{what}: d/d input {i} [{j}]"), analytic[j], numeric);
+        for (j, &a) in analytic.iter().enumerate() {
+            let numeric = central_difference(&inputs, i, j, h, &loss);
+            assert_gradient(&format!("{what}: d/d input {i} [{j}]"), a, numeric);
         }
     }
 }
