@@ -336,9 +336,10 @@ impl Saved {
     /// its autograd state, which points to the node that holds this (a cycle otherwise).
     pub(crate) fn result(y: &Tensor, op: &'static str) -> Saved {
         Saved {
-            producer: Some((op, 0)),
+            tensor: y.detach(),
             tracked: None,
-            ..Saved::new(y)
+            version: y.version(),
+            producer: Some((op, 0)),
         }
     }
 

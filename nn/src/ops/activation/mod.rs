@@ -290,12 +290,8 @@ impl<A: Formula + HostFormula> Of<A> {
     /// the output ([`HostFormula::gradient_from_output`]), with no recomputation.
     fn gradient_from_result(self, y: Saved) -> Box<dyn BackwardFn> {
         recorded::<A>(move |g: &[Tensor], _: &[bool]| {
-            let (y, op) = (y.get(self.names.0)?, BackwardOfResult::<A>(self));
-            Ok(vec![Some(if A::PIECEWISE_LINEAR && is_grad_enabled() {
-                g[0].mul(&slope(&op, y)?)?
-            } else {
-                run(&op, &[y, &g[0]])?
-            })])
+            let y = y.get(self.names.0)?;
+            Ok(vec![Some(gradient_of::<A, _>(&BackwardOfResult::<A>(self), y, &g[0])?)])
         })
     }
 }
@@ -310,6 +306,16 @@ fn recorded<A: HostFormula>(
         formula.differentiable().boxed()
     } else {
         formula.boxed()
+    }
+}
+
+/// The backward op `backward` of formula `A` on `(saved, g)`: one unrecorded launch, or in a recorded pass for a
+/// piecewise-linear formula `g` times its [`slope`] with a recorded product (so the result differentiates).
+fn gradient_of<A: HostFormula, O: Op<Output = Tensor>>(backward: &O, saved: &Tensor, g: &Tensor) -> Result<Tensor> {
+    if A::PIECEWISE_LINEAR && is_grad_enabled() {
+        g.mul(&slope(backward, saved)?)
+    } else {
+        run(backward, &[saved, g])
     }
 }
 
@@ -466,12 +472,8 @@ impl<A: Formula + HostFormula + 'static> Op for Forward<A> {
         }
         let x = Saved::new(inputs[0]);
         Some(recorded::<A>(move |g: &[Tensor], _: &[bool]| {
-            let (x, op) = (x.get(of.names.0)?, Backward::<A>(of));
-            Ok(vec![Some(if A::PIECEWISE_LINEAR && is_grad_enabled() {
-                g[0].mul(&slope(&op, x)?)?
-            } else {
-                run(&op, &[x, &g[0]])?
-            })])
+            let x = x.get(of.names.0)?;
+            Ok(vec![Some(gradient_of::<A, _>(&Backward::<A>(of), x, &g[0])?)])
         }))
     }
 }
